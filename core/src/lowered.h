@@ -1,0 +1,50 @@
+/* lowered.h — a graph compiled for one backend, ready to run: the bridge between the
+ * compile cache (compile.c) and the two hand-off levels (lower_graph.c for graph-level
+ * plugins, schedule.c + lower_kernels.c for kernel-level plugins). */
+#ifndef TC_LOWERED_H
+#define TC_LOWERED_H
+
+#include "backend.h"
+#include "graph.h"
+
+typedef struct tc_lowered tc_lowered;
+
+/* Each hand-off path embeds tc_lowered as its first member and fills vt. */
+typedef struct tc_lowered_vt {
+  tc_status (*run)(tc_lowered *l, const int64_t *syms, tc_tensor *const *inputs, tc_tensor **outputs);
+  const char *(*source)(const tc_lowered *l);
+  void (*free)(tc_lowered *l);
+} tc_lowered_vt;
+
+struct tc_lowered {
+  const tc_lowered_vt *vt;
+  tc_backend *backend;
+  const tc_graph *graph; /* borrowed */
+  int32_t n_kernels;
+};
+
+typedef struct tc_lower_stats {
+  int32_t n_kernels;
+  double seconds;   /* time spent lowering and in the plugin's compile */
+  bool cache_hit;   /* the plugin served the executable from its disk cache */
+} tc_lower_stats;
+
+/* Compiles g for backend be. g must stay alive until lowered_free (it is borrowed). */
+tc_status lowered_build(tc_backend *be, const tc_graph *g, const tc_compile_options *opts, tc_lowered **out /* out */,
+                        tc_lower_stats *stats /* out, may be NULL */);
+/* Runs with symbol values syms (n_syms of g). inputs: one real tensor per graph input (any
+ * device; copied to the backend when needed). outputs: one new reference per graph output,
+ * on the backend's memory. */
+tc_status lowered_run(tc_lowered *l, const int64_t *syms, tc_tensor *const *inputs, tc_tensor **outputs /* out */);
+/* Generated source (borrowed), or NULL when the backend does not expose it. */
+const char *lowered_source(const tc_lowered *l);
+void lowered_free(tc_lowered *l);
+
+/* The kernel-level path, implemented in lower_kernels.c (lowered_build dispatches to it). */
+tc_status lower_kernels_build(tc_backend *be, const tc_graph *g, const tc_compile_options *opts, tc_lowered **out,
+                              tc_lower_stats *stats);
+/* The graph-level path, implemented in lower_graph.c. */
+tc_status lower_graph_build(tc_backend *be, const tc_graph *g, const tc_compile_options *opts, tc_lowered **out,
+                            tc_lower_stats *stats);
+
+#endif

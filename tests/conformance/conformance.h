@@ -1,0 +1,53 @@
+/* conformance.h — the conformance suite: prim and op cases written once, run on any backend
+ * and compared with hand-computed values or a double-precision reference. Driven by
+ * `tc conformance BACKEND` and by the Criterion suite (tests/test_conformance.c).
+ *
+ * A case calls conf_run() to evaluate a model function on the backend under test: compiled
+ * with tc_compile on that backend, or called directly (eager) when the backend is "eager".
+ * Cases register themselves with CONF_CASE; the library is linked as an object library so
+ * every case is kept. */
+#ifndef TC_CONFORMANCE_H
+#define TC_CONFORMANCE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "tc/tc.h"
+
+typedef struct conf_ctx conf_ctx;
+typedef void (*conf_case_fn)(conf_ctx *c);
+
+void conf_register(const char *suite, const char *name, conf_case_fn fn);
+
+#define CONF_CASE(suite, name)                                                                     \
+  static void conf_case_##suite##_##name(conf_ctx *c);                                             \
+  __attribute__((constructor)) static void conf_reg_##suite##_##name(void) {                       \
+    conf_register(#suite, #name, conf_case_##suite##_##name);                                      \
+  }                                                                                                \
+  static void conf_case_##suite##_##name(conf_ctx *c)
+
+/* The backend under test ("eager" for plain eager mode). */
+const char *conf_backend(const conf_ctx *c);
+/* Evaluates fn(inputs) on the backend under test (n_inputs tensors). New reference or NULL;
+ * on NULL the case has already been failed with tc_last_error(). */
+tc_tensor *conf_run(conf_ctx *c, tc_model_fn fn, int n_inputs, tc_tensor *const *inputs);
+/* Fails the case with a message (printf-style). */
+void conf_fail(conf_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Compares out (any real dtype; converted to double) with want[numel] (row-major) and the
+ * expected shape. NaN must meet NaN, infinities must match exactly, and where want is an
+ * exact zero with rtol == 0 and atol == 0 the sign of zero must match too. Fails the case
+ * with the first mismatch (index, got, want) and returns false. */
+bool conf_check(conf_ctx *c, const tc_tensor *out, int rank, const int64_t *sizes, const double *want, double rtol,
+                double atol);
+/* Fills buf with n seeded normal values (host-side reference inputs). */
+void conf_randn(unsigned long long seed, double *buf, long n);
+
+typedef struct conf_result {
+  int passed, failed, skipped;
+} conf_result;
+/* Runs every case whose "suite.name" contains filter (NULL: all) on backend, printing one
+ * line per failure (and per case when verbose) to log. Ends with "N passed, N failed". */
+conf_result conf_run_all(const char *backend, const char *filter, bool verbose, FILE *log);
+int conf_case_count(void);
+
+#endif
