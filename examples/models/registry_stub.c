@@ -1,2 +1,0 @@
-/* placeholder until the bundled models land */
-typedef int tc_models_placeholder_;
