@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Builds tc and runs the whole test suite:
+#   1. the Criterion suites (unit tests, capture, registry, schedule, backends, conformance),
+#   2. the same suites built with AddressSanitizer + UndefinedBehaviorSanitizer,
+#   3. `tc conformance BACKEND` for every available backend (the plugin authors' command).
+# Installs missing Debian packages first. Ends with one line "N passed, N failed".
+set -u
+cd "$(dirname "$0")/.."
+scripts/deps.sh || { echo "0 passed, 1 failed"; exit 1; }
+
+passed=0
+failed=0
+note() { printf '\n=== %s\n' "$*"; }
+
+# Criterion prints "[====] Synthesis: Tested: T | Passing: P | Failing: F | Crashing: C".
+run_criterion() {
+  local label=$1 bin=$2 log
+  log=$(mktemp)
+  note "$label"
+  "$bin" -j2 2>&1 | tee "$log" | grep -vE '^\[----\]|^\[====\] Running' | tail -40
+  local line p f c
+  line=$(grep -a 'Synthesis:' "$log" | tail -1)
+  if [ -z "$line" ]; then
+    echo "$label: no summary (the test binary crashed?)"
+    failed=$((failed + 1))
+  else
+    p=$(sed -E 's/.*Passing: ([0-9]+).*/\1/' <<<"$line")
+    f=$(sed -E 's/.*Failing: ([0-9]+).*/\1/' <<<"$line")
+    c=$(sed -E 's/.*Crashing: ([0-9]+).*/\1/' <<<"$line")
+    passed=$((passed + p))
+    failed=$((failed + f + c))
+  fi
+  rm -f "$log"
+}
+
+note "build (release with debug info)"
+if scripts/build.sh build; then
+  run_criterion "Criterion suites" build/bin/tc_tests
+else
+  echo "build failed"
+  failed=$((failed + 1))
+fi
+
+note "build (ASan + UBSan)"
+if scripts/build.sh build-asan -DTC_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug; then
+  # Plugins are dlopen'd into an ASan host; leak checks stay on, dlclose'd frames are kept.
+  ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0 UBSAN_OPTIONS=print_stacktrace=1 \
+    run_criterion "Criterion suites under ASan+UBSan" build-asan/bin/tc_tests
+else
+  echo "sanitizer build failed"
+  failed=$((failed + 1))
+fi
+
+if [ -x build/bin/tc ]; then
+  backends=$(build/bin/tc list-backends --json 2>/dev/null |
+    python3 -c 'import json,sys; print(" ".join(b["name"] for b in json.load(sys.stdin) if b.get("available")))' 2>/dev/null)
+  for b in eager $backends; do
+    note "tc conformance $b"
+    line=$(build/bin/tc conformance "$b" 2>&1 | tee /dev/stderr | tail -1)
+    if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
+      passed=$((passed + BASH_REMATCH[1]))
+      failed=$((failed + BASH_REMATCH[2]))
+    else
+      echo "tc conformance $b: no summary line"
+      failed=$((failed + 1))
+    fi
+  done 2>&1
+fi
+
+echo
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
