@@ -65,6 +65,9 @@ struct tc_tensor {
   struct tc_trace *trace;      /* NULL for real tensors */
   int32_t value;               /* value id in the trace's graph */
   int32_t sym[TC_MAX_RANK];    /* size-expression id per dim, -1 when the size is static */
+  /* The open scope holding the creation reference (scope.c), or NULL. */
+  struct tc_scope *scope;
+  int32_t scope_slot;
 };
 
 /* Allocates a tensor with refcount 1, registered in the innermost open scope. */
