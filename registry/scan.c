@@ -117,7 +117,8 @@ tc_status scan_plugins(reg_backend ***list, int32_t *n) {
 
   tc_status s = TC_OK;
   for (int i = 0; i < n_dirs && s == TC_OK; i++) {
-    if (!realpath(dirs[i], real[i])) snprintf(real[i], PATH_MAX, "%s", dirs[i]);
+    /* memcpy, not snprintf: the compiler cannot see that the two halves never overlap. */
+    if (!realpath(dirs[i], real[i])) memcpy(real[i], dirs[i], PATH_MAX);
     bool seen = false;
     for (int j = 0; j < i && !seen; j++)
       seen = !strcmp(real[i], real[j]);
