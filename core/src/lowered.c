@@ -1,13 +1,30 @@
-/* lowered.c — placeholder until capture lands. */
+/* lowered.c — a graph compiled for one backend: picks the hand-off level the plugin takes
+ * (the whole primitive graph, or the core's fused kernels) and forwards to it. */
 #include "lowered.h"
 
 tc_status lowered_build(tc_backend *be, const tc_graph *g, const tc_compile_options *opts, tc_lowered **out,
                         tc_lower_stats *stats) {
-  (void)be; (void)g; (void)opts; (void)stats; *out = NULL;
-  return tc_error(TC_ERR_INTERNAL, "lowering is not built yet");
+  *out = NULL;
+  if (stats) *stats = (tc_lower_stats){0};
+  if (!be) return tc_error(TC_ERR_INTERNAL, "lowered_build: no backend");
+  /* A plugin that takes whole graphs has its own scheduler: it gets the graph even when it
+   * also accepts kernels. */
+  if ((be->api.handoff & TC_HANDOFF_GRAPH) && be->api.compile_graph && be->api.run_graph)
+    return lower_graph_build(be, g, opts, out, stats);
+  if ((be->api.handoff & TC_HANDOFF_KERNELS) && be->api.compile_kernels && be->api.launch)
+    return lower_kernels_build(be, g, opts, out, stats);
+  return tc_error(TC_ERR_UNSUPPORTED,
+                  "backend '%s' declares no usable hand-off (handoff bits 0x%x): it needs compile_graph + run_graph or "
+                  "compile_kernels + launch",
+                  be->name, (unsigned)be->api.handoff);
 }
+
 tc_status lowered_run(tc_lowered *l, const int64_t *syms, tc_tensor *const *inputs, tc_tensor **outputs) {
   return l->vt->run(l, syms, inputs, outputs);
 }
-const char *lowered_source(const tc_lowered *l) { return l->vt->source ? l->vt->source(l) : NULL; }
-void lowered_free(tc_lowered *l) { if (l) l->vt->free(l); }
+
+const char *lowered_source(const tc_lowered *l) { return l && l->vt->source ? l->vt->source(l) : NULL; }
+
+void lowered_free(tc_lowered *l) {
+  if (l) l->vt->free(l);
+}

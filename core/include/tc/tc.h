@@ -210,6 +210,7 @@ typedef struct tc_compile_options {
   int32_t cache_size_limit; /* compiled entries before falling back to eager; 0 means 8 */
   const char *name;       /* for logs and explain; NULL: "fn" */
   const char *options;    /* "cpu.threads=2,vulkan.device=0": plugin options */
+  const char *input_names; /* "x,w1,b1": parameter names for guards and logs; NULL: by position */
 } tc_compile_options;
 
 typedef struct tc_compiled tc_compiled;
@@ -239,6 +240,9 @@ tc_status tc_compiled_stats(const tc_compiled *c, tc_compile_stats *out);
 /* A human-readable report (graphs, breaks with reasons, ops, kernels, guards, compile times),
  * or JSON when json is true. Caller frees with free(). */
 char *tc_compiled_explain(const tc_compiled *c, bool json);
+/* The compiled graphs of every entry as Graphviz text (one digraph per graph). Caller frees
+ * with free(). */
+char *tc_compiled_dot(const tc_compiled *c);
 
 #ifdef __cplusplus
 }
