@@ -5,10 +5,17 @@
 #define DEBUG_EAGER_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 
 #include "tc_plugin.h"
 
 #define DE_PRINTF(a, b) __attribute__((format(printf, a, b)))
+/* Returns the status of expr when it is not TC_OK. */
+#define DE_TRY(expr)                                                                               \
+  do {                                                                                             \
+    tc_status de_s_ = (expr);                                                                      \
+    if (de_s_ != TC_OK) return de_s_;                                                              \
+  } while (0)
 
 /* ---------------------------------------------------------------- context and errors */
 struct tc_plugin_ctx {
@@ -18,6 +25,8 @@ struct tc_plugin_ctx {
 /* Reports a message through host->set_error (prefixed "debug-eager: ") and returns s. */
 tc_status de_error(const tc_host_api *host, tc_status s, const char *fmt, ...) DE_PRINTF(3, 4);
 const char *de_dtype_name(int32_t dtype);
+/* Formats sizes as "8x64" ("[]" for rank 0); returns buf. */
+char *de_shape_str(char *buf, size_t cap, int32_t rank, const int64_t *sizes);
 
 /* ---------------------------------------------------------------- prims (prim_table.c) */
 typedef enum de_family {
@@ -122,6 +131,9 @@ double de_load_f(int32_t dtype, const char *p);
 int64_t de_load_i(int32_t dtype, const char *p);
 void de_store_f(int32_t dtype, char *p, double v);
 void de_store_i(int32_t dtype, char *p, int64_t v);
+/* IEEE 754-2019 maximum/minimum: NaN propagates, and +0 counts as greater than -0. */
+double de_float_max(double a, double b);
+double de_float_min(double a, double b);
 static inline int de_is_float(int32_t dtype) { return dtype == TC_F32 || dtype == TC_F64; }
 
 /* ---------------------------------------------------------------- executors */

@@ -1,2 +1,0 @@
-/* placeholder until the conformance framework lands */
-typedef int tc_conformance_placeholder_;
