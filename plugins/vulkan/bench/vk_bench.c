@@ -1,0 +1,169 @@
+/* vk_bench.c — the vulkan plugin alone on the benchmark shapes of BENCHMARKS.md (GPU shapes by
+ * default): ln_gelu and softmax in GB/s next to a copy kernel's GB/s, mlp in TF/s. Loads
+ * tc-vulkan.so from argv[1] (default: next to this binary's build tree); --small for the CPU
+ * shapes. Kernel descriptors are built by hand, like the core's scheduler would. */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tc_plugin.h"
+
+static char g_err[4096];
+static void h_err(void *c, const char *m) { (void)c; snprintf(g_err, sizeof g_err, "%s", m); }
+static void h_log(void *c, tc_log_level l, const char *cat, const char *m) { (void)c; (void)l; fprintf(stderr, "[%s] %s\n", cat, m); }
+static bool h_on(void *c, const char *cat) { (void)c; const char *e = getenv("TC_LOGS"); return e && strstr(e, cat); }
+static const char *h_opt(void *c, const char *k) { (void)c; (void)k; return NULL; }
+static tc_host_api host = {.struct_size = sizeof(tc_host_api), .abi_major = TC_ABI_MAJOR, .abi_minor = TC_ABI_MINOR,
+                           .set_error = h_err, .log = h_log, .log_enabled = h_on, .get_option = h_opt};
+static tc_plugin_api api;
+static tc_plugin_ctx *ctx;
+
+#define CHECK(x) do { tc_status st_ = (x); if (st_ != TC_OK) { fprintf(stderr, "%s:%d: %s -> %d: %s\n", __FILE__, __LINE__, #x, st_, g_err); exit(1); } } while (0)
+
+typedef struct kb { tc_size_expr ex[64]; int n_ex; tc_kop ops[64]; int n_ops; tc_kbuffer bufs[16]; int n_bufs; } kb;
+static int ex(kb *b, int op, int a, int c, int64_t v) { b->ex[b->n_ex] = (tc_size_expr){sizeof(tc_size_expr), op, a, c, v}; return b->n_ex++; }
+static int C(kb *b, int64_t v) { return ex(b, TC_SX_CONST, 0, 0, v); }
+static int bf(kb *b, const char *n, int role, int numel) { b->bufs[b->n_bufs] = (tc_kbuffer){sizeof(tc_kbuffer), n, TC_F32, role, numel}; return b->n_bufs++; }
+static tc_index IX(int off, int s0, int s1, int s2) {
+  tc_index ix = {.struct_size = sizeof(tc_index), .offset = off, .indirect = -1, .indirect_stride = -1};
+  for (int i = 0; i <= TC_MAX_RANK; i++) ix.strides[i] = -1;
+  ix.strides[0] = s0, ix.strides[1] = s1, ix.strides[2] = s2;
+  return ix;
+}
+static int op(kb *b, int kind, int loop, int prim, int a0, int a1) {
+  b->ops[b->n_ops] = (tc_kop){.struct_size = sizeof(tc_kop), .kind = kind, .dtype = TC_F32, .loop = loop, .prim = prim, .args = {a0, a1, -1}, .buffer = -1};
+  b->ops[b->n_ops].index = IX(-1, -1, -1, -1);
+  return b->n_ops++;
+}
+static int ld(kb *b, int loop, int buf, tc_index ix) { int i = op(b, TC_KOP_LOAD, loop, 0, -1, -1); b->ops[i].buffer = buf; b->ops[i].index = ix; return i; }
+static int st(kb *b, int loop, int buf, tc_index ix, int v) { int i = op(b, TC_KOP_STORE, loop, 0, v, -1); b->ops[i].buffer = buf; b->ops[i].index = ix; return i; }
+static int P1(kb *b, int loop, int p, int x) { return op(b, TC_KOP_PRIM, loop, p, x, -1); }
+static int P2(kb *b, int loop, int p, int x, int y) { return op(b, TC_KOP_PRIM, loop, p, x, y); }
+static int K(kb *b, int loop, double f) { int i = op(b, TC_KOP_CONST, loop, 0, -1, -1); b->ops[i].fconst = f; return i; }
+static int gelu(kb *b, int loop, int h) {
+  int e = P1(b, loop, TC_PRIM_ERF, P2(b, loop, TC_PRIM_MUL, h, K(b, loop, M_SQRT1_2)));
+  return P2(b, loop, TC_PRIM_MUL, P2(b, loop, TC_PRIM_MUL, h, K(b, loop, 0.5)), P2(b, loop, TC_PRIM_ADD, e, K(b, loop, 1.0)));
+}
+static tc_executable *compile(kb *b, tc_kernel_desc *k) {
+  k->struct_size = sizeof *k; k->n_buffers = b->n_bufs; k->buffers = b->bufs; k->n_ops = b->n_ops; k->ops = b->ops;
+  tc_kernel_list l = {sizeof l, k->name, b->n_ex, b->ex, 0, 1, k};
+  tc_executable *e; CHECK(api.compile_kernels(ctx, &l, &e));
+  if (getenv("VK_BENCH_SOURCE")) fprintf(stderr, "%s\n", api.executable_source(ctx, e));
+  return e;
+}
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
+static tc_buffer *rnd(size_t n, float scale) {
+  float *h = malloc(n * 4); unsigned s = 12345;
+  for (size_t i = 0; i < n; i++) { s = s * 1664525u + 1013904223u; h[i] = ((float)((s >> 8) & 0xffff) / 32768.0f - 1.0f) * scale; }
+  tc_buffer *d; CHECK(api.buffer_alloc(ctx, n * 4, &d)); CHECK(api.buffer_write(ctx, d, 0, h, n * 4)); free(h); return d;
+}
+static tc_buffer_arg A(tc_buffer *b) { return (tc_buffer_arg){sizeof(tc_buffer_arg), b, 0}; }
+static int cmpd(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return x < y ? -1 : x > y; }
+/* median seconds per call of `n_launch` launches */
+static double timeit(tc_executable **e, int *kern, tc_buffer_arg **args, int n_launch, int iters) {
+  for (int w = 0; w < 3; w++) for (int i = 0; i < n_launch; i++) CHECK(api.launch(ctx, e[i], kern[i], args[i], NULL));
+  CHECK(api.synchronize(ctx));
+  double t[15];
+  for (int r = 0; r < 15; r++) {
+    double t0 = now();
+    for (int it = 0; it < iters; it++) for (int i = 0; i < n_launch; i++) CHECK(api.launch(ctx, e[i], kern[i], args[i], NULL));
+    CHECK(api.synchronize(ctx));
+    t[r] = (now() - t0) / iters;
+  }
+  qsort(t, 15, sizeof t[0], cmpd);
+  return t[7];
+}
+
+static tc_executable *build_copy(int64_t n) {
+  kb b = {0}; int N = C(&b, n), one = C(&b, 1), z = C(&b, 0);
+  int x = bf(&b, "in_x", TC_BUF_INPUT, N), y = bf(&b, "out_y", TC_BUF_OUTPUT, N);
+  st(&b, -1, y, IX(z, one, -1, -1), ld(&b, -1, x, IX(z, one, -1, -1)));
+  tc_kernel_desc k = {.name = "copy", .kind = TC_KERNEL_LOOP, .n_outer = 1, .outer = {N}, .inner = -1};
+  return compile(&b, &k);
+}
+static tc_executable *build_ln_gelu(int64_t m, int64_t n) {
+  kb b = {0}; int M = C(&b, m), N = C(&b, n), MN = C(&b, m * n), one = C(&b, 1), z = C(&b, 0);
+  int bx = bf(&b, "in_x", TC_BUF_INPUT, MN), bg = bf(&b, "in_g", TC_BUF_INPUT, N), bb = bf(&b, "in_b", TC_BUF_INPUT, N), by = bf(&b, "out_y", TC_BUF_OUTPUT, MN);
+  int s0 = op(&b, TC_KOP_REDUCE, 0, TC_PRIM_REDUCE_SUM, ld(&b, 0, bx, IX(z, N, one, -1)), -1);
+  int nf = K(&b, -1, (double)n);
+  int mean = P2(&b, -1, TC_PRIM_DIV, s0, nf);
+  int d = P2(&b, 1, TC_PRIM_SUB, ld(&b, 1, bx, IX(z, N, one, -1)), mean);
+  int s1 = op(&b, TC_KOP_REDUCE, 1, TC_PRIM_REDUCE_SUM, P2(&b, 1, TC_PRIM_MUL, d, d), -1);
+  int rstd = P1(&b, -1, TC_PRIM_RSQRT, P2(&b, -1, TC_PRIM_ADD, P2(&b, -1, TC_PRIM_DIV, s1, nf), K(&b, -1, 1e-5)));
+  int h = P2(&b, 2, TC_PRIM_MUL, P2(&b, 2, TC_PRIM_SUB, ld(&b, 2, bx, IX(z, N, one, -1)), mean), rstd);
+  h = P2(&b, 2, TC_PRIM_ADD, P2(&b, 2, TC_PRIM_MUL, h, ld(&b, 2, bg, IX(z, -1, one, -1))), ld(&b, 2, bb, IX(z, -1, one, -1)));
+  st(&b, 2, by, IX(z, N, one, -1), gelu(&b, 2, h));
+  tc_kernel_desc k = {.name = "layer_norm_gelu", .kind = TC_KERNEL_LOOP, .n_outer = 1, .outer = {M}, .inner = N};
+  return compile(&b, &k);
+}
+static tc_executable *build_softmax(int64_t m, int64_t n) {
+  kb b = {0}; int M = C(&b, m), N = C(&b, n), MN = C(&b, m * n), one = C(&b, 1), z = C(&b, 0);
+  int bx = bf(&b, "in_x", TC_BUF_INPUT, MN), by = bf(&b, "out_y", TC_BUF_OUTPUT, MN);
+  int mx = op(&b, TC_KOP_REDUCE, 0, TC_PRIM_REDUCE_MAX, ld(&b, 0, bx, IX(z, N, one, -1)), -1);
+  int e1 = P1(&b, 1, TC_PRIM_EXP, P2(&b, 1, TC_PRIM_SUB, ld(&b, 1, bx, IX(z, N, one, -1)), mx));
+  int sm = op(&b, TC_KOP_REDUCE, 1, TC_PRIM_REDUCE_SUM, e1, -1);
+  int e2 = P1(&b, 2, TC_PRIM_EXP, P2(&b, 2, TC_PRIM_SUB, ld(&b, 2, bx, IX(z, N, one, -1)), mx));
+  st(&b, 2, by, IX(z, N, one, -1), P2(&b, 2, TC_PRIM_DIV, e2, sm));
+  tc_kernel_desc k = {.name = "softmax", .kind = TC_KERNEL_LOOP, .n_outer = 1, .outer = {M}, .inner = N};
+  return compile(&b, &k);
+}
+/* out = epi(x(m,kk) @ w(kk,n) + bias): gelu, or + residual r(m,n) */
+static tc_executable *build_mm(int64_t m, int64_t kk, int64_t n, bool do_gelu) {
+  kb b = {0}; int M = C(&b, m), Kx = C(&b, kk), N = C(&b, n), one = C(&b, 1), z = C(&b, 0), B1 = C(&b, 1);
+  int ba = bf(&b, "in_x", TC_BUF_INPUT, C(&b, m * kk)), bw = bf(&b, "in_w", TC_BUF_INPUT, C(&b, kk * n)), bb = bf(&b, "in_bias", TC_BUF_INPUT, N);
+  int bo = bf(&b, "out_h", TC_BUF_OUTPUT, C(&b, m * n)), br = do_gelu ? -1 : bf(&b, "in_res", TC_BUF_INPUT, C(&b, m * n));
+  int acc = op(&b, TC_KOP_ACC, -1, 0, -1, -1);
+  int h = P2(&b, -1, TC_PRIM_ADD, acc, ld(&b, -1, bb, IX(z, -1, -1, one)));
+  h = do_gelu ? gelu(&b, -1, h) : P2(&b, -1, TC_PRIM_ADD, h, ld(&b, -1, br, IX(z, -1, N, one)));
+  st(&b, -1, bo, IX(z, -1, N, one), h);
+  tc_kernel_desc k = {.name = do_gelu ? "mm_bias_gelu" : "mm_bias_residual", .kind = TC_KERNEL_MATMUL, .n_outer = 3, .outer = {B1, M, N}, .inner = -1};
+  k.matmul = (tc_matmul_desc){sizeof(tc_matmul_desc), ba, bw, bo, B1, M, N, Kx, z, z, Kx, one, z, z, N, one, z, z, N, one};
+  return compile(&b, &k);
+}
+
+int main(int argc, char **argv) {
+  bool small = argc > 2 && strcmp(argv[2], "--small") == 0;
+  const char *path = argc > 1 ? argv[1] : "tc-vulkan.so";
+  void *dl = dlopen(path, RTLD_NOW);
+  if (!dl) { fprintf(stderr, "dlopen %s: %s\n", path, dlerror()); return 1; }
+  tc_plugin_query_fn q; void *sym = dlsym(dl, TC_PLUGIN_ENTRY_SYMBOL); memcpy(&q, &sym, sizeof q);
+  api.struct_size = sizeof api; CHECK(q(&host, &api));
+  tc_probe_info info = {.struct_size = sizeof info}; CHECK(api.probe(&host, &info));
+  printf("probe: available=%d: %s\n", info.available, info.reason);
+  for (int i = 0; i < info.n_devices; i++) printf("  device %d: %s\n", i, info.devices[i].name);
+  if (!info.available) return 2;
+  const char *cd = getenv("TC_CACHE_DIR"); host.cache_dir = cd;
+  double t0 = now();
+  CHECK(api.init(&host, 0, &ctx));
+  printf("init %.1f ms\n", (now() - t0) * 1e3);
+  int64_t lm = small ? 4096 : 8192, ln = small ? 1024 : 4096, sm_m = small ? 8192 : 32768, sm_n = 1024;
+  int64_t M = small ? 1024 : 8192, D = small ? 512 : 1024, H = small ? 2048 : 4096;
+  t0 = now();
+  tc_executable *ecopy = build_copy(sm_m * sm_n), *eln = build_ln_gelu(lm, ln), *esm = build_softmax(sm_m, sm_n);
+  tc_executable *em1 = build_mm(M, D, H, true), *em2 = build_mm(M, H, D, false);
+  printf("compile (5 executables) %.1f ms\n", (now() - t0) * 1e3);
+  tc_buffer *cx = rnd(sm_m * sm_n, 1), *cy = rnd(sm_m * sm_n, 1);
+  tc_buffer_arg ca[2] = {A(cx), A(cy)}; tc_buffer_arg *pa = ca; int k0 = 0;
+  double tc = timeit(&ecopy, &k0, &pa, 1, 20);
+  printf("copy      %lldx%lld: %.4f ms  %.0f GB/s\n", (long long)sm_m, (long long)sm_n, tc * 1e3, 2.0 * sm_m * sm_n * 4 / tc / 1e9);
+  tc_buffer *lx = rnd(lm * ln, 2), *lg = rnd(ln, 1), *lb = rnd(ln, 0.1f), *ly = rnd(lm * ln, 1);
+  tc_buffer_arg la[4] = {A(lx), A(lg), A(lb), A(ly)}; pa = la;
+  double tl = timeit(&eln, &k0, &pa, 1, 20);
+  printf("ln_gelu   %lldx%lld: %.4f ms  %.0f GB/s\n", (long long)lm, (long long)ln, tl * 1e3, 2.0 * lm * ln * 4 / tl / 1e9);
+  pa = ca;
+  double ts = timeit(&esm, &k0, &pa, 1, 20);
+  printf("softmax   %lldx%lld: %.4f ms  %.0f GB/s\n", (long long)sm_m, (long long)sm_n, ts * 1e3, 2.0 * sm_m * sm_n * 4 / ts / 1e9);
+  tc_buffer *x = rnd(M * D, 1), *w1 = rnd(D * H, 1.0f / sqrtf(D)), *b1 = rnd(H, 0.1f), *h = rnd(M * H, 1);
+  tc_buffer *w2 = rnd(H * D, 1.0f / sqrtf(H)), *b2 = rnd(D, 0.1f), *y = rnd(M * D, 1);
+  tc_buffer_arg a1[4] = {A(x), A(w1), A(b1), A(h)}, a2[5] = {A(h), A(w2), A(b2), A(y), A(x)};
+  tc_executable *es[2] = {em1, em2}; int ks[2] = {0, 0}; tc_buffer_arg *as[2] = {a1, a2};
+  double tm = timeit(es, ks, as, 2, small ? 3 : 5);
+  printf("mlp       %lldx%lldx%lld: %.4f ms  %.2f TF/s\n", (long long)M, (long long)D, (long long)H, tm * 1e3, 4.0 * M * D * H / tm / 1e12);
+  double t1 = timeit(&em1, ks, as, 1, small ? 3 : 5);
+  printf("  mm1 (x W1 + b1, gelu): %.4f ms  %.2f TF/s\n", t1 * 1e3, 2.0 * M * D * H / t1 / 1e12);
+  api.release(ctx);
+  return 0;
+}

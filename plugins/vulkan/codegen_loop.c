@@ -1,0 +1,661 @@
+/* codegen_loop.c — a GLSL compute shader for one TC_KERNEL_LOOP kernel.
+ *
+ * Pointwise kernels (no inner loop): a flat grid-stride loop over the outer domain. When the
+ * last outer dimension is a multiple of 4 and every contiguous f32/i32 access is 16-byte
+ * aligned (checked in the shader, from the sizes), each invocation handles 4 neighbours with
+ * vec4 loads and stores.
+ *
+ * Kernels with inner loops (layer norm, softmax, ...): TPR threads per outer point ("row"),
+ * WG / TPR rows per workgroup, TPR chosen at launch from the row length (a specialization
+ * constant: one SPIR-V module, a pipeline per TPR). Reductions fold per thread, then across
+ * the row with subgroup shuffles (when the device has them) and shared memory. Three bodies:
+ *   mode 2: vec4 accesses and the row kept in registers: a value loaded in an earlier inner
+ *           loop is not read again (one pass over memory), when the row fits in TPR*4*R;
+ *   mode 1: vec4 accesses, re-reading per loop (long rows);
+ *   mode 0: scalar (unaligned or strided layouts).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vk_internal.h"
+
+
+static const tc_kop *op_at(const tc_kernel_desc *k, int32_t i) { return TC_AT(tc_kop, k->ops, i); }
+
+/* Contiguous along variable `var` with a 4-byte element: can be read/written as vec4. */
+static bool access_vectorizable(vk_gen *g, const tc_kop *op, int32_t var) {
+  if (op->kind != TC_KOP_LOAD && op->kind != TC_KOP_STORE) return false;
+  if (op->buffer < 0 || op->buffer >= g->k->n_buffers || op->index.indirect >= 0) return false;
+  int32_t bd = TC_AT(tc_kbuffer, g->k->buffers, op->buffer)->dtype;
+  if ((bd != TC_F32 && bd != TC_I32) || op->dtype != bd) return false;
+  return vk_expr_is_const(g->list, op->index.strides[var], 1);
+}
+
+/* Appends "&& (x % 4 == 0)" for every term that must be a multiple of 4 for op's vec4
+ * accesses to be aligned (the buffer's element offset, the index offset, other strides). */
+static void vec_conditions(vk_gen *g, vk_text *t, const tc_kop *op, int32_t var) {
+  vk_text_printf(t, " && (p.o%d %% 4 == 0)", (int)op->buffer);
+  if (!vk_expr_is_const(g->list, op->index.offset, 0) && op->index.offset >= 0) {
+    vk_text_printf(t, " && (");
+    vk_gen_expr_ref(g, t, op->index.offset);
+    vk_text_printf(t, " %% 4 == 0)");
+  }
+  for (int32_t d = 0; d < g->k->n_outer + 1 && d <= TC_MAX_RANK; d++) {
+    int32_t s = op->index.strides[d];
+    if (d == var || s < 0 || vk_expr_is_const(g->list, s, 0)) continue;
+    vk_text_printf(t, " && (");
+    vk_gen_expr_ref(g, t, s);
+    vk_text_printf(t, " %% 4 == 0)");
+  }
+}
+
+/* The vec4 view's index of op's access at vars (component 0). */
+static void vec_index(vk_gen *g, vk_text *t, const tc_kop *op, const char *const *vars) {
+  vk_text_printf(t, "((p.o%d + ", (int)op->buffer);
+  vk_gen_index(g, t, &op->index, vars, "");
+  vk_text_printf(t, ") >> 2)");
+}
+
+static void buffer_ident_of(vk_gen *g, int32_t b, char *out, size_t n) {
+  /* Same naming rule as codegen_ops.c's bindings. */
+  const tc_kbuffer *kb = TC_AT(tc_kbuffer, g->k->buffers, b);
+  const char *s = kb->name;
+  bool ok = s && *s && !(s[0] >= '0' && s[0] <= '9') && strncmp(s, "gl_", 3) != 0 && strlen(s) < 40;
+  for (const char *c = s; ok && *c; c++)
+    ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || (*c == '_' && c[1] != '_');
+  if (ok)
+    snprintf(out, n, "%s_%d", s, (int)b);
+  else
+    snprintf(out, n, "buf%d", (int)b);
+}
+
+static const char *comp_name[4] = {"x", "y", "z", "w"};
+
+/* ------------------------------------------------------------------ pointwise */
+
+static void gen_decompose(vk_gen *g, vk_text *t, int indent, const char *lin) {
+  const tc_kernel_desc *k = g->k;
+  if (k->n_outer == 0) return;
+  vk_text_indent(t, indent);
+  vk_text_printf(t, "int rest = %s;\n", lin);
+  for (int32_t d = k->n_outer - 1; d >= 0; d--) {
+    vk_text_indent(t, indent);
+    if (d == 0)
+      vk_text_printf(t, "int i0 = rest;\n");
+    else
+      vk_text_printf(t, "int i%d = rest %% n%d; rest /= n%d;\n", (int)d, (int)d, (int)d);
+  }
+}
+
+static void gen_pointwise(vk_gen *g, vk_text *t) {
+  const tc_kernel_desc *k = g->k;
+  int32_t last = k->n_outer - 1;
+  char vnames[TC_MAX_RANK + 1][32];
+  const char *vars[TC_MAX_RANK + 1] = {0};
+  for (int32_t d = 0; d < k->n_outer; d++) {
+    snprintf(vnames[d], sizeof vnames[d], "i%d", (int)d);
+    vars[d] = vnames[d];
+  }
+  bool any_vec = false;
+  for (int32_t i = 0; i < k->n_ops && last >= 0; i++) any_vec |= access_vectorizable(g, op_at(k, i), last);
+  bool *percomp = calloc((size_t)k->n_ops + 1, 1);
+
+  vk_text_printf(t, "layout(local_size_x = %d) in;\n\n", VK_POINTWISE_WG);
+  vk_text_printf(t, "void main() {\n");
+  vk_text body = {0};
+  int32_t ind = 2;
+  vk_text_printf(&body, "  int total = 1;\n");
+  for (int32_t d = 0; d < k->n_outer; d++) {
+    vk_text_printf(&body, "  int n%d = ", (int)d);
+    vk_gen_expr_ref(g, &body, k->outer[d]);
+    vk_text_printf(&body, "; total *= n%d;\n", (int)d);
+  }
+  vk_text_printf(&body, "  int nthreads = int(gl_NumWorkGroups.x * gl_WorkGroupSize.x);\n");
+  vk_text_printf(&body, "  int gid = int(gl_GlobalInvocationID.x);\n");
+  if (any_vec) {
+    vk_text_printf(&body, "  bool vec_ok = (n%d %% 4 == 0)", (int)last);
+    for (int32_t i = 0; i < k->n_ops; i++)
+      if (access_vectorizable(g, op_at(k, i), last)) vec_conditions(g, &body, op_at(k, i), last);
+    vk_text_printf(&body, ";\n");
+    vk_text_printf(&body, "  if (vec_ok) {\n");
+    vk_text_printf(&body, "    // 4 neighbours along the last dimension per invocation, vec4 loads and stores\n");
+    vk_text_printf(&body, "    for (int q = gid; q < total / 4; q += nthreads) {\n");
+    gen_decompose(g, &body, ind + 4, "q * 4");
+    for (int32_t i = 0; i < k->n_ops; i++) percomp[i] = true;
+    g->percomp = percomp;
+    for (int32_t i = 0; i < k->n_ops; i++) {
+      const tc_kop *op = op_at(k, i);
+      if (op->kind == TC_KOP_LOAD && access_vectorizable(g, op, last)) {
+        char bid[64];
+        buffer_ident_of(g, op->buffer, bid, sizeof bid);
+        vk_text_printf(&body, "      %s t%d = %s_v4[", op->dtype == TC_F32 ? "vec4" : "ivec4", (int)i, bid);
+        vec_index(g, &body, op, vars);
+        vk_text_printf(&body, "];\n");
+      }
+    }
+    char cvar[32];
+    const char *cvars[TC_MAX_RANK + 1];
+    for (int c = 0; c < 4; c++) {
+      memcpy(cvars, vars, sizeof cvars);
+      snprintf(cvar, sizeof cvar, "(i%d + %d)", (int)last, c);
+      if (c > 0) cvars[last] = cvar;
+      char suf[8], ov[32];
+      snprintf(suf, sizeof suf, "_%d", c);
+      for (int32_t i = 0; i < k->n_ops; i++) {
+        const tc_kop *op = op_at(k, i);
+        if (op->kind == TC_KOP_STORE && access_vectorizable(g, op, last)) continue;
+        if (op->kind == TC_KOP_LOAD && access_vectorizable(g, op, last)) {
+          snprintf(ov, sizeof ov, "t%d.%s", (int)i, comp_name[c]);
+          vk_gen_op(g, &body, 6, i, cvars, suf, ov);
+        } else {
+          vk_gen_op(g, &body, 6, i, cvars, suf, NULL);
+        }
+      }
+    }
+    for (int32_t i = 0; i < k->n_ops; i++) {
+      const tc_kop *op = op_at(k, i);
+      if (op->kind != TC_KOP_STORE || !access_vectorizable(g, op, last)) continue;
+      char bid[64];
+      buffer_ident_of(g, op->buffer, bid, sizeof bid);
+      int a = op->args[0];
+      vk_text_printf(&body, "      %s_v4[", bid);
+      vec_index(g, &body, op, vars);
+      vk_text_printf(&body, "] = %s(v%d_0, v%d_1, v%d_2, v%d_3);\n", op->dtype == TC_F32 ? "vec4" : "ivec4", a, a, a, a);
+    }
+    vk_text_printf(&body, "    }\n");
+    vk_text_printf(&body, "    return;\n");
+    vk_text_printf(&body, "  }\n");
+  }
+  memset(percomp, 0, (size_t)k->n_ops + 1);
+  g->percomp = percomp;
+  vk_text_printf(&body, "  for (int lin = gid; lin < total; lin += nthreads) {\n");
+  gen_decompose(g, &body, ind + 2, "lin");
+  for (int32_t i = 0; i < k->n_ops; i++) vk_gen_op(g, &body, 4, i, vars, "", NULL);
+  vk_text_printf(&body, "  }\n}\n");
+  vk_gen_exprs_declare(g, t, 2);
+  vk_text_printf(t, "%s", body.s ? body.s : "");
+  free(body.s);
+  free(percomp);
+  g->percomp = NULL;
+}
+
+/* ------------------------------------------------------------------ rows */
+
+typedef struct red_kind {
+  int32_t prim;  /* REDUCE_SUM/MAX/MIN/PROD, ARGMAX/ARGMIN */
+  int32_t dtype; /* operand dtype */
+} red_kind;
+
+static const char *red_name(int32_t prim) {
+  switch (prim) {
+  case TC_PRIM_REDUCE_SUM: return "sum";
+  case TC_PRIM_REDUCE_MAX: return "max";
+  case TC_PRIM_REDUCE_MIN: return "min";
+  case TC_PRIM_REDUCE_PROD: return "prod";
+  case TC_PRIM_ARGMAX: return "argmax";
+  case TC_PRIM_ARGMIN: return "argmin";
+  default: return "?";
+  }
+}
+
+static const char *tsuf(int32_t d) {
+  switch (d) {
+  case TC_F32: return "f32";
+  case TC_F64: return "f64";
+  case TC_I32: return "i32";
+  case TC_I64: return "i64";
+  default: return "b";
+  }
+}
+
+/* Bool reductions run on int 0/1 (sum/max: any, prod/min: all). */
+static int32_t acc_dtype(int32_t d) { return d == TC_BOOL ? TC_I32 : d; }
+static int32_t acc_prim(int32_t prim, int32_t d) {
+  if (d != TC_BOOL) return prim;
+  return prim == TC_PRIM_REDUCE_SUM ? TC_PRIM_REDUCE_MAX : prim == TC_PRIM_REDUCE_PROD ? TC_PRIM_REDUCE_MIN : prim;
+}
+
+static void identity(vk_text *t, int32_t prim, int32_t d) {
+  bool is_max = prim == TC_PRIM_REDUCE_MAX || prim == TC_PRIM_ARGMAX;
+  bool is_min = prim == TC_PRIM_REDUCE_MIN || prim == TC_PRIM_ARGMIN;
+  if (prim == TC_PRIM_REDUCE_SUM) vk_gen_const(t, d, 0, 0);
+  else if (prim == TC_PRIM_REDUCE_PROD) vk_gen_const(t, d, 1, 1);
+  else if (d == TC_F32 || d == TC_F64) vk_gen_const(t, d, is_max ? -1.0 / 0.0 : 1.0 / 0.0, 0);
+  else if (d == TC_I32) vk_text_printf(t, is_max ? "(-2147483647 - 1)" : "2147483647");
+  else if (d == TC_I64) vk_gen_const(t, d, 0, is_max ? INT64_MIN : INT64_MAX);
+  (void)is_min;
+}
+
+static void combine(vk_text *t, int32_t prim, int32_t d, const char *a, const char *b) {
+  switch (prim) {
+  case TC_PRIM_REDUCE_SUM: vk_text_printf(t, "(%s + %s)", a, b); break;
+  case TC_PRIM_REDUCE_PROD: vk_text_printf(t, "(%s * %s)", a, b); break;
+  case TC_PRIM_REDUCE_MAX: vk_text_printf(t, "tc_max_%s(%s, %s)", tsuf(d), a, b); break;
+  case TC_PRIM_REDUCE_MIN: vk_text_printf(t, "tc_min_%s(%s, %s)", tsuf(d), a, b); break;
+  default: break;
+  }
+}
+
+/* The group (row) reduction helper for one kind: per-thread values in, the row's result out
+ * in every thread of the row. */
+static void gen_group_reduce(vk_gen *g, vk_text *t, red_kind rk) {
+  const char *T = vk_glsl_type(rk.dtype), *s = tsuf(rk.dtype);
+  bool arg = rk.prim == TC_PRIM_ARGMAX || rk.prim == TC_PRIM_ARGMIN;
+  const char *n = red_name(rk.prim);
+  /* 64-bit subgroup shuffles need shaderSubgroupExtendedTypes: 64-bit kinds use shared memory */
+  bool sg = g->ctx->caps.subgroup_shuffle && rk.dtype != TC_F64 && rk.dtype != TC_I64;
+  if (arg) {
+    vk_text_printf(t,
+                   "// true when (b, ib) beats (a, ia): the %s, NaN counting as the extreme, the first index on ties\n"
+                   "bool tc_better_%s_%s(%s a, int ia, %s b, int ib) {\n",
+                   rk.prim == TC_PRIM_ARGMAX ? "maximum" : "minimum", n, s, T, T);
+    if (rk.dtype == TC_F32 || rk.dtype == TC_F64)
+      vk_text_printf(t, "  if (isnan(b)) return !isnan(a) || ib < ia;\n  if (isnan(a)) return false;\n");
+    vk_text_printf(t, "  return b %s a || (b == a && ib < ia);\n}\n", rk.prim == TC_PRIM_ARGMAX ? ">" : "<");
+    vk_text_printf(t, "void tc_group_%s_%s(inout %s v, inout int ix) {\n", n, s, T);
+    if (sg) {
+      vk_text_printf(t,
+                     "  for (uint o = min(uint(TPR), gl_SubgroupSize) >> 1; o > 0u; o >>= 1) {\n"
+                     "    %s w = subgroupShuffleXor(v, o); int iw = subgroupShuffleXor(ix, o);\n"
+                     "    if (tc_better_%s_%s(v, ix, w, iw)) { v = w; ix = iw; }\n"
+                     "  }\n"
+                     "  if (TPR > int(gl_SubgroupSize)) {\n"
+                     "    if (gl_SubgroupInvocationID == 0u) { red_%s[gl_SubgroupID] = v; redi[gl_SubgroupID] = ix; }\n"
+                     "    barrier();\n"
+                     "    int nsub = TPR / int(gl_SubgroupSize), first = (int(gl_LocalInvocationID.x) / TPR) * nsub;\n"
+                     "    v = red_%s[first]; ix = redi[first];\n"
+                     "    for (int q = 1; q < nsub; q++)\n"
+                     "      if (tc_better_%s_%s(v, ix, red_%s[first + q], redi[first + q])) { v = red_%s[first + q]; ix = redi[first + q]; }\n"
+                     "    barrier();\n"
+                     "  }\n",
+                     T, n, s, s, s, n, s, s, s);
+    } else {
+      vk_text_printf(t,
+                     "  int lid = int(gl_LocalInvocationID.x), first = (lid / TPR) * TPR;\n"
+                     "  red_%s[lid] = v; redi[lid] = ix;\n"
+                     "  barrier();\n"
+                     "  for (int h = TPR / 2; h > 0; h >>= 1) {\n"
+                     "    if (lid - first < h && tc_better_%s_%s(red_%s[lid], redi[lid], red_%s[lid + h], redi[lid + h])) {\n"
+                     "      red_%s[lid] = red_%s[lid + h]; redi[lid] = redi[lid + h];\n"
+                     "    }\n"
+                     "    barrier();\n"
+                     "  }\n"
+                     "  v = red_%s[first]; ix = redi[first];\n"
+                     "  barrier();\n",
+                     s, n, s, s, s, s, s, s);
+    }
+    vk_text_printf(t, "}\n\n");
+    return;
+  }
+  vk_text_printf(t, "%s tc_group_%s_%s(%s v) {\n", T, n, s, T);
+  vk_text c = {0};
+  if (sg) {
+    combine(&c, rk.prim, rk.dtype, "v", "subgroupShuffleXor(v, o)");
+    vk_text_printf(t, "  for (uint o = min(uint(TPR), gl_SubgroupSize) >> 1; o > 0u; o >>= 1) v = %s;\n", c.s);
+    free(c.s);
+    c = (vk_text){0};
+    char arr[64];
+    snprintf(arr, sizeof arr, "red_%s[first + q]", s);
+    combine(&c, rk.prim, rk.dtype, "v", arr);
+    vk_text_printf(t,
+                   "  if (TPR > int(gl_SubgroupSize)) {\n"
+                   "    if (gl_SubgroupInvocationID == 0u) red_%s[gl_SubgroupID] = v;\n"
+                   "    barrier();\n"
+                   "    int nsub = TPR / int(gl_SubgroupSize), first = (int(gl_LocalInvocationID.x) / TPR) * nsub;\n"
+                   "    v = red_%s[first];\n"
+                   "    for (int q = 1; q < nsub; q++) v = %s;\n"
+                   "    barrier();\n"
+                   "  }\n",
+                   s, s, c.s);
+  } else {
+    char a[64], b[64];
+    snprintf(a, sizeof a, "red_%s[lid]", s);
+    snprintf(b, sizeof b, "red_%s[lid + h]", s);
+    combine(&c, rk.prim, rk.dtype, a, b);
+    vk_text_printf(t,
+                   "  int lid = int(gl_LocalInvocationID.x), first = (lid / TPR) * TPR;\n"
+                   "  red_%s[lid] = v;\n"
+                   "  barrier();\n"
+                   "  for (int h = TPR / 2; h > 0; h >>= 1) {\n"
+                   "    if (lid - first < h) red_%s[lid] = %s;\n"
+                   "    barrier();\n"
+                   "  }\n"
+                   "  v = red_%s[first];\n"
+                   "  barrier();\n",
+                   s, s, c.s, s);
+  }
+  free(c.s);
+  vk_text_printf(t, "  return v;\n}\n\n");
+}
+
+/* Load ops equal to an earlier loop's load (same buffer, index): cache_of[i] = that op. */
+static bool same_index(const tc_index *a, const tc_index *b, int32_t nv) {
+  if (a->offset != b->offset || a->indirect >= 0 || b->indirect >= 0) return false;
+  for (int32_t d = 0; d < nv; d++)
+    if (a->strides[d] != b->strides[d]) return false;
+  return true;
+}
+
+typedef struct rows_plan {
+  int32_t *cache_of;   /* per op: the op whose cached registers hold its value, or -1 */
+  bool *cached;        /* per op: its value is kept in registers for later loops */
+  bool *vecable;       /* per op: vec4 access along the inner variable */
+} rows_plan;
+
+static void emit_reduce_update(vk_gen *g, vk_text *t, int indent, int32_t i, const char *suffix, const char *jexpr) {
+  const tc_kop *op = op_at(g->k, i);
+  const tc_kop *src = op_at(g->k, op->args[0]);
+  int32_t d = src->dtype, ad = acc_dtype(d), prim = acc_prim(op->prim, d);
+  char val[64];
+  bool comp = g->percomp && g->percomp[op->args[0]];
+  if (d == TC_BOOL)
+    snprintf(val, sizeof val, "(v%d%s ? 1 : 0)", (int)op->args[0], comp ? suffix : "");
+  else
+    snprintf(val, sizeof val, "v%d%s", (int)op->args[0], comp ? suffix : "");
+  vk_text_indent(t, indent);
+  if (prim == TC_PRIM_ARGMAX || prim == TC_PRIM_ARGMIN) {
+    vk_text_printf(t, "if (tc_better_%s_%s(acc%d, acci%d, %s, %s)) { acc%d = %s; acci%d = %s; }\n", red_name(prim),
+                   tsuf(ad), (int)i, (int)i, val, jexpr, (int)i, val, (int)i, jexpr);
+    return;
+  }
+  char acc[32];
+  snprintf(acc, sizeof acc, "acc%d", (int)i);
+  vk_text_printf(t, "%s = ", acc);
+  combine(t, prim, ad, acc, val);
+  vk_text_printf(t, ";\n");
+}
+
+/* One row's body for a mode (0 scalar, 1 vec4, 2 vec4 + registers). */
+static void gen_row_body(vk_gen *g, vk_text *t, int mode, const rows_plan *pl, const char *const *outer_vars) {
+  const tc_kernel_desc *k = g->k;
+  int32_t nv = k->n_outer + 1, inner = k->n_outer;
+  bool *percomp = calloc((size_t)k->n_ops + 1, 1);
+  g->percomp = percomp;
+  const char *vars[TC_MAX_RANK + 1];
+  memcpy(vars, outer_vars, sizeof vars);
+  if (mode == 2)
+    for (int32_t i = 0; i < k->n_ops; i++)
+      if (pl->cached[i]) vk_text_printf(t, "    %s c%d[R];\n", op_at(k, i)->dtype == TC_F32 ? "vec4" : "ivec4", (int)i);
+  for (int32_t i = 0; i < k->n_ops;) {
+    const tc_kop *op = op_at(k, i);
+    if (op->loop < 0) {
+      if (op->kind == TC_KOP_STORE || op->kind == TC_KOP_STORE_ADD) {
+        vk_text_printf(t, "    if (live && tid == 0) {\n");
+        vk_gen_op(g, t, 6, i, vars, "", NULL);
+        vk_text_printf(t, "    }\n");
+      } else {
+        vk_gen_op(g, t, 4, i, vars, "", NULL);
+      }
+      i++;
+      continue;
+    }
+    int32_t loop = op->loop, end = i;
+    while (end < k->n_ops && op_at(k, end)->loop == loop) end++;
+    vk_text_printf(t, "    // inner loop %d\n", (int)loop);
+    for (int32_t r = i; r < end; r++) {
+      const tc_kop *ro = op_at(k, r);
+      if (ro->kind != TC_KOP_REDUCE) continue;
+      int32_t d = op_at(k, ro->args[0])->dtype, ad = acc_dtype(d), prim = acc_prim(ro->prim, d);
+      vk_text_printf(t, "    %s acc%d = ", vk_glsl_type(ad), (int)r);
+      identity(t, prim, ad);
+      vk_text_printf(t, ";\n");
+      if (prim == TC_PRIM_ARGMAX || prim == TC_PRIM_ARGMIN) vk_text_printf(t, "    int acci%d = 2147483647;\n", (int)r);
+    }
+    for (int32_t r = i; r < end; r++) percomp[r] = mode != 0 && op_at(k, r)->kind != TC_KOP_REDUCE;
+    int ind = 6;
+    if (mode == 0) {
+      vk_text_printf(t, "    for (int j = tid; j < N; j += TPR) {\n");
+      vars[inner] = "j";
+      for (int32_t r = i; r < end; r++) {
+        const tc_kop *ro = op_at(k, r);
+        if (ro->kind == TC_KOP_REDUCE) {
+          emit_reduce_update(g, t, ind, r, "", "j");
+        } else if (ro->kind == TC_KOP_STORE || ro->kind == TC_KOP_STORE_ADD) {
+          vk_text_printf(t, "      if (live) {\n");
+          vk_gen_op(g, t, ind + 2, r, vars, "", NULL);
+          vk_text_printf(t, "      }\n");
+        } else {
+          vk_gen_op(g, t, ind, r, vars, "", NULL);
+        }
+      }
+      vk_text_printf(t, "    }\n");
+    } else {
+      if (mode == 1) {
+        vk_text_printf(t, "    for (int j4 = tid; j4 < N / 4; j4 += TPR) {\n");
+      } else {
+        vk_text_printf(t, "    [[unroll]] for (int it = 0; it < R; it++) {\n");
+        vk_text_printf(t, "      int j4 = tid + it * TPR;\n");
+        vk_text_printf(t, "      if (j4 < N / 4) { // no break: the loop must unroll for c*[it] to stay in registers\n");
+      }
+      vk_text_printf(t, "      int j = j4 * 4;\n");
+      vars[inner] = "j";
+      for (int32_t r = i; r < end; r++) {
+        const tc_kop *ro = op_at(k, r);
+        if (ro->kind != TC_KOP_LOAD || !pl->vecable[r]) continue;
+        const char *V = ro->dtype == TC_F32 ? "vec4" : "ivec4";
+        if (mode == 2 && pl->cache_of[r] >= 0) {
+          vk_text_printf(t, "      %s t%d = c%d[it]; // kept in registers since inner loop %d\n", V, (int)r,
+                         (int)pl->cache_of[r], (int)op_at(k, pl->cache_of[r])->loop);
+          continue;
+        }
+        char bid[64];
+        buffer_ident_of(g, ro->buffer, bid, sizeof bid);
+        vk_text_printf(t, "      %s t%d = %s_v4[", V, (int)r, bid);
+        vec_index(g, t, ro, vars);
+        vk_text_printf(t, "];\n");
+        if (mode == 2 && pl->cached[r]) vk_text_printf(t, "      c%d[it] = t%d;\n", (int)r, (int)r);
+      }
+      char cvar[4][32];
+      for (int c = 0; c < 4; c++) {
+        snprintf(cvar[c], sizeof cvar[c], c == 0 ? "j" : "(j + %d)", c);
+        vars[inner] = cvar[c];
+        char suf[8], ov[32];
+        snprintf(suf, sizeof suf, "_%d", c);
+        for (int32_t r = i; r < end; r++) {
+          const tc_kop *ro = op_at(k, r);
+          if (ro->kind == TC_KOP_REDUCE) {
+            emit_reduce_update(g, t, ind, r, suf, cvar[c]);
+          } else if (ro->kind == TC_KOP_STORE && pl->vecable[r]) {
+            continue;
+          } else if (ro->kind == TC_KOP_STORE || ro->kind == TC_KOP_STORE_ADD) {
+            vk_text_printf(t, "      if (live) {\n");
+            vk_gen_op(g, t, ind + 2, r, vars, suf, NULL);
+            vk_text_printf(t, "      }\n");
+          } else if (ro->kind == TC_KOP_LOAD && pl->vecable[r]) {
+            snprintf(ov, sizeof ov, "t%d.%s", (int)r, comp_name[c]);
+            vk_gen_op(g, t, ind, r, vars, suf, ov);
+          } else {
+            vk_gen_op(g, t, ind, r, vars, suf, NULL);
+          }
+        }
+      }
+      vars[inner] = "j";
+      for (int32_t r = i; r < end; r++) {
+        const tc_kop *ro = op_at(k, r);
+        if (ro->kind != TC_KOP_STORE || !pl->vecable[r]) continue;
+        char bid[64];
+        buffer_ident_of(g, ro->buffer, bid, sizeof bid);
+        int a = ro->args[0];
+        bool comp = percomp[a];
+        vk_text_printf(t, "      if (live) %s_v4[", bid);
+        vec_index(g, t, ro, vars);
+        if (comp)
+          vk_text_printf(t, "] = %s(v%d_0, v%d_1, v%d_2, v%d_3);\n", ro->dtype == TC_F32 ? "vec4" : "ivec4", a, a, a, a);
+        else
+          vk_text_printf(t, "] = %s(v%d);\n", ro->dtype == TC_F32 ? "vec4" : "ivec4", a);
+      }
+      vk_text_printf(t, mode == 2 ? "    } }\n" : "    }\n");
+    }
+    vars[inner] = NULL;
+    for (int32_t r = i; r < end; r++) {
+      const tc_kop *ro = op_at(k, r);
+      if (ro->kind != TC_KOP_REDUCE) continue;
+      int32_t d = op_at(k, ro->args[0])->dtype, ad = acc_dtype(d), prim = acc_prim(ro->prim, d);
+      if (prim == TC_PRIM_ARGMAX || prim == TC_PRIM_ARGMIN) {
+        vk_text_printf(t, "    tc_group_%s_%s(acc%d, acci%d);\n", red_name(prim), tsuf(ad), (int)r, (int)r);
+        vk_text_printf(t, "    %s v%d = %s(acci%d == 2147483647 ? 0 : acci%d);\n", vk_glsl_type(ro->dtype), (int)r,
+                       vk_glsl_type(ro->dtype), (int)r, (int)r);
+      } else if (d == TC_BOOL) {
+        vk_text_printf(t, "    bool v%d = tc_group_%s_%s(acc%d) != 0;\n", (int)r, red_name(prim), tsuf(ad), (int)r);
+      } else {
+        vk_text_printf(t, "    %s v%d = tc_group_%s_%s(acc%d);\n", vk_glsl_type(ro->dtype), (int)r, red_name(prim),
+                       tsuf(ad), (int)r);
+      }
+    }
+    (void)nv;
+    i = end;
+  }
+  free(percomp);
+  g->percomp = NULL;
+}
+
+static void gen_rows(vk_gen *g, vk_text *t) {
+  const tc_kernel_desc *k = g->k;
+  int32_t nv = k->n_outer + 1, inner = k->n_outer;
+  rows_plan pl;
+  pl.cache_of = malloc(sizeof(int32_t) * ((size_t)k->n_ops + 1));
+  pl.cached = calloc((size_t)k->n_ops + 1, 1);
+  pl.vecable = calloc((size_t)k->n_ops + 1, 1);
+  bool any_vec = false;
+  for (int32_t i = 0; i < k->n_ops; i++) {
+    const tc_kop *op = op_at(k, i);
+    pl.cache_of[i] = -1;
+    pl.vecable[i] = op->loop >= 0 && access_vectorizable(g, op, inner);
+    any_vec |= pl.vecable[i];
+    if (!pl.vecable[i] || op->kind != TC_KOP_LOAD) continue;
+    for (int32_t e = 0; e < i; e++) {
+      const tc_kop *eo = op_at(k, e);
+      if (pl.vecable[e] && eo->kind == TC_KOP_LOAD && eo->loop < op->loop && eo->buffer == op->buffer &&
+          eo->dtype == op->dtype && same_index(&eo->index, &op->index, nv)) {
+        pl.cache_of[i] = pl.cache_of[e] >= 0 ? pl.cache_of[e] : e;
+        pl.cached[pl.cache_of[i]] = true;
+        break;
+      }
+    }
+  }
+  /* reduction kinds used, for the shared arrays and helpers */
+  red_kind kinds[16];
+  int n_kinds = 0;
+  bool type_used[8] = {false}, need_idx = false;
+  for (int32_t i = 0; i < k->n_ops; i++) {
+    const tc_kop *op = op_at(k, i);
+    if (op->kind != TC_KOP_REDUCE) continue;
+    int32_t d = op_at(k, op->args[0])->dtype;
+    red_kind rk = {acc_prim(op->prim, d), acc_dtype(d)};
+    type_used[rk.dtype] = true;
+    need_idx |= rk.prim == TC_PRIM_ARGMAX || rk.prim == TC_PRIM_ARGMIN;
+    bool seen = false;
+    for (int q = 0; q < n_kinds; q++) seen |= kinds[q].prim == rk.prim && kinds[q].dtype == rk.dtype;
+    if (!seen && n_kinds < 16) kinds[n_kinds++] = rk;
+  }
+  g->uses_subgroups = false;
+  for (int q = 0; q < n_kinds; q++)
+    g->uses_subgroups |= g->ctx->caps.subgroup_shuffle && kinds[q].dtype != TC_F64 && kinds[q].dtype != TC_I64;
+
+  g->uses_unroll = true;
+  vk_text_printf(t, "layout(local_size_x_id = 0) in;\n");
+  vk_text_printf(t, "layout(constant_id = 1) const int TPR = 256; // threads per row, chosen at launch\n");
+  vk_text_printf(t, "const int R = %d; // vec4 registers per thread per value kept between inner loops\n\n", VK_ROW_CACHE);
+  for (int d = 0; d < 8; d++)
+    if (type_used[d]) vk_text_printf(t, "shared %s red_%s[gl_WorkGroupSize.x];\n", vk_glsl_type(d), tsuf(d));
+  if (need_idx) vk_text_printf(t, "shared int redi[gl_WorkGroupSize.x];\n");
+  if (n_kinds) vk_text_printf(t, "\n");
+  for (int q = 0; q < n_kinds; q++) gen_group_reduce(g, t, kinds[q]);
+
+  vk_text body = {0};
+  int32_t n_outer = k->n_outer;
+  vk_text_printf(&body, "  int rows = 1;\n");
+  for (int32_t d = 0; d < n_outer; d++) {
+    vk_text_printf(&body, "  int n%d = ", (int)d);
+    vk_gen_expr_ref(g, &body, k->outer[d]);
+    vk_text_printf(&body, "; rows *= n%d;\n", (int)d);
+  }
+  vk_text_printf(&body, "  int N = ");
+  vk_gen_expr_ref(g, &body, k->inner);
+  vk_text_printf(&body, "; // the inner (reduction) extent\n");
+  vk_text_printf(&body, "  int lid = int(gl_LocalInvocationID.x), tid = lid %% TPR;\n");
+  vk_text_printf(&body, "  int rpw = int(gl_WorkGroupSize.x) / TPR; // rows per workgroup\n");
+  if (any_vec) {
+    vk_text_printf(&body, "  bool vec_ok = (N %% 4 == 0)");
+    for (int32_t i = 0; i < k->n_ops; i++)
+      if (pl.vecable[i]) vec_conditions(g, &body, op_at(k, i), inner);
+    vk_text_printf(&body, ";\n");
+    vk_text_printf(&body, "  int mode = vec_ok ? (N <= TPR * 4 * R ? 2 : 1) : 0;\n");
+  }
+  vk_text_printf(&body, "  if (rows == 0) return;\n");
+  vk_text_printf(&body, "  for (int base = int(gl_WorkGroupID.x) * rpw; base < rows; base += int(gl_NumWorkGroups.x) * rpw) {\n");
+  vk_text_printf(&body, "    int row = base + lid / TPR;\n");
+  vk_text_printf(&body, "    bool live = row < rows; // spare rows of the last workgroup compute row rows-1, store nothing\n");
+  vk_text_printf(&body, "    if (!live) row = rows - 1;\n");
+  char vnames[TC_MAX_RANK][16];
+  const char *vars[TC_MAX_RANK + 1] = {0};
+  for (int32_t d = 0; d < n_outer; d++) {
+    snprintf(vnames[d], sizeof vnames[d], "i%d", (int)d);
+    vars[d] = vnames[d];
+  }
+  gen_decompose(g, &body, 4, "row");
+  if (any_vec) {
+    vk_text_printf(&body, "    if (mode == 2) {\n");
+    gen_row_body(g, &body, 2, &pl, vars);
+    vk_text_printf(&body, "    } else if (mode == 1) {\n");
+    gen_row_body(g, &body, 1, &pl, vars);
+    vk_text_printf(&body, "    } else {\n");
+    gen_row_body(g, &body, 0, &pl, vars);
+    vk_text_printf(&body, "    }\n");
+  } else {
+    vk_text_printf(&body, "    {\n");
+    gen_row_body(g, &body, 0, &pl, vars);
+    vk_text_printf(&body, "    }\n");
+  }
+  vk_text_printf(&body, "  }\n}\n");
+  vk_text_printf(t, "void main() {\n");
+  vk_gen_exprs_declare(g, t, 2);
+  vk_text_printf(t, "%s", body.s ? body.s : "");
+  free(body.s);
+  free(pl.cache_of);
+  free(pl.cached);
+  free(pl.vecable);
+}
+
+tc_status vk_gen_loop(vk_gen *g, int32_t *shape) {
+  const tc_kernel_desc *k = g->k;
+  bool has_inner = false;
+  for (int32_t i = 0; i < k->n_ops; i++) {
+    const tc_kop *op = op_at(k, i);
+    if (op->loop >= 0) has_inner = true;
+    if (op->kind == TC_KOP_ACC) {
+      snprintf(g->err, sizeof g->err, "op %d: ACC in a LOOP kernel", (int)i);
+      return TC_ERR_INVALID_ARGUMENT;
+    }
+    if (op->kind == TC_KOP_REDUCE && (op->loop < 0 || op->args[0] < 0 || op->args[0] >= i)) {
+      snprintf(g->err, sizeof g->err, "op %d: REDUCE outside an inner loop or without an operand", (int)i);
+      return TC_ERR_INVALID_ARGUMENT;
+    }
+  }
+  if (has_inner && k->inner < 0) {
+    snprintf(g->err, sizeof g->err, "ops in inner loops but the kernel has no inner extent");
+    return TC_ERR_INVALID_ARGUMENT;
+  }
+  if (k->n_outer < 0 || k->n_outer > TC_MAX_RANK) {
+    snprintf(g->err, sizeof g->err, "n_outer %d out of range", (int)k->n_outer);
+    return TC_ERR_INVALID_ARGUMENT;
+  }
+  vk_text body = {0};
+  if (has_inner) {
+    *shape = VK_SHAPE_ROWS;
+    gen_rows(g, &body);
+  } else {
+    *shape = VK_SHAPE_POINTWISE;
+    gen_pointwise(g, &body);
+  }
+  vk_text_printf(g->t, "%s", "");
+  vk_gen_prologue(g, g->t, &body);
+  bool oom = body.oom;
+  free(body.s);
+  if (oom || g->t->oom) {
+    snprintf(g->err, sizeof g->err, "out of memory generating GLSL");
+    return TC_ERR_OUT_OF_MEMORY;
+  }
+  return g->err[0] ? TC_ERR_INVALID_ARGUMENT : TC_OK;
+}

@@ -1,0 +1,253 @@
+/* codegen_matmul.c — a tiled GEMM shader for TC_KERNEL_MATMUL with the fused epilogue.
+ *
+ * 256 invocations compute a 128x128 tile of C; each invocation an 8x8 block in registers
+ * (rows ty*4+{0..3} and 64+ty*4+{0..3}, likewise columns, so shared-memory reads of one warp
+ * hit distinct banks). K advances in steps of BK through two shared-memory buffers: the next
+ * step's global loads are issued before the current step's FMAs (double buffering, one
+ * barrier per step). Operands are read as vec4 when contiguous and aligned (checked in the
+ * shader from the strides), otherwise as scalars with the fast-moving index chosen to keep
+ * loads coalesced (transposed operands). The epilogue (bias, activation, residual, ...) runs on
+ * the accumulators before the single store. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vk_internal.h"
+
+static const tc_kop *op_at(const tc_kernel_desc *k, int32_t i) { return TC_AT(tc_kop, k->ops, i); }
+
+static void buffer_ident_of(vk_gen *g, int32_t b, char *out, size_t n) {
+  const tc_kbuffer *kb = TC_AT(tc_kbuffer, g->k->buffers, b);
+  const char *s = kb->name;
+  bool ok = s && *s && !(s[0] >= '0' && s[0] <= '9') && strncmp(s, "gl_", 3) != 0 && strlen(s) < 40;
+  for (const char *c = s; ok && *c; c++)
+    ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || (*c == '_' && c[1] != '_');
+  if (ok)
+    snprintf(out, n, "%s_%d", s, (int)b);
+  else
+    snprintf(out, n, "buf%d", (int)b);
+}
+
+static void decl_int(vk_gen *g, vk_text *t, const char *name, int32_t id) {
+  vk_text_printf(t, "  int %s = ", name);
+  vk_gen_expr_ref(g, t, id);
+  vk_text_printf(t, ";\n");
+}
+
+tc_status vk_gen_matmul(vk_gen *g) {
+  const tc_kernel_desc *k = g->k;
+  const tc_matmul_desc *mm = &k->matmul;
+  if (mm->a < 0 || mm->a >= k->n_buffers || mm->b < 0 || mm->b >= k->n_buffers || mm->c < 0 || mm->c >= k->n_buffers) {
+    snprintf(g->err, sizeof g->err, "matmul operand buffers (a %d, b %d, c %d) out of range (%d buffers)", (int)mm->a,
+             (int)mm->b, (int)mm->c, (int)k->n_buffers);
+    return TC_ERR_INVALID_ARGUMENT;
+  }
+  int32_t dt = TC_AT(tc_kbuffer, k->buffers, mm->a)->dtype;
+  if ((dt != TC_F32 && dt != TC_F64) || TC_AT(tc_kbuffer, k->buffers, mm->b)->dtype != dt) {
+    snprintf(g->err, sizeof g->err, "matmul operands must share a float dtype (a %d, b %d)", (int)dt,
+             (int)TC_AT(tc_kbuffer, k->buffers, mm->b)->dtype);
+    return TC_ERR_UNSUPPORTED;
+  }
+  bool f64 = dt == TC_F64;
+  const char *T = f64 ? "double" : "float";
+  int bk = f64 ? 8 : 16;
+  char A[64], B[64], C[64];
+  buffer_ident_of(g, mm->a, A, sizeof A);
+  buffer_ident_of(g, mm->b, B, sizeof B);
+  buffer_ident_of(g, mm->c, C, sizeof C);
+  /* epilogue variables: (batch, m, n) when n_outer is 3, (m, n) when 2 */
+  int32_t nvar = k->n_outer;
+  if (k->n_ops > 0 && nvar != 2 && nvar != 3) {
+    snprintf(g->err, sizeof g->err, "matmul epilogue over %d outer dims (want 2 or 3)", (int)nvar);
+    return TC_ERR_INVALID_ARGUMENT;
+  }
+  for (int32_t i = 0; i < k->n_ops; i++)
+    if (op_at(k, i)->loop >= 0 || op_at(k, i)->kind == TC_KOP_REDUCE) {
+      snprintf(g->err, sizeof g->err, "matmul epilogue op %d is not pointwise", (int)i);
+      return TC_ERR_INVALID_ARGUMENT;
+    }
+  g->uses_unroll = true;
+
+  vk_text b = {0};
+  vk_text_printf(&b, "layout(local_size_x = 256) in;\n");
+  vk_text_printf(&b, "#define BM 128\n#define BN 128\n#define BK %d\n#define LA (BM * BK / 256) // tile elements per invocation\n", bk);
+  vk_text_printf(&b, "shared %s As[2][BK][BM]; // A tile, k-major: a thread's 4 rows are adjacent\n", T);
+  vk_text_printf(&b, "shared %s Bs[2][BK][BN];\n\n", T);
+  vk_text_printf(&b, "void main() {\n");
+  vk_text body = {0};
+  decl_int(g, &body, "NB", mm->batch);
+  decl_int(g, &body, "M", mm->m);
+  decl_int(g, &body, "N", mm->n);
+  decl_int(g, &body, "K", mm->k);
+  decl_int(g, &body, "a_off", mm->a_offset);
+  decl_int(g, &body, "a_sb", mm->a_stride_batch);
+  decl_int(g, &body, "a_sm", mm->a_stride_m);
+  decl_int(g, &body, "a_sk", mm->a_stride_k);
+  decl_int(g, &body, "b_off", mm->b_offset);
+  decl_int(g, &body, "b_sb", mm->b_stride_batch);
+  decl_int(g, &body, "b_sk", mm->b_stride_k);
+  decl_int(g, &body, "b_sn", mm->b_stride_n);
+  if (k->n_ops == 0) {
+    decl_int(g, &body, "c_off", mm->c_offset);
+    decl_int(g, &body, "c_sb", mm->c_stride_batch);
+    decl_int(g, &body, "c_sm", mm->c_stride_m);
+    decl_int(g, &body, "c_sn", mm->c_stride_n);
+  }
+  vk_text_printf(&body,
+                 "  int tid = int(gl_LocalInvocationID.x), tx = tid %% 16, ty = tid / 16;\n"
+                 "  int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, nk = (K + BK - 1) / BK;\n");
+  if (f64) {
+    vk_text_printf(&body, "  const bool a_vec = false, b_vec = false;\n");
+  } else {
+    vk_text_printf(&body,
+                   "  bool a_vec = a_sk == 1 && a_sm %% 4 == 0 && a_sb %% 4 == 0 && (p.o%d + a_off) %% 4 == 0 && K %% 4 == 0;\n"
+                   "  bool b_vec = b_sn == 1 && b_sk %% 4 == 0 && b_sb %% 4 == 0 && (p.o%d + b_off) %% 4 == 0 && N %% 4 == 0;\n",
+                   (int)mm->a, (int)mm->b);
+  }
+  vk_text_printf(&body,
+                 "  bool a_mfast = a_sm == 1 && a_sk != 1; // transposed A: walk m between neighbours\n"
+                 "  bool b_kfast = b_sk == 1 && b_sn != 1; // transposed B: walk k between neighbours\n");
+  vk_text_printf(&body,
+                 "  for (int bz = int(gl_WorkGroupID.z); bz < NB; bz += int(gl_NumWorkGroups.z))\n"
+                 "  for (int tmi = int(gl_WorkGroupID.y); tmi < tiles_m; tmi += int(gl_NumWorkGroups.y))\n"
+                 "  for (int tni = int(gl_WorkGroupID.x); tni < tiles_n; tni += int(gl_NumWorkGroups.x)) {\n"
+                 "    int m0 = tmi * BM, n0 = tni * BN;\n"
+                 "    int a_base = p.o%d + a_off + bz * a_sb, b_base = p.o%d + b_off + bz * b_sb;\n"
+                 "    %s acc[8][8];\n"
+                 "    [[unroll]] for (int i = 0; i < 8; i++) [[unroll]] for (int j = 0; j < 8; j++) acc[i][j] = %s(0);\n"
+                 "    %s ra[LA], rb[LA]; // the next K step, staged in registers\n",
+                 (int)mm->a, (int)mm->b, T, T, T);
+  /* global -> registers for K step kt */
+  vk_text_printf(&body, "    for (int kt = -1; kt < nk; kt++) {\n");
+  vk_text_printf(&body, "      int cur = kt & 1, nxt = (kt + 1) & 1;\n");
+  vk_text_printf(&body, "      if (kt + 1 < nk) {\n");
+  vk_text_printf(&body, "        int k0 = (kt + 1) * BK;\n");
+  if (!f64) {
+    vk_text_printf(&body,
+                   "        if (a_vec) {\n"
+                   "          [[unroll]] for (int i = 0; i < 2; i++) {\n"
+                   "            int v = tid + i * 256, m = v / (BK / 4), kq = (v %% (BK / 4)) * 4;\n"
+                   "            vec4 x = (m0 + m < M && k0 + kq < K) ? %s_v4[(a_base + (m0 + m) * a_sm + k0 + kq) >> 2] : vec4(0);\n"
+                   "            ra[i * 4 + 0] = x.x; ra[i * 4 + 1] = x.y; ra[i * 4 + 2] = x.z; ra[i * 4 + 3] = x.w;\n"
+                   "          }\n"
+                   "        } else\n",
+                   A);
+  }
+  vk_text_printf(&body,
+                 "        [[unroll]] for (int i = 0; i < LA; i++) {\n"
+                 "          int e = tid + i * 256;\n"
+                 "          int m = a_mfast ? e %% BM : e / BK, kk = a_mfast ? e / BM : e %% BK;\n"
+                 "          ra[i] = (m0 + m < M && k0 + kk < K) ? %s[a_base + (m0 + m) * a_sm + (k0 + kk) * a_sk] : %s(0);\n"
+                 "        }\n",
+                 A, T);
+  if (!f64) {
+    vk_text_printf(&body,
+                   "        if (b_vec) {\n"
+                   "          [[unroll]] for (int i = 0; i < 2; i++) {\n"
+                   "            int v = tid + i * 256, kk = v / (BN / 4), nq = (v %% (BN / 4)) * 4;\n"
+                   "            vec4 x = (k0 + kk < K && n0 + nq < N) ? %s_v4[(b_base + (k0 + kk) * b_sk + n0 + nq) >> 2] : vec4(0);\n"
+                   "            rb[i * 4 + 0] = x.x; rb[i * 4 + 1] = x.y; rb[i * 4 + 2] = x.z; rb[i * 4 + 3] = x.w;\n"
+                   "          }\n"
+                   "        } else\n",
+                   B);
+  }
+  vk_text_printf(&body,
+                 "        [[unroll]] for (int i = 0; i < LA; i++) {\n"
+                 "          int e = tid + i * 256;\n"
+                 "          int kk = b_kfast ? e %% BK : e / BN, n = b_kfast ? e / BK : e %% BN;\n"
+                 "          rb[i] = (k0 + kk < K && n0 + n < N) ? %s[b_base + (k0 + kk) * b_sk + (n0 + n) * b_sn] : %s(0);\n"
+                 "        }\n"
+                 "      }\n",
+                 B, T);
+  /* compute on the current buffer */
+  vk_text_printf(&body,
+                 "      if (kt >= 0) {\n"
+                 "        [[unroll]] for (int kk = 0; kk < BK; kk++) {\n"
+                 "          %s a[8], bv[8];\n"
+                 "          [[unroll]] for (int c = 0; c < 4; c++) {\n"
+                 "            a[c] = As[cur][kk][ty * 4 + c]; a[4 + c] = As[cur][kk][64 + ty * 4 + c];\n"
+                 "            bv[c] = Bs[cur][kk][tx * 4 + c]; bv[4 + c] = Bs[cur][kk][64 + tx * 4 + c];\n"
+                 "          }\n"
+                 "          [[unroll]] for (int i = 0; i < 8; i++)\n"
+                 "            [[unroll]] for (int j = 0; j < 8; j++) acc[i][j] = fma(a[i], bv[j], acc[i][j]);\n"
+                 "        }\n"
+                 "      }\n",
+                 T);
+  /* registers -> the other shared buffer */
+  vk_text_printf(&body, "      if (kt + 1 < nk) {\n");
+  if (!f64) {
+    vk_text_printf(&body,
+                   "        if (a_vec) {\n"
+                   "          [[unroll]] for (int i = 0; i < 2; i++) {\n"
+                   "            int v = tid + i * 256, m = v / (BK / 4), kq = (v %% (BK / 4)) * 4;\n"
+                   "            [[unroll]] for (int c = 0; c < 4; c++) As[nxt][kq + c][m] = ra[i * 4 + c];\n"
+                   "          }\n"
+                   "        } else\n");
+  }
+  vk_text_printf(&body,
+                 "        [[unroll]] for (int i = 0; i < LA; i++) {\n"
+                 "          int e = tid + i * 256;\n"
+                 "          int m = a_mfast ? e %% BM : e / BK, kk = a_mfast ? e / BM : e %% BK;\n"
+                 "          As[nxt][kk][m] = ra[i];\n"
+                 "        }\n");
+  if (!f64) {
+    vk_text_printf(&body,
+                   "        if (b_vec) {\n"
+                   "          [[unroll]] for (int i = 0; i < 2; i++) {\n"
+                   "            int v = tid + i * 256, kk = v / (BN / 4), nq = (v %% (BN / 4)) * 4;\n"
+                   "            [[unroll]] for (int c = 0; c < 4; c++) Bs[nxt][kk][nq + c] = rb[i * 4 + c];\n"
+                   "          }\n"
+                   "        } else\n");
+  }
+  vk_text_printf(&body,
+                 "        [[unroll]] for (int i = 0; i < LA; i++) {\n"
+                 "          int e = tid + i * 256;\n"
+                 "          int kk = b_kfast ? e %% BK : e / BN, n = b_kfast ? e / BK : e %% BN;\n"
+                 "          Bs[nxt][kk][n] = rb[i];\n"
+                 "        }\n"
+                 "      }\n"
+                 "      barrier();\n"
+                 "    }\n");
+  /* epilogue */
+  vk_text_printf(&body,
+                 "    [[unroll]] for (int i = 0; i < 8; i++) {\n"
+                 "      int m = m0 + (i < 4 ? ty * 4 + i : 64 + ty * 4 + i - 4);\n"
+                 "      [[unroll]] for (int j = 0; j < 8; j++) {\n"
+                 "        int n = n0 + (j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4);\n"
+                 "        if (m >= M || n >= N) continue;\n");
+  if (k->n_ops == 0) {
+    vk_text_printf(&body, "        %s[p.o%d + c_off + bz * c_sb + m * c_sm + n * c_sn] = acc[i][j];\n", C, (int)mm->c);
+  } else {
+    const char *vars[TC_MAX_RANK + 1] = {0};
+    if (nvar == 3) {
+      vars[0] = "bz";
+      vars[1] = "m";
+      vars[2] = "n";
+    } else {
+      vars[0] = "m";
+      vars[1] = "n";
+    }
+    for (int32_t i = 0; i < k->n_ops; i++) {
+      const tc_kop *op = op_at(k, i);
+      if (op->kind == TC_KOP_ACC) {
+        char ov[64];
+        snprintf(ov, sizeof ov, "%s(acc[i][j])", vk_glsl_type(op->dtype));
+        vk_gen_op(g, &body, 8, i, vars, "", ov);
+      } else {
+        vk_gen_op(g, &body, 8, i, vars, "", NULL);
+      }
+    }
+  }
+  vk_text_printf(&body, "      }\n    }\n  }\n}\n");
+  vk_gen_exprs_declare(g, &b, 2);
+  vk_text_printf(&b, "%s", body.s ? body.s : "");
+  free(body.s);
+  vk_gen_prologue(g, g->t, &b);
+  bool oom = b.oom;
+  free(b.s);
+  if (oom || g->t->oom) {
+    snprintf(g->err, sizeof g->err, "out of memory generating GLSL");
+    return TC_ERR_OUT_OF_MEMORY;
+  }
+  return g->err[0] ? TC_ERR_INVALID_ARGUMENT : TC_OK;
+}

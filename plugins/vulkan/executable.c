@@ -1,0 +1,168 @@
+/* executable.c — compile_kernels: GLSL per kernel (codegen_*), SPIR-V from the disk cache or
+ * shaderc, then modules, layouts and pipelines; and the executable's lifetime and source. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "vk_internal.h"
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static char *dup_str(const char *s) {
+  size_t n = strlen(s ? s : "") + 1;
+  char *d = malloc(n);
+  if (d) memcpy(d, s ? s : "", n);
+  return d;
+}
+
+static tc_status kernel_build(tc_plugin_ctx *ctx, const tc_kernel_list *list, int32_t ki, vk_kernel *out) {
+  const tc_kernel_desc *k = TC_AT(tc_kernel_desc, list->kernels, ki);
+  char name[160];
+  snprintf(name, sizeof name, "%s", k->name && *k->name ? k->name : "kernel");
+  out->name = dup_str(name);
+  out->n_buffers = k->n_buffers;
+  out->n_outer = k->n_outer;
+  out->inner = k->inner;
+  memcpy(out->outer, k->outer, sizeof out->outer);
+  out->numel = calloc((size_t)k->n_buffers + 1, sizeof(int32_t));
+  out->elem_size = calloc((size_t)k->n_buffers + 1, sizeof(int32_t));
+  if (!out->name || !out->numel || !out->elem_size) return vk_err(ctx, TC_ERR_OUT_OF_MEMORY, "vulkan compile: out of memory");
+  for (int32_t i = 0; i < k->n_buffers; i++) {
+    const tc_kbuffer *b = TC_AT(tc_kbuffer, k->buffers, i);
+    if (b->dtype < 0 || b->dtype >= TC_DTYPE_COUNT || tc_dtype_size((tc_dtype)b->dtype) == 0 || b->dtype == TC_F16 ||
+        b->dtype == TC_BF16)
+      return vk_err(ctx, TC_ERR_UNSUPPORTED, "vulkan compile '%s': buffer %d has unsupported dtype %d", name, (int)i,
+                    (int)b->dtype);
+    out->numel[i] = b->numel;
+    out->elem_size[i] = (int32_t)tc_dtype_size((tc_dtype)b->dtype);
+  }
+  out->push_bytes = (uint32_t)(4 * (list->n_syms + k->n_buffers));
+  if (out->push_bytes == 0) out->push_bytes = 4;
+  if (out->push_bytes > ctx->caps.max_push_bytes)
+    return vk_err(ctx, TC_ERR_UNSUPPORTED,
+                  "vulkan compile '%s': %d symbols + %d buffers need %u bytes of push constants; the device has %u", name,
+                  (int)list->n_syms, (int)k->n_buffers, out->push_bytes, ctx->caps.max_push_bytes);
+
+  vk_text text = {0};
+  vk_gen g = {.ctx = ctx, .list = list, .k = k, .t = &text};
+  g.expr_used = calloc((size_t)list->n_exprs + 1, 1);
+  if (!g.expr_used) return vk_err(ctx, TC_ERR_OUT_OF_MEMORY, "vulkan compile: out of memory");
+  tc_status st = TC_OK;
+  if (!vk_gen_check_kernel(&g)) {
+    st = TC_ERR_UNSUPPORTED;
+  } else if (k->kind == TC_KERNEL_LOOP) {
+    st = vk_gen_loop(&g, &out->shape);
+  } else if (k->kind == TC_KERNEL_MATMUL) {
+    out->shape = VK_SHAPE_MATMUL;
+    out->mm_batch = k->matmul.batch;
+    out->mm_m = k->matmul.m;
+    out->mm_n = k->matmul.n;
+    st = vk_gen_matmul(&g);
+  } else {
+    snprintf(g.err, sizeof g.err, "unknown kernel kind %d", (int)k->kind);
+    st = TC_ERR_UNSUPPORTED;
+  }
+  free(g.expr_used);
+  if (st != TC_OK) {
+    free(text.s);
+    return vk_err(ctx, st, "vulkan compile '%s': %s", name, g.err[0] ? g.err : "code generation failed");
+  }
+  out->glsl = text.s;
+  out->vec_width = (out->shape == VK_SHAPE_POINTWISE && strstr(out->glsl, "vec_ok")) ? 4 : 1;
+
+  uint32_t *spirv = NULL;
+  size_t n_words = 0;
+  double t0 = now_s();
+  if (vk_cache_spirv_load(ctx, out->glsl, &spirv, &n_words)) {
+    out->cache_hit = true;
+  } else {
+    st = vk_shader_compile(ctx, name, out->glsl, &spirv, &n_words);
+    if (st != TC_OK) return st;
+    vk_log(ctx, TC_LOG_INFO, "cache", "vulkan cache miss: '%s' compiled by shaderc in %.1f ms", name, (now_s() - t0) * 1e3);
+    pthread_mutex_lock(&ctx->lock);
+    vk_cache_spirv_store(ctx, out->glsl, spirv, n_words);
+    pthread_mutex_unlock(&ctx->lock);
+  }
+  vk_spirv_dump(ctx, name, spirv, n_words);
+  st = vk_kernel_pipeline_layout(ctx, out, spirv, n_words);
+  free(spirv);
+  if (st != TC_OK) return st;
+  /* Row kernels make their pipelines per threads-per-row on first launch; the others now, so
+   * driver compile errors show at compile time. */
+  if (out->shape != VK_SHAPE_ROWS) {
+    VkPipeline p;
+    st = vk_kernel_pipeline(ctx, out, 0, &p);
+  }
+  return st;
+}
+
+tc_status vk_compile_kernels(tc_plugin_ctx *ctx, const tc_kernel_list *list, tc_executable **out) {
+  *out = NULL;
+  if (!list || list->struct_size < TC_STRUCT_SIZE(tc_kernel_list, kernels))
+    return vk_err(ctx, TC_ERR_VERSION, "vulkan compile_kernels: tc_kernel_list too small");
+  if (list->n_kernels < 0 || (list->n_kernels > 0 && !list->kernels) || list->n_exprs < 0 || list->n_syms < 0)
+    return vk_err(ctx, TC_ERR_INVALID_ARGUMENT, "vulkan compile_kernels: bad kernel list");
+  tc_executable *exe = calloc(1, sizeof *exe);
+  if (!exe) return vk_err(ctx, TC_ERR_OUT_OF_MEMORY, "vulkan compile_kernels: out of memory");
+  exe->name = dup_str(list->name);
+  exe->n_exprs = list->n_exprs;
+  exe->n_syms = list->n_syms;
+  exe->exprs = calloc((size_t)list->n_exprs + 1, sizeof *exe->exprs);
+  exe->kernels = calloc((size_t)list->n_kernels + 1, sizeof *exe->kernels);
+  if (!exe->name || !exe->exprs || !exe->kernels) {
+    vk_executable_free(ctx, exe);
+    return vk_err(ctx, TC_ERR_OUT_OF_MEMORY, "vulkan compile_kernels: out of memory");
+  }
+  for (int32_t i = 0; i < list->n_exprs; i++) {
+    const tc_size_expr *e = TC_AT(tc_size_expr, list->exprs, i);
+    exe->exprs[i] = (tc_size_expr){.struct_size = sizeof(tc_size_expr), .op = e->op, .a = e->a, .b = e->b, .value = e->value};
+    if (e->op >= TC_SX_ADD && (e->a < 0 || e->a >= i || e->b < 0 || e->b >= i)) {
+      vk_executable_free(ctx, exe);
+      return vk_err(ctx, TC_ERR_INVALID_ARGUMENT, "vulkan compile_kernels: size expression %d refers to %d/%d", (int)i,
+                    (int)e->a, (int)e->b);
+    }
+  }
+  double t0 = now_s();
+  int32_t hits = 0;
+  vk_text src = {0};
+  for (int32_t i = 0; i < list->n_kernels; i++) {
+    exe->n_kernels = i + 1;
+    tc_status st = kernel_build(ctx, list, i, &exe->kernels[i]);
+    if (st != TC_OK) {
+      free(src.s);
+      vk_executable_free(ctx, exe);
+      return st;
+    }
+    hits += exe->kernels[i].cache_hit;
+    vk_text_printf(&src, "// ===== kernel %d: %s =====\n%s\n", (int)i, exe->kernels[i].name, exe->kernels[i].glsl);
+  }
+  exe->source = src.s ? src.s : dup_str("");
+  vk_log(ctx, TC_LOG_INFO, "cache", "vulkan: graph '%s': %d kernels, %d from the SPIR-V cache, %.1f ms",
+         list->name ? list->name : "?", (int)list->n_kernels, (int)hits, (now_s() - t0) * 1e3);
+  *out = exe;
+  return TC_OK;
+}
+
+void vk_executable_free(tc_plugin_ctx *ctx, tc_executable *exe) {
+  if (!exe) return;
+  vk_flush_wait(ctx);
+  /* recordings of this executable must not be pending: flush_wait waited for them */
+  for (int32_t i = 0; i < exe->n_kernels; i++) vk_kernel_destroy(ctx, &exe->kernels[i]);
+  for (int32_t i = 0; i < exe->n_pools; i++) ctx->fn.vkDestroyDescriptorPool(ctx->device, exe->pools[i], NULL);
+  free(exe->pools);
+  free(exe->kernels);
+  free(exe->exprs);
+  free(exe->source);
+  free(exe->name);
+  free(exe);
+}
+
+const char *vk_executable_source(tc_plugin_ctx *ctx, tc_executable *exe) {
+  (void)ctx;
+  return exe ? exe->source : NULL;
+}

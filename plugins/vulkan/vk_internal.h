@@ -1,0 +1,338 @@
+/* vk_internal.h — what the vulkan plugin's files share: the dlopen'd Vulkan entry points, the
+ * context, buffers, compiled kernels and executables, and each file's functions.
+ *
+ * Vulkan is never linked: libvulkan.so.1 is dlopen'd at probe/init time (loader.c), so the
+ * plugin loads on machines without a loader and says why it is unavailable. */
+#ifndef TC_VK_INTERNAL_H
+#define TC_VK_INTERNAL_H
+
+#define VK_NO_PROTOTYPES
+#include <vulkan/vulkan.h>
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tc_plugin.h"
+
+/* ---- Vulkan entry points, loaded through vkGetInstanceProcAddr / vkGetDeviceProcAddr ---- */
+#define VK_GLOBAL_FNS(X)                                                                                     \
+  X(vkCreateInstance)                                                                                        \
+  X(vkEnumerateInstanceExtensionProperties)                                                                  \
+  X(vkEnumerateInstanceLayerProperties)
+#define VK_INSTANCE_FNS(X)                                                                                   \
+  X(vkDestroyInstance)                                                                                       \
+  X(vkEnumeratePhysicalDevices)                                                                              \
+  X(vkGetPhysicalDeviceProperties)                                                                           \
+  X(vkGetPhysicalDeviceProperties2)                                                                          \
+  X(vkGetPhysicalDeviceFeatures2)                                                                            \
+  X(vkGetPhysicalDeviceQueueFamilyProperties)                                                                \
+  X(vkGetPhysicalDeviceMemoryProperties)                                                                     \
+  X(vkCreateDevice)                                                                                          \
+  X(vkGetDeviceProcAddr)
+#define VK_DEVICE_FNS(X)                                                                                     \
+  X(vkDestroyDevice)                                                                                         \
+  X(vkGetDeviceQueue)                                                                                        \
+  X(vkCreateCommandPool)                                                                                     \
+  X(vkDestroyCommandPool)                                                                                    \
+  X(vkAllocateCommandBuffers)                                                                                \
+  X(vkFreeCommandBuffers)                                                                                    \
+  X(vkBeginCommandBuffer)                                                                                    \
+  X(vkEndCommandBuffer)                                                                                      \
+  X(vkResetCommandBuffer)                                                                                    \
+  X(vkQueueSubmit)                                                                                           \
+  X(vkDeviceWaitIdle)                                                                                        \
+  X(vkCreateFence)                                                                                           \
+  X(vkDestroyFence)                                                                                          \
+  X(vkWaitForFences)                                                                                         \
+  X(vkResetFences)                                                                                           \
+  X(vkCreateBuffer)                                                                                          \
+  X(vkDestroyBuffer)                                                                                         \
+  X(vkGetBufferMemoryRequirements)                                                                           \
+  X(vkAllocateMemory)                                                                                        \
+  X(vkFreeMemory)                                                                                            \
+  X(vkBindBufferMemory)                                                                                      \
+  X(vkMapMemory)                                                                                             \
+  X(vkUnmapMemory)                                                                                           \
+  X(vkInvalidateMappedMemoryRanges)                                                                          \
+  X(vkFlushMappedMemoryRanges)                                                                               \
+  X(vkCmdCopyBuffer)                                                                                         \
+  X(vkCmdPipelineBarrier)                                                                                    \
+  X(vkCmdBindPipeline)                                                                                       \
+  X(vkCmdBindDescriptorSets)                                                                                 \
+  X(vkCmdPushConstants)                                                                                      \
+  X(vkCmdDispatch)                                                                                           \
+  X(vkCreateShaderModule)                                                                                    \
+  X(vkDestroyShaderModule)                                                                                   \
+  X(vkCreateDescriptorSetLayout)                                                                             \
+  X(vkDestroyDescriptorSetLayout)                                                                            \
+  X(vkCreatePipelineLayout)                                                                                  \
+  X(vkDestroyPipelineLayout)                                                                                 \
+  X(vkCreateComputePipelines)                                                                                \
+  X(vkDestroyPipeline)                                                                                       \
+  X(vkCreatePipelineCache)                                                                                   \
+  X(vkDestroyPipelineCache)                                                                                  \
+  X(vkGetPipelineCacheData)                                                                                  \
+  X(vkCreateDescriptorPool)                                                                                  \
+  X(vkDestroyDescriptorPool)                                                                                 \
+  X(vkAllocateDescriptorSets)                                                                                \
+  X(vkUpdateDescriptorSets)
+
+typedef struct vk_fns {
+  void *lib; /* dlopen handle of libvulkan */
+  PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr;
+#define VK_FN_FIELD(name) PFN_##name name;
+  VK_GLOBAL_FNS(VK_FN_FIELD)
+  VK_INSTANCE_FNS(VK_FN_FIELD)
+  VK_DEVICE_FNS(VK_FN_FIELD)
+#undef VK_FN_FIELD
+} vk_fns;
+
+/* loader.c: dlopen the loader and fill the global entries. Returns false with why[] filled. */
+bool vk_loader_open(vk_fns *fn, char *why, size_t why_size);
+bool vk_loader_instance(vk_fns *fn, VkInstance inst, char *why, size_t why_size);
+bool vk_loader_device(vk_fns *fn, VkDevice dev, char *why, size_t why_size);
+void vk_loader_close(vk_fns *fn);
+const char *vk_result_name(VkResult r);
+
+/* ---- device capabilities the code generators and the runtime consult ---- */
+typedef struct vk_device_caps {
+  char name[256];
+  uint32_t vendor_id, device_id, driver_version, api_version;
+  VkPhysicalDeviceType type;
+  bool f64, i64, storage8;   /* shaderFloat64, shaderInt64, storageBuffer8BitAccess */
+  bool subgroup_shuffle;     /* subgroup shuffle ops usable in compute shaders */
+  uint32_t subgroup_size;
+  uint32_t max_wg_invocations, max_wg_count[3], max_shared_bytes, max_push_bytes;
+  uint64_t max_storage_range, min_storage_align;
+  uint64_t memory_bytes; /* largest device-local heap */
+} vk_device_caps;
+
+/* ---- buffers (memory.c) ---- */
+struct tc_buffer {
+  VkBuffer buf;
+  VkDeviceMemory mem;
+  VkDeviceSize size;
+  uint64_t serial; /* unique per allocation: descriptor-set caches key on it, never on the pointer */
+};
+
+/* ---- compiled kernels and executables ---- */
+typedef enum vk_kernel_shape {
+  VK_SHAPE_POINTWISE = 0, /* flat grid-stride over the outer domain */
+  VK_SHAPE_ROWS = 1,      /* a group of threads per outer point, inner loops and reductions */
+  VK_SHAPE_MATMUL = 2     /* tiled GEMM with the fused epilogue */
+} vk_kernel_shape;
+
+#define VK_TPR_VARIANTS 6 /* threads per row: 32 << v, v = 0..5 (32..1024) */
+#define VK_POINTWISE_WG 256
+#define VK_ROWS_MIN_WG 128
+#define VK_MM_BM 128
+#define VK_MM_BN 128
+#define VK_ROW_CACHE 4 /* R: vec4s per thread per value kept in registers between inner loops */
+
+typedef struct vk_set_entry {
+  uint64_t *key; /* (serial, bound offset) per buffer */
+  VkDescriptorSet set;
+} vk_set_entry;
+
+typedef struct vk_kernel {
+  char *name;
+  char *glsl;
+  int32_t shape;   /* vk_kernel_shape */
+  int32_t n_buffers;
+  int32_t *numel;  /* expr id per buffer */
+  int32_t *elem_size;
+  int32_t n_outer;
+  int32_t outer[TC_MAX_RANK];
+  int32_t inner;
+  int32_t mm_batch, mm_m, mm_n; /* MATMUL: expr ids */
+  int32_t vec_width; /* POINTWISE: elements per invocation when vectorized (4) or 1 */
+  uint32_t push_bytes;
+  VkShaderModule module;
+  VkDescriptorSetLayout set_layout;
+  VkPipelineLayout layout;
+  VkPipeline pipelines[VK_TPR_VARIANTS]; /* POINTWISE/MATMUL use [0] */
+  vk_set_entry *sets;
+  int32_t n_sets, cap_sets;
+  bool cache_hit;
+} vk_kernel;
+
+struct tc_executable {
+  char *name;
+  int32_t n_kernels;
+  vk_kernel *kernels;
+  int32_t n_exprs, n_syms;
+  tc_size_expr *exprs;
+  char *source; /* every kernel's GLSL, for executable_source */
+  VkDescriptorPool *pools;
+  int32_t n_pools;
+  int32_t pool_left;
+};
+
+struct tc_recording {
+  tc_executable *exe;
+  int32_t n_launches;
+  tc_launch *launches;     /* copies */
+  tc_buffer_arg *args;     /* copies, all launches back to back */
+  VkCommandBuffer cmd;
+  int64_t *syms;           /* the syms the command buffer was recorded with */
+  bool recorded;
+  VkFence fence;
+  bool pending;
+};
+
+/* ---- the context ---- */
+struct tc_plugin_ctx {
+  const tc_host_api *host;
+  vk_fns fn;
+  VkInstance instance;
+  VkPhysicalDevice phys;
+  VkDevice device;
+  VkQueue queue;
+  uint32_t queue_family;
+  VkCommandPool cmd_pool;
+  VkPhysicalDeviceMemoryProperties mem_props;
+  vk_device_caps caps;
+  char device_key[64]; /* hex of a hash of device + driver: cache keys */
+  VkPipelineCache pipeline_cache;
+  bool pipeline_cache_dirty;
+  /* staging: a host-visible buffer for buffer_write/read, grown on demand */
+  tc_buffer staging;
+  void *staging_map;
+  /* the batch: launches are recorded into one command buffer, submitted on flush */
+  VkCommandBuffer batch_cmd;
+  bool batch_open;
+  int32_t batch_launches;
+  VkFence batch_fence;
+  bool batch_pending; /* submitted, not yet waited for */
+  uint64_t next_serial;
+  void *shaderc_compiler; /* shaderc_compiler_t, made on the first cache miss */
+  pthread_mutex_t lock; /* compile_kernels may run on several threads: shaderc, cache files */
+  tc_recording *pending[64]; /* replays submitted and not yet waited for */
+  int32_t n_pending;
+  const char *dump_spirv_dir;
+  bool validation;
+};
+
+/* ---- error / log helpers (plugin.c) ---- */
+tc_status vk_err(tc_plugin_ctx *ctx, tc_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+tc_status vk_host_err(const tc_host_api *host, tc_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void vk_log(tc_plugin_ctx *ctx, tc_log_level level, const char *category, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+bool vk_log_on(tc_plugin_ctx *ctx, const char *category);
+const char *vk_option(const tc_host_api *host, const char *key);
+
+/* ---- device.c ---- */
+/* Creates an instance (validation layer when asked and installed). */
+VkResult vk_instance_create(vk_fns *fn, bool validation, const tc_host_api *host, VkInstance *out);
+/* Physical devices with a compute queue, in preference order (discrete > integrated > virtual >
+ * CPU). n in: capacity; out: count. */
+VkResult vk_devices_list(vk_fns *fn, VkInstance inst, VkPhysicalDevice *devs, uint32_t *n);
+void vk_device_caps_query(vk_fns *fn, VkPhysicalDevice phys, vk_device_caps *caps);
+int32_t vk_device_type_tc(VkPhysicalDeviceType t);
+tc_status vk_device_open(tc_plugin_ctx *ctx, int32_t index);
+void vk_device_close(tc_plugin_ctx *ctx);
+
+/* ---- memory.c ---- */
+tc_status vk_buffer_create(tc_plugin_ctx *ctx, VkDeviceSize bytes, bool host_visible, tc_buffer *out);
+void vk_buffer_destroy(tc_plugin_ctx *ctx, tc_buffer *b);
+tc_status vk_buffer_alloc(tc_plugin_ctx *ctx, size_t bytes, tc_buffer **buf);
+void vk_buffer_free(tc_plugin_ctx *ctx, tc_buffer *buf);
+tc_status vk_buffer_write(tc_plugin_ctx *ctx, tc_buffer *dst, size_t offset, const void *src, size_t bytes);
+tc_status vk_buffer_read(tc_plugin_ctx *ctx, tc_buffer *src, size_t offset, void *dst, size_t bytes);
+void vk_staging_release(tc_plugin_ctx *ctx);
+
+/* ---- code generation ---- */
+typedef struct vk_text {
+  char *s;
+  size_t len, cap;
+  bool oom;
+} vk_text;
+void vk_text_printf(vk_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void vk_text_indent(vk_text *t, int level);
+
+/* codegen_ops.c: the pieces every shader shares. */
+typedef struct vk_gen {
+  tc_plugin_ctx *ctx;
+  const tc_kernel_list *list;
+  const tc_kernel_desc *k;
+  vk_text *t;
+  bool *expr_used; /* n_exprs */
+  const bool *percomp; /* per op: its value varies per vector component in the current emission */
+  bool uses_f64, uses_i64, uses_u8, uses_subgroups, uses_atomic, uses_unroll;
+  char err[256];
+} vk_gen;
+const char *vk_glsl_type(int32_t dtype);
+/* An expression id as GLSL: a literal for constants, "eN" otherwise (marks it used). */
+void vk_gen_expr_ref(vk_gen *g, vk_text *t, int32_t id);
+/* Emits "int eN = ...;" for every used expression (and their children), in id order. */
+void vk_gen_exprs_declare(vk_gen *g, vk_text *t, int indent);
+/* Validates a kernel's ops against the device: dtypes and prims the generators accept. */
+bool vk_gen_check_kernel(vk_gen *g);
+/* The shader prologue: version, extensions, buffer bindings and the push-constant block. */
+void vk_gen_prologue(vk_gen *g, vk_text *head, const vk_text *body);
+/* Emits op `i` as a statement defining v<i><suffix>. vars: GLSL expressions for the n_outer + 1
+ * loop variables (NULL entries: variable not in scope). comp: component suffix ("" or "_2").
+ * vec_load: a GLSL expression already holding this op's value (vector component), or NULL. */
+void vk_gen_op(vk_gen *g, vk_text *t, int indent, int32_t i, const char *const *vars, const char *suffix,
+               const char *value_override);
+/* The element index of op i's tc_index over vars, as GLSL (without the buffer's element offset). */
+void vk_gen_index(vk_gen *g, vk_text *t, const tc_index *ix, const char *const *vars, const char *suffix);
+/* Scalar literal for a constant op. */
+void vk_gen_const(vk_text *t, int32_t dtype, double f, int64_t i);
+/* True when the expression is the constant c. */
+bool vk_expr_is_const(const tc_kernel_list *list, int32_t id, int64_t c);
+
+/* codegen_math.c: helper functions GLSL lacks (erf, accurate exp/log/sin/cos/tanh, Philox, ...). */
+void vk_gen_math_helpers(vk_gen *g, vk_text *t, const char *body);
+void vk_gen_atomic_helpers(vk_gen *g, vk_text *t);
+
+/* codegen_loop.c / codegen_matmul.c: one GLSL compute shader per kernel. */
+tc_status vk_gen_loop(vk_gen *g, int32_t *shape /* out */);
+tc_status vk_gen_matmul(vk_gen *g);
+
+/* ---- shader_compile.c: GLSL -> SPIR-V with shaderc ---- */
+tc_status vk_shader_compile(tc_plugin_ctx *ctx, const char *name, const char *glsl, uint32_t **spirv,
+                            size_t *n_words);
+void vk_shader_compiler_release(tc_plugin_ctx *ctx);
+
+/* ---- cache.c: the disk cache of SPIR-V and the VkPipelineCache ---- */
+void vk_hash128(const void *data, size_t n, uint64_t seed, uint64_t out[2]);
+/* Looks up SPIR-V for glsl on this device. true and *spirv (malloc'd) on a verified hit. */
+bool vk_cache_spirv_load(tc_plugin_ctx *ctx, const char *glsl, uint32_t **spirv, size_t *n_words);
+void vk_cache_spirv_store(tc_plugin_ctx *ctx, const char *glsl, const uint32_t *spirv, size_t n_words);
+void vk_pipeline_cache_open(tc_plugin_ctx *ctx);
+void vk_pipeline_cache_save(tc_plugin_ctx *ctx);
+void vk_spirv_dump(tc_plugin_ctx *ctx, const char *name, const uint32_t *spirv, size_t n_words);
+
+/* ---- pipeline.c ---- */
+tc_status vk_kernel_pipeline_layout(tc_plugin_ctx *ctx, vk_kernel *k, const uint32_t *spirv, size_t n_words);
+/* The pipeline for variant v (threads-per-row index for ROWS), created on first use. */
+tc_status vk_kernel_pipeline(tc_plugin_ctx *ctx, vk_kernel *k, int32_t variant, VkPipeline *out);
+void vk_kernel_destroy(tc_plugin_ctx *ctx, vk_kernel *k);
+/* A descriptor set binding args (one per buffer), cached per executable by buffer identity. */
+tc_status vk_kernel_descriptor_set(tc_plugin_ctx *ctx, tc_executable *exe, vk_kernel *k, const tc_buffer_arg *args,
+                                   VkDescriptorSet *out, uint32_t *elem_offsets /* out, per buffer */);
+
+/* ---- executable.c ---- */
+tc_status vk_compile_kernels(tc_plugin_ctx *ctx, const tc_kernel_list *list, tc_executable **exe);
+void vk_executable_free(tc_plugin_ctx *ctx, tc_executable *exe);
+const char *vk_executable_source(tc_plugin_ctx *ctx, tc_executable *exe);
+
+/* ---- launch.c ---- */
+tc_status vk_launch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t kernel, const tc_buffer_arg *args,
+                    const int64_t *syms);
+tc_status vk_synchronize(tc_plugin_ctx *ctx);
+/* Submits the open batch (if any) and waits for all submitted work. */
+tc_status vk_flush_wait(tc_plugin_ctx *ctx);
+tc_status vk_record(tc_plugin_ctx *ctx, tc_executable *exe, int32_t n_launches, const tc_launch *launches,
+                    tc_recording **rec);
+tc_status vk_replay(tc_plugin_ctx *ctx, tc_recording *rec, const int64_t *syms);
+void vk_recording_free(tc_plugin_ctx *ctx, tc_recording *rec);
+/* One-shot command buffer helpers for transfers. */
+tc_status vk_oneshot_begin(tc_plugin_ctx *ctx, VkCommandBuffer *cmd);
+tc_status vk_oneshot_end(tc_plugin_ctx *ctx, VkCommandBuffer cmd);
+
+#endif

@@ -1,0 +1,643 @@
+/* test_vulkan.c — the vulkan plugin on its own: dlopen'd from the build tree, fed hand-built
+ * kernel descriptors, results compared with plain C references. Every SPIR-V module the
+ * plugin generates is dumped (vulkan.dump_spirv) and must pass spirv-val. Skipped when no
+ * Vulkan device is present (lavapipe counts). */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tc_plugin.h"
+
+/* ------------------------------------------------------------------ a minimal host */
+
+static char g_err[2048];
+static char g_dump_dir[256], g_cache_dir[256];
+static int g_cache_hits;
+
+static void host_set_error(void *h, const char *m) {
+  (void)h;
+  snprintf(g_err, sizeof g_err, "%s", m);
+}
+static void host_log(void *h, tc_log_level lv, const char *cat, const char *m) {
+  (void)h;
+  (void)lv;
+  if (strcmp(cat, "cache") == 0 && strstr(m, "cache hit")) g_cache_hits++;
+  if (getenv("TC_VK_TEST_VERBOSE")) fprintf(stderr, "[%s] %s\n", cat, m);
+}
+static bool host_log_enabled(void *h, const char *cat) {
+  (void)h;
+  return strcmp(cat, "cache") == 0 || getenv("TC_VK_TEST_VERBOSE") != NULL;
+}
+static const char *host_get_option(void *h, const char *key) {
+  (void)h;
+  if (strcmp(key, "vulkan.dump_spirv") == 0) return g_dump_dir;
+  return NULL;
+}
+
+static tc_host_api g_host = {
+    .struct_size = sizeof(tc_host_api),
+    .abi_major = TC_ABI_MAJOR,
+    .abi_minor = TC_ABI_MINOR,
+    .set_error = host_set_error,
+    .log = host_log,
+    .log_enabled = host_log_enabled,
+    .cache_dir = g_cache_dir,
+    .get_option = host_get_option,
+};
+
+static void *g_dl;
+static tc_plugin_api g_api;
+static tc_plugin_ctx *g_ctx;
+
+static void rm_dir_files(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *e;
+  char p[512];
+  while ((e = readdir(d)))
+    if (e->d_name[0] != '.') {
+      snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+      unlink(p);
+    }
+  closedir(d);
+}
+
+static bool plugin_load(void) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/tc-vulkan.so", TC_BUILD_PLUGIN_DIR);
+  g_dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  cr_assert(g_dl, "dlopen %s: %s", path, dlerror());
+  tc_plugin_query_fn q;
+  void *sym = dlsym(g_dl, TC_PLUGIN_ENTRY_SYMBOL);
+  cr_assert(sym);
+  memcpy(&q, &sym, sizeof q);
+  memset(&g_api, 0, sizeof g_api);
+  g_api.struct_size = sizeof g_api;
+  cr_assert_eq(q(&g_host, &g_api), TC_OK, "%s", g_err);
+  cr_assert_str_eq(g_api.name, "vulkan");
+  cr_assert_eq(g_api.memory, TC_MEMORY_DEVICE);
+  tc_probe_info info = {.struct_size = sizeof info};
+  cr_assert_eq(g_api.probe(&g_host, &info), TC_OK);
+  return info.available;
+}
+
+static void setup(void) {
+  snprintf(g_dump_dir, sizeof g_dump_dir, "/tmp/tc-vulkan-test-spv-%d", (int)getpid());
+  snprintf(g_cache_dir, sizeof g_cache_dir, "/tmp/tc-vulkan-test-cache-%d", (int)getpid());
+  mkdir(g_dump_dir, 0755);
+  mkdir(g_cache_dir, 0755);
+  if (!plugin_load()) cr_skip_test("no Vulkan device");
+  cr_assert_eq(g_api.init(&g_host, 0, &g_ctx), TC_OK, "%s", g_err);
+}
+
+/* Every dumped module must pass spirv-val. */
+static void spirv_validate_all(void) {
+  DIR *d = opendir(g_dump_dir);
+  cr_assert(d);
+  struct dirent *e;
+  int n = 0;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] == '.') continue;
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "spirv-val --target-env vulkan1.2 '%s/%s' 2>&1", g_dump_dir, e->d_name);
+    FILE *p = popen(cmd, "r");
+    cr_assert(p);
+    char out[4096] = "";
+    size_t got = fread(out, 1, sizeof out - 1, p);
+    out[got] = '\0';
+    int rc = pclose(p);
+    cr_expect_eq(rc, 0, "spirv-val %s failed: %s", e->d_name, out);
+    n++;
+  }
+  closedir(d);
+  cr_expect_gt(n, 0, "no SPIR-V was dumped to %s", g_dump_dir);
+}
+
+static void teardown(void) {
+  if (g_ctx) {
+    spirv_validate_all();
+    g_api.release(g_ctx);
+  }
+  g_ctx = NULL;
+  if (g_dl) dlclose(g_dl);
+  g_dl = NULL;
+  rm_dir_files(g_dump_dir);
+  rmdir(g_dump_dir);
+  rm_dir_files(g_cache_dir);
+  rmdir(g_cache_dir);
+}
+
+/* ------------------------------------------------------------------ descriptor builders */
+
+typedef struct kbuild {
+  tc_size_expr ex[64];
+  int32_t n_ex;
+  tc_kop ops[64];
+  int32_t n_ops;
+  tc_kbuffer bufs[16];
+  int32_t n_bufs;
+} kbuild;
+
+static int32_t ex_add(kbuild *b, int32_t op, int32_t a, int32_t c, int64_t v) {
+  b->ex[b->n_ex] = (tc_size_expr){.struct_size = sizeof(tc_size_expr), .op = op, .a = a, .b = c, .value = v};
+  return b->n_ex++;
+}
+static int32_t E_c(kbuild *b, int64_t v) { return ex_add(b, TC_SX_CONST, 0, 0, v); }
+static int32_t E_s(kbuild *b, int64_t s) { return ex_add(b, TC_SX_SYM, 0, 0, s); }
+static int32_t E_mul(kbuild *b, int32_t x, int32_t y) { return ex_add(b, TC_SX_MUL, x, y, 0); }
+
+static int32_t buf(kbuild *b, const char *name, int32_t dtype, int32_t role, int32_t numel) {
+  b->bufs[b->n_bufs] = (tc_kbuffer){.struct_size = sizeof(tc_kbuffer), .name = name, .dtype = dtype, .role = role, .numel = numel};
+  return b->n_bufs++;
+}
+
+static tc_index IX(int32_t off, int32_t s0, int32_t s1, int32_t s2) {
+  tc_index ix = {.struct_size = sizeof(tc_index), .offset = off, .indirect = -1, .indirect_stride = -1};
+  for (int i = 0; i <= TC_MAX_RANK; i++) ix.strides[i] = -1;
+  ix.strides[0] = s0;
+  ix.strides[1] = s1;
+  ix.strides[2] = s2;
+  return ix;
+}
+
+static int32_t op(kbuild *b, int32_t kind, int32_t dtype, int32_t loop, int32_t prim, int32_t a0, int32_t a1, int32_t a2) {
+  tc_kop *o = &b->ops[b->n_ops];
+  *o = (tc_kop){.struct_size = sizeof(tc_kop), .kind = kind, .dtype = dtype, .loop = loop, .prim = prim, .args = {a0, a1, a2}, .buffer = -1};
+  o->index = IX(-1, -1, -1, -1);
+  return b->n_ops++;
+}
+static int32_t load(kbuild *b, int32_t loop, int32_t bf, int32_t dtype, tc_index ix) {
+  int32_t i = op(b, TC_KOP_LOAD, dtype, loop, 0, -1, -1, -1);
+  b->ops[i].buffer = bf;
+  b->ops[i].index = ix;
+  return i;
+}
+static int32_t store(kbuild *b, int32_t loop, int32_t bf, int32_t dtype, tc_index ix, int32_t v) {
+  int32_t i = op(b, TC_KOP_STORE, dtype, loop, 0, v, -1, -1);
+  b->ops[i].buffer = bf;
+  b->ops[i].index = ix;
+  return i;
+}
+static int32_t prim1(kbuild *b, int32_t loop, int32_t p, int32_t dtype, int32_t x) { return op(b, TC_KOP_PRIM, dtype, loop, p, x, -1, -1); }
+static int32_t prim2(kbuild *b, int32_t loop, int32_t p, int32_t dtype, int32_t x, int32_t y) {
+  return op(b, TC_KOP_PRIM, dtype, loop, p, x, y, -1);
+}
+static int32_t cnst(kbuild *b, int32_t loop, int32_t dtype, double f) {
+  int32_t i = op(b, TC_KOP_CONST, dtype, loop, 0, -1, -1, -1);
+  b->ops[i].fconst = f;
+  b->ops[i].iconst = (int64_t)f;
+  return i;
+}
+static int32_t reduce(kbuild *b, int32_t loop, int32_t p, int32_t dtype, int32_t x) { return op(b, TC_KOP_REDUCE, dtype, loop, p, x, -1, -1); }
+
+static tc_kernel_desc kdesc(kbuild *b, const char *name, int32_t kind, int32_t n_outer, const int32_t *outer, int32_t inner) {
+  tc_kernel_desc k = {.struct_size = sizeof(tc_kernel_desc), .name = name, .kind = kind, .n_outer = n_outer, .inner = inner,
+                      .n_buffers = b->n_bufs, .buffers = b->bufs, .n_ops = b->n_ops, .ops = b->ops};
+  for (int i = 0; i < n_outer; i++) k.outer[i] = outer[i];
+  return k;
+}
+
+static tc_executable *compile1(kbuild *b, tc_kernel_desc *k, int32_t n_syms) {
+  tc_kernel_list list = {.struct_size = sizeof list, .name = k->name, .n_exprs = b->n_ex, .exprs = b->ex, .n_syms = n_syms,
+                         .n_kernels = 1, .kernels = k};
+  tc_executable *exe = NULL;
+  tc_status st = g_api.compile_kernels(g_ctx, &list, &exe);
+  cr_assert_eq(st, TC_OK, "compile_kernels(%s): %s", k->name, g_err);
+  const char *src = g_api.executable_source(g_ctx, exe);
+  cr_assert(src && strstr(src, "#version 450"));
+  if (getenv("TC_VK_TEST_SOURCE")) fprintf(stderr, "%s\n", src);
+  return exe;
+}
+
+/* ------------------------------------------------------------------ device buffers */
+
+static tc_buffer *dev_from(const void *host, size_t bytes) {
+  tc_buffer *b = NULL;
+  cr_assert_eq(g_api.buffer_alloc(g_ctx, bytes ? bytes : 4, &b), TC_OK, "%s", g_err);
+  if (host && bytes) cr_assert_eq(g_api.buffer_write(g_ctx, b, 0, host, bytes), TC_OK, "%s", g_err);
+  return b;
+}
+static void dev_read(tc_buffer *b, void *host, size_t bytes) {
+  cr_assert_eq(g_api.synchronize(g_ctx), TC_OK, "%s", g_err);
+  cr_assert_eq(g_api.buffer_read(g_ctx, b, 0, host, bytes), TC_OK, "%s", g_err);
+}
+static tc_buffer_arg A(tc_buffer *b) { return (tc_buffer_arg){.struct_size = sizeof(tc_buffer_arg), .buffer = b}; }
+
+static float frand(unsigned *s) {
+  *s = *s * 1664525u + 1013904223u;
+  return (float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+static void expect_close(const float *got, const double *want, int64_t n, double rtol, double atol, const char *what) {
+  for (int64_t i = 0; i < n; i++) {
+    double tol = atol + rtol * fabs(want[i]);
+    if (!(fabs((double)got[i] - want[i]) <= tol)) {
+      cr_assert_fail("%s: element %lld: got %.9g, want %.9g", what, (long long)i, (double)got[i], want[i]);
+    }
+  }
+}
+
+/* ------------------------------------------------------------------ tests */
+
+TestSuite(vulkan, .init = setup, .fini = teardown, .timeout = 300);
+
+Test(vulkan, probe_lists_devices) {
+  tc_probe_info info = {.struct_size = sizeof info};
+  cr_assert_eq(g_api.probe(&g_host, &info), TC_OK);
+  cr_assert(info.available);
+  cr_assert_gt(info.n_devices, 0);
+  cr_assert_neq(info.devices[0].name[0], '\0');
+  tc_capabilities caps = {.struct_size = sizeof caps};
+  cr_assert_eq(g_api.capabilities(g_ctx, &caps), TC_OK);
+  cr_assert(caps.dtypes & (1u << TC_F32));
+  cr_assert(caps.kernel_kinds & (1u << TC_KERNEL_MATMUL));
+  /* a trivial kernel so the teardown's spirv-val has a module to check */
+  kbuild b = {0};
+  int32_t n = E_s(&b, 0), one = E_c(&b, 1), z = E_c(&b, 0);
+  int32_t x = buf(&b, "in_x", TC_F32, TC_BUF_INPUT, n), y = buf(&b, "out_y", TC_F32, TC_BUF_OUTPUT, n);
+  int32_t l = load(&b, -1, x, TC_F32, IX(z, one, -1, -1));
+  store(&b, -1, y, TC_F32, IX(z, one, -1, -1), prim1(&b, -1, TC_PRIM_NEG, TC_F32, l));
+  tc_kernel_desc k = kdesc(&b, "neg", TC_KERNEL_LOOP, 1, &n, -1);
+  tc_executable *exe = compile1(&b, &k, 1);
+  float in[5] = {1, -2, 3, -4, 5}, out[5];
+  tc_buffer *bx = dev_from(in, sizeof in), *by = dev_from(NULL, sizeof out);
+  tc_buffer_arg args[2] = {A(bx), A(by)};
+  int64_t syms[1] = {5};
+  cr_assert_eq(g_api.launch(g_ctx, exe, 0, args, syms), TC_OK, "%s", g_err);
+  dev_read(by, out, sizeof out);
+  for (int i = 0; i < 5; i++) cr_assert_eq(out[i], -in[i]);
+  g_api.buffer_free(g_ctx, bx);
+  g_api.buffer_free(g_ctx, by);
+  g_api.executable_free(g_ctx, exe);
+}
+
+/* y[i, j] = tanh(x[i, j] * w[j] + b[i]) with broadcast strides; symbolic M, N run at several
+ * sizes with one executable (vectorized when N % 4 == 0, scalar otherwise). */
+Test(vulkan, pointwise_broadcast_symbolic) {
+  kbuild b = {0};
+  int32_t M = E_s(&b, 0), N = E_s(&b, 1), MN = E_mul(&b, M, N), one = E_c(&b, 1), z = E_c(&b, 0);
+  int32_t bx = buf(&b, "in_x", TC_F32, TC_BUF_INPUT, MN), bw = buf(&b, "in_w", TC_F32, TC_BUF_INPUT, N);
+  int32_t bb = buf(&b, "in_b", TC_F32, TC_BUF_INPUT, M), by = buf(&b, "out_y", TC_F32, TC_BUF_OUTPUT, MN);
+  int32_t x = load(&b, -1, bx, TC_F32, IX(z, N, one, -1));
+  int32_t w = load(&b, -1, bw, TC_F32, IX(z, -1, one, -1));
+  int32_t bi = load(&b, -1, bb, TC_F32, IX(z, one, -1, -1));
+  int32_t t = prim2(&b, -1, TC_PRIM_ADD, TC_F32, prim2(&b, -1, TC_PRIM_MUL, TC_F32, x, w), bi);
+  store(&b, -1, by, TC_F32, IX(z, N, one, -1), prim1(&b, -1, TC_PRIM_TANH, TC_F32, t));
+  int32_t outer[2] = {M, N};
+  tc_kernel_desc k = kdesc(&b, "mul_add_tanh", TC_KERNEL_LOOP, 2, outer, -1);
+  tc_executable *exe = compile1(&b, &k, 2);
+  int64_t sizes[][2] = {{37, 64}, {5, 30}, {300, 1028}};
+  for (int c = 0; c < 3; c++) {
+    int64_t m = sizes[c][0], n = sizes[c][1];
+    float *hx = malloc(sizeof(float) * m * n), *hw = malloc(sizeof(float) * n), *hb = malloc(sizeof(float) * m);
+    float *hy = malloc(sizeof(float) * m * n);
+    double *want = malloc(sizeof(double) * m * n);
+    unsigned s = 1;
+    for (int64_t i = 0; i < m * n; i++) hx[i] = frand(&s) * 3;
+    for (int64_t i = 0; i < n; i++) hw[i] = frand(&s);
+    for (int64_t i = 0; i < m; i++) hb[i] = frand(&s);
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < n; j++) want[i * n + j] = tanh((double)hx[i * n + j] * hw[j] + hb[i]);
+    tc_buffer *dx = dev_from(hx, sizeof(float) * m * n), *dw = dev_from(hw, sizeof(float) * n);
+    tc_buffer *db = dev_from(hb, sizeof(float) * m), *dy = dev_from(NULL, sizeof(float) * m * n);
+    tc_buffer_arg args[4] = {A(dx), A(dw), A(db), A(dy)};
+    int64_t syms[2] = {m, n};
+    cr_assert_eq(g_api.launch(g_ctx, exe, 0, args, syms), TC_OK, "%s", g_err);
+    dev_read(dy, hy, sizeof(float) * m * n);
+    expect_close(hy, want, m * n, 1e-5, 1e-6, "pointwise");
+    g_api.buffer_free(g_ctx, dx);
+    g_api.buffer_free(g_ctx, dw);
+    g_api.buffer_free(g_ctx, db);
+    g_api.buffer_free(g_ctx, dy);
+    free(hx), free(hw), free(hb), free(hy), free(want);
+  }
+  g_api.executable_free(g_ctx, exe);
+}
+
+/* gelu(layer_norm(x) * g + b): three inner loops, two reductions; row lengths that exercise
+ * every body (registers, vec4 streaming, scalar). */
+static void build_ln_gelu(kbuild *b, tc_kernel_desc *k, int32_t *outer) {
+  int32_t M = E_s(b, 0), N = E_s(b, 1), MN = E_mul(b, M, N), one = E_c(b, 1), z = E_c(b, 0);
+  int32_t bx = buf(b, "in_x", TC_F32, TC_BUF_INPUT, MN), bg = buf(b, "in_g", TC_F32, TC_BUF_INPUT, N);
+  int32_t bb = buf(b, "in_b", TC_F32, TC_BUF_INPUT, N), by = buf(b, "out_y", TC_F32, TC_BUF_OUTPUT, MN);
+  /* loop 0: sum x */
+  int32_t x0 = load(b, 0, bx, TC_F32, IX(z, N, one, -1));
+  int32_t s0 = reduce(b, 0, TC_PRIM_REDUCE_SUM, TC_F32, x0);
+  /* mean = sum / N (N as a value: an INDEX op over the expression N, converted) */
+  int32_t nidx = op(b, TC_KOP_INDEX, TC_I64, -1, 0, -1, -1, -1);
+  b->ops[nidx].index = IX(N, -1, -1, -1);
+  int32_t nf = prim1(b, -1, TC_PRIM_CONVERT, TC_F32, nidx);
+  int32_t mean = prim2(b, -1, TC_PRIM_DIV, TC_F32, s0, nf);
+  /* loop 1: sum (x - mean)^2 */
+  int32_t x1 = load(b, 1, bx, TC_F32, IX(z, N, one, -1));
+  int32_t d1 = prim2(b, 1, TC_PRIM_SUB, TC_F32, x1, mean);
+  int32_t sq = prim2(b, 1, TC_PRIM_MUL, TC_F32, d1, d1);
+  int32_t s1 = reduce(b, 1, TC_PRIM_REDUCE_SUM, TC_F32, sq);
+  int32_t var = prim2(b, -1, TC_PRIM_DIV, TC_F32, s1, nf);
+  int32_t rstd = prim1(b, -1, TC_PRIM_RSQRT, TC_F32, prim2(b, -1, TC_PRIM_ADD, TC_F32, var, cnst(b, -1, TC_F32, 1e-5)));
+  /* loop 2: normalize, affine, gelu, store */
+  int32_t x2 = load(b, 2, bx, TC_F32, IX(z, N, one, -1));
+  int32_t g = load(b, 2, bg, TC_F32, IX(z, -1, one, -1));
+  int32_t bb2 = load(b, 2, bb, TC_F32, IX(z, -1, one, -1));
+  int32_t h = prim2(b, 2, TC_PRIM_MUL, TC_F32, prim2(b, 2, TC_PRIM_SUB, TC_F32, x2, mean), rstd);
+  h = prim2(b, 2, TC_PRIM_ADD, TC_F32, prim2(b, 2, TC_PRIM_MUL, TC_F32, h, g), bb2);
+  int32_t e = prim1(b, 2, TC_PRIM_ERF, TC_F32, prim2(b, 2, TC_PRIM_MUL, TC_F32, h, cnst(b, 2, TC_F32, M_SQRT1_2)));
+  int32_t gel = prim2(b, 2, TC_PRIM_MUL, TC_F32, prim2(b, 2, TC_PRIM_MUL, TC_F32, h, cnst(b, 2, TC_F32, 0.5)),
+                      prim2(b, 2, TC_PRIM_ADD, TC_F32, e, cnst(b, 2, TC_F32, 1.0)));
+  store(b, 2, by, TC_F32, IX(z, N, one, -1), gel);
+  outer[0] = M;
+  *k = kdesc(b, "layer_norm_gelu", TC_KERNEL_LOOP, 1, outer, N);
+}
+
+Test(vulkan, layer_norm_gelu_rows) {
+  kbuild b = {0};
+  tc_kernel_desc k;
+  int32_t outer[1];
+  build_ln_gelu(&b, &k, outer);
+  tc_executable *exe = compile1(&b, &k, 2);
+  int64_t sizes[][2] = {{7, 1000}, {3, 4100}, {4, 33}, {2, 20000}, {300, 64}};
+  for (int c = 0; c < 5; c++) {
+    int64_t m = sizes[c][0], n = sizes[c][1];
+    float *hx = malloc(sizeof(float) * m * n), *hg = malloc(sizeof(float) * n), *hb = malloc(sizeof(float) * n);
+    float *hy = malloc(sizeof(float) * m * n);
+    double *want = malloc(sizeof(double) * m * n);
+    unsigned s = 7;
+    for (int64_t i = 0; i < m * n; i++) hx[i] = frand(&s) * 2 + 0.5f;
+    for (int64_t i = 0; i < n; i++) hg[i] = 1 + frand(&s) * 0.5f, hb[i] = frand(&s) * 0.1f;
+    for (int64_t i = 0; i < m; i++) {
+      double mu = 0, v = 0;
+      for (int64_t j = 0; j < n; j++) mu += hx[i * n + j];
+      mu /= n;
+      for (int64_t j = 0; j < n; j++) v += (hx[i * n + j] - mu) * (hx[i * n + j] - mu);
+      v /= n;
+      double r = 1 / sqrt(v + 1e-5);
+      for (int64_t j = 0; j < n; j++) {
+        double h = (hx[i * n + j] - mu) * r * hg[j] + hb[j];
+        want[i * n + j] = 0.5 * h * (1 + erf(h / sqrt(2.0)));
+      }
+    }
+    tc_buffer *dx = dev_from(hx, sizeof(float) * m * n), *dg = dev_from(hg, sizeof(float) * n);
+    tc_buffer *db = dev_from(hb, sizeof(float) * n), *dy = dev_from(NULL, sizeof(float) * m * n);
+    tc_buffer_arg args[4] = {A(dx), A(dg), A(db), A(dy)};
+    int64_t syms[2] = {m, n};
+    cr_assert_eq(g_api.launch(g_ctx, exe, 0, args, syms), TC_OK, "%s", g_err);
+    dev_read(dy, hy, sizeof(float) * m * n);
+    char what[64];
+    snprintf(what, sizeof what, "ln_gelu %lldx%lld", (long long)m, (long long)n);
+    expect_close(hy, want, m * n, 1e-4, 1e-5, what);
+    g_api.buffer_free(g_ctx, dx);
+    g_api.buffer_free(g_ctx, dg);
+    g_api.buffer_free(g_ctx, db);
+    g_api.buffer_free(g_ctx, dy);
+    free(hx), free(hg), free(hb), free(hy), free(want);
+  }
+  g_api.executable_free(g_ctx, exe);
+}
+
+/* softmax over rows (max, exp-sum, divide), recorded once and replayed at two sizes. */
+Test(vulkan, softmax_rows_record_replay) {
+  kbuild b = {0};
+  int32_t M = E_s(&b, 0), N = E_s(&b, 1), MN = E_mul(&b, M, N), one = E_c(&b, 1), z = E_c(&b, 0);
+  int32_t bx = buf(&b, "in_x", TC_F32, TC_BUF_INPUT, MN), by = buf(&b, "out_y", TC_F32, TC_BUF_OUTPUT, MN);
+  int32_t x0 = load(&b, 0, bx, TC_F32, IX(z, N, one, -1));
+  int32_t mx = reduce(&b, 0, TC_PRIM_REDUCE_MAX, TC_F32, x0);
+  int32_t x1 = load(&b, 1, bx, TC_F32, IX(z, N, one, -1));
+  int32_t e1 = prim1(&b, 1, TC_PRIM_EXP, TC_F32, prim2(&b, 1, TC_PRIM_SUB, TC_F32, x1, mx));
+  int32_t sm = reduce(&b, 1, TC_PRIM_REDUCE_SUM, TC_F32, e1);
+  int32_t x2 = load(&b, 2, bx, TC_F32, IX(z, N, one, -1));
+  int32_t e2 = prim1(&b, 2, TC_PRIM_EXP, TC_F32, prim2(&b, 2, TC_PRIM_SUB, TC_F32, x2, mx));
+  store(&b, 2, by, TC_F32, IX(z, N, one, -1), prim2(&b, 2, TC_PRIM_DIV, TC_F32, e2, sm));
+  tc_kernel_desc k = kdesc(&b, "softmax", TC_KERNEL_LOOP, 1, &M, N);
+  tc_executable *exe = compile1(&b, &k, 2);
+  int64_t cap = 64 * 1030;
+  float *hx = malloc(sizeof(float) * cap), *hy = malloc(sizeof(float) * cap);
+  double *want = malloc(sizeof(double) * cap);
+  unsigned s = 3;
+  for (int64_t i = 0; i < cap; i++) hx[i] = frand(&s) * 10;
+  tc_buffer *dx = dev_from(hx, sizeof(float) * cap), *dy = dev_from(NULL, sizeof(float) * cap);
+  tc_buffer_arg args[2] = {A(dx), A(dy)};
+  tc_launch l = {.struct_size = sizeof l, .kernel = 0, .args = args};
+  tc_recording *rec = NULL;
+  cr_assert_eq(g_api.record(g_ctx, exe, 1, &l, &rec), TC_OK, "%s", g_err);
+  int64_t sizes[][2] = {{64, 1024}, {33, 1030}, {64, 1024}};
+  for (int c = 0; c < 3; c++) {
+    int64_t m = sizes[c][0], n = sizes[c][1];
+    for (int64_t i = 0; i < m; i++) {
+      double mxv = -INFINITY, sum = 0;
+      for (int64_t j = 0; j < n; j++) mxv = fmax(mxv, hx[i * n + j]);
+      for (int64_t j = 0; j < n; j++) sum += exp(hx[i * n + j] - mxv);
+      for (int64_t j = 0; j < n; j++) want[i * n + j] = exp(hx[i * n + j] - mxv) / sum;
+    }
+    int64_t syms[2] = {m, n};
+    cr_assert_eq(g_api.replay(g_ctx, rec, syms), TC_OK, "%s", g_err);
+    dev_read(dy, hy, sizeof(float) * m * n);
+    expect_close(hy, want, m * n, 1e-5, 1e-8, "softmax");
+  }
+  g_api.recording_free(g_ctx, rec);
+  g_api.buffer_free(g_ctx, dx);
+  g_api.buffer_free(g_ctx, dy);
+  g_api.executable_free(g_ctx, exe);
+  free(hx), free(hy), free(want);
+}
+
+/* argmax over rows, with ties and a NaN. */
+Test(vulkan, argmax_rows) {
+  kbuild b = {0};
+  int32_t M = E_s(&b, 0), N = E_s(&b, 1), MN = E_mul(&b, M, N), one = E_c(&b, 1), z = E_c(&b, 0);
+  int32_t bx = buf(&b, "in_x", TC_F32, TC_BUF_INPUT, MN), by = buf(&b, "out_i", TC_I64, TC_BUF_OUTPUT, M);
+  int32_t x0 = load(&b, 0, bx, TC_F32, IX(z, N, one, -1));
+  int32_t am = reduce(&b, 0, TC_PRIM_ARGMAX, TC_I64, x0);
+  store(&b, -1, by, TC_I64, IX(z, one, -1, -1), am);
+  tc_kernel_desc k = kdesc(&b, "argmax", TC_KERNEL_LOOP, 1, &M, N);
+  tc_executable *exe = compile1(&b, &k, 2);
+  int64_t m = 4, n = 3000;
+  float *hx = calloc((size_t)(m * n), sizeof(float));
+  for (int64_t j = 0; j < n; j++) hx[j] = (float)(j % 100);           /* ties: first 99 at j = 99 */
+  for (int64_t j = 0; j < n; j++) hx[n + j] = -(float)j;              /* max at 0 */
+  for (int64_t j = 0; j < n; j++) hx[2 * n + j] = (float)j;           /* max at the end */
+  hx[3 * n + 1777] = NAN;                                             /* NaN wins */
+  int64_t want[4] = {99, 0, n - 1, 1777}, got[4];
+  tc_buffer *dx = dev_from(hx, sizeof(float) * m * n), *dy = dev_from(NULL, sizeof got);
+  tc_buffer_arg args[2] = {A(dx), A(dy)};
+  int64_t syms[2] = {m, n};
+  cr_assert_eq(g_api.launch(g_ctx, exe, 0, args, syms), TC_OK, "%s", g_err);
+  dev_read(dy, got, sizeof got);
+  for (int i = 0; i < 4; i++) cr_expect_eq(got[i], want[i], "row %d: got %lld want %lld", i, (long long)got[i], (long long)want[i]);
+  g_api.buffer_free(g_ctx, dx);
+  g_api.buffer_free(g_ctx, dy);
+  g_api.executable_free(g_ctx, exe);
+  free(hx);
+}
+
+/* C = gelu(A B + bias) over a batch of 2, sizes that are and are not tile/vec4 multiples, and a
+ * transposed B. */
+static void matmul_case(int64_t nb, int64_t m, int64_t kk, int64_t n, bool b_trans) {
+  kbuild b = {0};
+  int32_t B_ = E_c(&b, nb), M = E_c(&b, m), K = E_c(&b, kk), N = E_c(&b, n), one = E_c(&b, 1), z = E_c(&b, 0);
+  int32_t MK = E_c(&b, m * kk), KN = E_c(&b, kk * n), MN = E_c(&b, m * n);
+  int32_t ba = buf(&b, "in_a", TC_F32, TC_BUF_INPUT, E_c(&b, nb * m * kk));
+  int32_t bb = buf(&b, "in_b", TC_F32, TC_BUF_INPUT, E_c(&b, nb * kk * n));
+  int32_t bbias = buf(&b, "in_bias", TC_F32, TC_BUF_INPUT, N);
+  int32_t bc = buf(&b, "out_c", TC_F32, TC_BUF_OUTPUT, E_c(&b, nb * m * n));
+  int32_t acc = op(&b, TC_KOP_ACC, TC_F32, -1, 0, -1, -1, -1);
+  int32_t bias = load(&b, -1, bbias, TC_F32, IX(z, -1, -1, one));
+  int32_t h = prim2(&b, -1, TC_PRIM_ADD, TC_F32, acc, bias);
+  int32_t e = prim1(&b, -1, TC_PRIM_ERF, TC_F32, prim2(&b, -1, TC_PRIM_MUL, TC_F32, h, cnst(&b, -1, TC_F32, M_SQRT1_2)));
+  int32_t gel = prim2(&b, -1, TC_PRIM_MUL, TC_F32, prim2(&b, -1, TC_PRIM_MUL, TC_F32, h, cnst(&b, -1, TC_F32, 0.5)),
+                      prim2(&b, -1, TC_PRIM_ADD, TC_F32, e, cnst(&b, -1, TC_F32, 1.0)));
+  store(&b, -1, bc, TC_F32, IX(z, MN, N, one), gel);
+  int32_t outer[3] = {B_, M, N};
+  tc_kernel_desc k = kdesc(&b, "matmul_bias_gelu", TC_KERNEL_MATMUL, 3, outer, -1);
+  k.matmul = (tc_matmul_desc){.struct_size = sizeof(tc_matmul_desc), .a = ba, .b = bb, .c = bc, .batch = B_, .m = M, .n = N, .k = K,
+                              .a_offset = z, .a_stride_batch = MK, .a_stride_m = K, .a_stride_k = one,
+                              .b_offset = z, .b_stride_batch = KN, .b_stride_k = b_trans ? one : N, .b_stride_n = b_trans ? K : one,
+                              .c_offset = z, .c_stride_batch = MN, .c_stride_m = N, .c_stride_n = one};
+  tc_executable *exe = compile1(&b, &k, 0);
+  float *ha = malloc(sizeof(float) * nb * m * kk), *hb = malloc(sizeof(float) * nb * kk * n), *hbias = malloc(sizeof(float) * n);
+  float *hc = malloc(sizeof(float) * nb * m * n);
+  double *want = malloc(sizeof(double) * nb * m * n);
+  unsigned s = 11;
+  for (int64_t i = 0; i < nb * m * kk; i++) ha[i] = frand(&s);
+  for (int64_t i = 0; i < nb * kk * n; i++) hb[i] = frand(&s);
+  for (int64_t i = 0; i < n; i++) hbias[i] = frand(&s);
+  for (int64_t q = 0; q < nb; q++)
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < n; j++) {
+        double acc_ = 0;
+        for (int64_t t = 0; t < kk; t++)
+          acc_ += (double)ha[q * m * kk + i * kk + t] * hb[q * kk * n + (b_trans ? j * kk + t : t * n + j)];
+        double hh = acc_ + hbias[j];
+        want[q * m * n + i * n + j] = 0.5 * hh * (1 + erf(hh / sqrt(2.0)));
+      }
+  tc_buffer *da = dev_from(ha, sizeof(float) * nb * m * kk), *db = dev_from(hb, sizeof(float) * nb * kk * n);
+  tc_buffer *dbias = dev_from(hbias, sizeof(float) * n), *dc = dev_from(NULL, sizeof(float) * nb * m * n);
+  tc_buffer_arg args[4] = {A(da), A(db), A(dbias), A(dc)};
+  cr_assert_eq(g_api.launch(g_ctx, exe, 0, args, NULL), TC_OK, "%s", g_err);
+  dev_read(dc, hc, sizeof(float) * nb * m * n);
+  char what[96];
+  snprintf(what, sizeof what, "matmul %lldx%lldx%lldx%lld%s", (long long)nb, (long long)m, (long long)kk, (long long)n,
+           b_trans ? " (B transposed)" : "");
+  expect_close(hc, want, nb * m * n, 1e-4, 1e-4, what);
+  g_api.buffer_free(g_ctx, da);
+  g_api.buffer_free(g_ctx, db);
+  g_api.buffer_free(g_ctx, dbias);
+  g_api.buffer_free(g_ctx, dc);
+  g_api.executable_free(g_ctx, exe);
+  free(ha), free(hb), free(hbias), free(hc), free(want);
+}
+
+Test(vulkan, matmul_bias_gelu_epilogue) {
+  matmul_case(2, 70, 50, 90, false);   /* scalar loads, partial tiles */
+  matmul_case(1, 130, 64, 132, false); /* vec4 loads, partial tiles */
+  matmul_case(2, 33, 40, 20, true);    /* transposed B */
+}
+
+/* Philox4x32-10 per the brief, on the host. */
+static uint32_t philox_word0(uint64_t seed, uint64_t ctr) {
+  uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+  uint32_t c0 = (uint32_t)ctr, c1 = (uint32_t)(ctr >> 32), c2 = 0, c3 = 0;
+  for (int r = 0; r < 10; r++) {
+    uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
+    uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n1 = (uint32_t)p1, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1, n3 = (uint32_t)p0;
+    c0 = n0, c1 = n1, c2 = n2, c3 = n3;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  return c0;
+}
+
+Test(vulkan, random_philox) {
+  kbuild b = {0};
+  int32_t N = E_s(&b, 0), one = E_c(&b, 1), off = E_c(&b, 1000);
+  int32_t by = buf(&b, "out_r", TC_F32, TC_BUF_OUTPUT, N);
+  int32_t r = op(&b, TC_KOP_RANDOM, TC_F32, -1, 0, -1, -1, -1);
+  uint64_t seed = 0x123456789abcdefull;
+  b.ops[r].iconst = (int64_t)seed;
+  b.ops[r].index = IX(off, one, -1, -1);
+  store(&b, -1, by, TC_F32, IX(E_c(&b, 0), one, -1, -1), r);
+  tc_kernel_desc k = kdesc(&b, "random", TC_KERNEL_LOOP, 1, &N, -1);
+  tc_executable *exe = compile1(&b, &k, 1);
+  int64_t n = 4099;
+  float *h = malloc(sizeof(float) * n);
+  tc_buffer *d = dev_from(NULL, sizeof(float) * n);
+  tc_buffer_arg args[1] = {A(d)};
+  int64_t syms[1] = {n};
+  cr_assert_eq(g_api.launch(g_ctx, exe, 0, args, syms), TC_OK, "%s", g_err);
+  dev_read(d, h, sizeof(float) * n);
+  for (int64_t i = 0; i < n; i++) {
+    float want = (float)(philox_word0(seed, (uint64_t)(1000 + i)) >> 8) * (1.0f / 16777216.0f);
+    cr_assert_eq(h[i], want, "element %lld: got %.9g want %.9g", (long long)i, (double)h[i], (double)want);
+  }
+  g_api.buffer_free(g_ctx, d);
+  g_api.executable_free(g_ctx, exe);
+  free(h);
+}
+
+/* out[i, j] = x[i, idx[i, j]] (torch.gather on dim 1) through an indirect index; indices
+ * outside the buffer read 0. */
+static void gather_case(bool idx32) {
+  kbuild b = {0};
+  int32_t M = E_c(&b, 6), NX = E_c(&b, 10), NI = E_c(&b, 7), one = E_c(&b, 1), z = E_c(&b, 0);
+  int32_t bx = buf(&b, "in_x", TC_F32, TC_BUF_INPUT, E_c(&b, 60)), bi = buf(&b, "in_idx", idx32 ? TC_I32 : TC_I64, TC_BUF_INPUT, E_c(&b, 42));
+  int32_t by = buf(&b, "out_y", TC_F32, TC_BUF_OUTPUT, E_c(&b, 42));
+  int32_t ix = load(&b, -1, bi, idx32 ? TC_I32 : TC_I64, IX(z, NI, one, -1));
+  if (idx32) ix = prim1(&b, -1, TC_PRIM_CONVERT, TC_I64, ix);
+  tc_index gi = IX(z, NX, -1, -1);
+  gi.indirect = ix;
+  gi.indirect_stride = one;
+  int32_t v = load(&b, -1, bx, TC_F32, gi);
+  store(&b, -1, by, TC_F32, IX(z, NI, one, -1), v);
+  int32_t outer[2] = {M, NI};
+  tc_kernel_desc k = kdesc(&b, "gather", TC_KERNEL_LOOP, 2, outer, -1);
+  tc_executable *exe = compile1(&b, &k, 0);
+  float hx[60], hy[42];
+  int64_t hi[42];
+  int32_t hi32[42];
+  for (int i = 0; i < 60; i++) hx[i] = (float)i * 0.5f;
+  for (int i = 0; i < 42; i++) hi[i] = (i * 7) % 10;
+  hi[41] = 1000; /* past the end of x: reads 0 */
+  hi[0] = -1;    /* row 0, index -1: inside the buffer only by the flat offset; still before it */
+  for (int i = 0; i < 42; i++) hi32[i] = (int32_t)hi[i];
+  tc_buffer *dx = dev_from(hx, sizeof hx), *di = idx32 ? dev_from(hi32, sizeof hi32) : dev_from(hi, sizeof hi), *dy = dev_from(NULL, sizeof hy);
+  tc_buffer_arg args[3] = {A(dx), A(di), A(dy)};
+  cr_assert_eq(g_api.launch(g_ctx, exe, 0, args, NULL), TC_OK, "%s", g_err);
+  dev_read(dy, hy, sizeof hy);
+  for (int i = 0; i < 6; i++)
+    for (int j = 0; j < 7; j++) {
+      int64_t flat = i * 10 + hi[i * 7 + j];
+      float want = flat >= 0 && flat < 60 ? hx[flat] : 0.0f;
+      cr_assert_eq(hy[i * 7 + j], want, "(%d, %d): got %g want %g", i, j, (double)hy[i * 7 + j], (double)want);
+    }
+  g_api.buffer_free(g_ctx, dx);
+  g_api.buffer_free(g_ctx, di);
+  g_api.buffer_free(g_ctx, dy);
+  g_api.executable_free(g_ctx, exe);
+}
+
+Test(vulkan, gather_indirect) {
+  gather_case(false);
+  gather_case(true); /* i32 indices, converted */
+}
+
+/* A second compile of the same kernels in a fresh context is served from the disk cache
+ * (shaderc skipped). */
+Test(vulkan, warm_start_uses_cache) {
+  kbuild b = {0};
+  tc_kernel_desc k;
+  int32_t outer[1];
+  build_ln_gelu(&b, &k, outer);
+  tc_executable *exe = compile1(&b, &k, 2);
+  g_api.executable_free(g_ctx, exe);
+  g_api.release(g_ctx);
+  g_cache_hits = 0;
+  cr_assert_eq(g_api.init(&g_host, 0, &g_ctx), TC_OK, "%s", g_err);
+  exe = compile1(&b, &k, 2);
+  cr_assert_eq(g_cache_hits, 1, "the warm compile did not hit the SPIR-V cache");
+  g_api.executable_free(g_ctx, exe);
+}
