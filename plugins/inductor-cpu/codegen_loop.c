@@ -1,0 +1,455 @@
+/* codegen_loop.c — TC_KERNEL_LOOP kernels as C: an OpenMP `parallel for` over the outer domain,
+ * each inner loop a plain counted loop the compiler can vectorize (`omp simd` with reduction
+ * clauses). When the outer domain is too small to feed every thread but rows are long, a second
+ * copy of the body runs the outer points serially and parallelizes each inner loop instead (a
+ * two-level reduction: per-thread partials combined by OpenMP). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "icpu.h"
+
+static const tc_kop *op_at(const tc_kernel_desc *k, int32_t i) { return TC_AT(tc_kop, k->ops, i); }
+static const tc_kbuffer *buf_at(const tc_kernel_desc *k, int32_t i) { return TC_AT(tc_kbuffer, k->buffers, i); }
+
+/* C name of buffer i: its descriptor name when that is a fresh identifier, else b<i>. */
+void kgen_buf_name(const tc_kernel_desc *k, int32_t i, char *out, size_t cap) {
+  const char *n = buf_at(k, i)->name;
+  bool ok = n && n[0] && !(n[0] >= '0' && n[0] <= '9') && strlen(n) < cap - 8;
+  for (const char *p = n; ok && *p; p++)
+    ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_';
+  for (int32_t j = 0; ok && j < i; j++) ok = buf_at(k, j)->name == NULL || strcmp(buf_at(k, j)->name, n) != 0;
+  /* Names the generated code uses itself (v3, x7, s0, i1, j4, ok2, r, tc_*) must not be shadowed. */
+  if (ok) {
+    size_t skip = strncmp(n, "ok", 2) == 0 ? 2 : strchr("vxsij", n[0]) ? 1 : 0;
+    bool digits = skip > 0 && n[skip] != 0;
+    for (const char *p = n + skip; digits && *p; p++) digits = *p >= '0' && *p <= '9';
+    if (digits || strcmp(n, "r") == 0 || strncmp(n, "tc_", 3) == 0) ok = false;
+  }
+  if (ok) snprintf(out, cap, "%s", n);
+  else snprintf(out, cap, "b%d", i);
+}
+
+void kgen_params(icpu_str *s, const icpu_kgen *g) {
+  const tc_kernel_desc *k = g->k;
+  bool first = true;
+  str_puts(s, "(");
+  for (int32_t i = 0; i < k->n_buffers; i++) {
+    char name[80];
+    kgen_buf_name(k, i, name, sizeof name);
+    const tc_kbuffer *b = buf_at(k, i);
+    str_printf(s, "%s%s%s *restrict %s", first ? "" : ", ", b->role == TC_BUF_INPUT ? "const " : "", dtype_c(b->dtype),
+               name);
+    first = false;
+  }
+  for (int32_t i = 0; i < g->list->n_syms; i++) {
+    str_printf(s, "%sint64_t s%d", first ? "" : ", ", i);
+    first = false;
+  }
+  str_puts(s, first ? "void)" : ")");
+}
+
+static void const_literal(icpu_str *s, const tc_kop *op) {
+  if (op->dtype == TC_BOOL) {
+    str_puts(s, op->fconst != 0 ? "1" : "0");
+  } else if (!dtype_float(op->dtype)) {
+    str_printf(s, op->dtype == TC_I64 ? "INT64_C(%lld)" : "%lld", (long long)op->iconst);
+  } else if (isnan(op->fconst)) {
+    str_puts(s, op->dtype == TC_F32 ? "NAN" : "(double)NAN");
+  } else if (isinf(op->fconst)) {
+    str_printf(s, "%sINFINITY", op->fconst < 0 ? "-" : "");
+  } else {
+    char lit[64];
+    snprintf(lit, sizeof lit, op->dtype == TC_F32 ? "%.9g" : "%.17g", op->fconst);
+    /* "1" must read as a float literal: give it a point. */
+    if (!strpbrk(lit, ".eE")) strcat(lit, ".0");
+    str_printf(s, "%s%s", lit, op->dtype == TC_F32 ? "f" : "");
+  }
+}
+
+static const char *reduce_identity(int32_t prim, int32_t dtype) {
+  bool fl = dtype_float(dtype);
+  switch (prim) {
+  case TC_PRIM_REDUCE_SUM: return "0";
+  case TC_PRIM_REDUCE_PROD: return "1";
+  case TC_PRIM_REDUCE_MAX: case TC_PRIM_ARGMAX:
+    return fl ? "-INFINITY" : dtype == TC_I32 ? "INT32_MIN" : dtype == TC_I64 ? "INT64_MIN" : "0";
+  case TC_PRIM_REDUCE_MIN: case TC_PRIM_ARGMIN:
+    return fl ? "INFINITY" : dtype == TC_I32 ? "INT32_MAX" : dtype == TC_I64 ? "INT64_MAX" : "1";
+  default: return "0";
+  }
+}
+
+/* Writes the index of a memory op into s as "j<op>" after declaring it, bounds-checked when the
+ * index is indirect (an out-of-range gather reads 0; a scatter skips). Returns true when the
+ * access needs a guard `if (ok<op>)`. */
+static bool emit_index(icpu_str *s, const icpu_kgen *g, int32_t id, const tc_kop *op, const char *const *vars,
+                       int depth) {
+  int32_t nv = g->k->n_outer + 1;
+  str_indent(s, depth);
+  str_printf(s, "const int64_t j%d = ", id);
+  expr_index(s, &g->exprs, &op->index, nv, vars);
+  if (op->index.indirect >= 0) {
+    str_printf(s, " + (int64_t)v%d*", op->index.indirect);
+    expr_ref(s, &g->exprs, op->index.indirect_stride);
+    str_puts(s, ";\n");
+    str_indent(s, depth);
+    str_printf(s, "const int ok%d = j%d >= 0 && j%d < ", id, id, id);
+    expr_ref(s, &g->exprs, buf_at(g->k, op->buffer)->numel);
+    str_puts(s, ";\n");
+    return true;
+  }
+  str_puts(s, ";\n");
+  return false;
+}
+
+static bool loop_is_simd_safe(const tc_kernel_desc *k, int32_t loop) {
+  for (int32_t i = 0; i < k->n_ops; i++) {
+    const tc_kop *op = op_at(k, i);
+    if (op->loop != loop) continue;
+    if (op->kind == TC_KOP_REDUCE && (op->prim == TC_PRIM_ARGMAX || op->prim == TC_PRIM_ARGMIN)) return false;
+    if (op->kind == TC_KOP_STORE_ADD) return false;
+    if (op->kind == TC_KOP_STORE && op->index.indirect >= 0) return false;
+  }
+  return true;
+}
+
+/* Declares the accumulators of loop `loop` and writes its pragma. */
+static void open_inner_loop(icpu_str *s, const icpu_kgen *g, int32_t loop, const char *rvar, int depth, bool par) {
+  const tc_kernel_desc *k = g->k;
+  icpu_str red;
+  str_init(&red);
+  for (int32_t i = 0; i < k->n_ops; i++) {
+    const tc_kop *op = op_at(k, i);
+    if (op->loop != loop || op->kind != TC_KOP_REDUCE) continue;
+    int32_t vt = op_at(k, op->args[0])->dtype;
+    str_indent(s, depth);
+    if (op->prim == TC_PRIM_ARGMAX || op->prim == TC_PRIM_ARGMIN) {
+      str_printf(s, "%s v%d_best = %s;\n", dtype_c(vt), i, reduce_identity(op->prim, vt));
+      str_indent(s, depth);
+      str_printf(s, "int64_t v%d = 0;\n", i);
+      continue;
+    }
+    str_printf(s, "%s v%d = %s;\n", dtype_c(op->dtype), i, reduce_identity(op->prim, op->dtype));
+    switch (op->prim) {
+    case TC_PRIM_REDUCE_SUM: str_printf(&red, " reduction(+:v%d)", i); break;
+    case TC_PRIM_REDUCE_PROD: str_printf(&red, " reduction(*:v%d)", i); break;
+    case TC_PRIM_REDUCE_MAX: case TC_PRIM_REDUCE_MIN: {
+      const char *mm = op->prim == TC_PRIM_REDUCE_MAX ? "max" : "min";
+      if (dtype_float(op->dtype)) str_printf(&red, " reduction(tc_%s_%s:v%d)", mm, dtype_suffix(op->dtype), i);
+      else str_printf(&red, " reduction(%s:v%d)", mm, i);
+      break;
+    }
+    default: break;
+    }
+  }
+  bool simd = loop_is_simd_safe(k, loop);
+  str_indent(s, depth);
+  if (par) str_printf(s, "#pragma omp parallel for%s num_threads(tc_nthreads) schedule(static)%s\n", simd ? " simd" : "",
+                      red.data ? red.data : "");
+  else if (simd) str_printf(s, "#pragma omp simd%s\n", red.data ? red.data : "");
+  else str_puts(s, "/* not vectorized: an argmax or a scatter */\n");
+  str_free(&red);
+  str_indent(s, depth);
+  str_printf(s, "for (int64_t %s = 0; %s < ", rvar, rvar);
+  expr_ref(s, &g->exprs, k->inner);
+  str_printf(s, "; %s++) {\n", rvar);
+}
+
+static void close_inner_loop(icpu_str *s, int depth) {
+  str_indent(s, depth);
+  str_puts(s, "}\n");
+}
+
+static tc_status emit_reduce_step(icpu_str *s, int32_t i, const tc_kop *op, int32_t vt, const char *rvar, int depth,
+                                  char *err, size_t cap) {
+  int32_t a = op->args[0];
+  bool fl = dtype_float(vt);
+  str_indent(s, depth);
+  switch (op->prim) {
+  case TC_PRIM_REDUCE_SUM: str_printf(s, "v%d += v%d;\n", i, a); break;
+  case TC_PRIM_REDUCE_PROD: str_printf(s, "v%d *= v%d;\n", i, a); break;
+  case TC_PRIM_REDUCE_MAX: case TC_PRIM_REDUCE_MIN: {
+    const char *mm = op->prim == TC_PRIM_REDUCE_MAX ? "max" : "min";
+    if (fl) str_printf(s, "v%d = tc_%s_%s(v%d, v%d);\n", i, mm, dtype_suffix(vt), i, a);
+    else str_printf(s, "v%d = v%d %s v%d ? v%d : v%d;\n", i, a, op->prim == TC_PRIM_REDUCE_MAX ? ">" : "<", i, a, i);
+    break;
+  }
+  case TC_PRIM_ARGMAX: case TC_PRIM_ARGMIN: {
+    const char *cmp = op->prim == TC_PRIM_ARGMAX ? ">" : "<";
+    if (fl) str_printf(s, "if (v%d %s v%d_best || (v%d != v%d && v%d_best == v%d_best)) { v%d_best = v%d; v%d = %s; }\n", a,
+                       cmp, i, a, a, i, i, i, a, i, rvar);
+    else str_printf(s, "if (v%d %s v%d_best) { v%d_best = v%d; v%d = %s; }\n", a, cmp, i, i, a, i, rvar);
+    break;
+  }
+  default:
+    snprintf(err, cap, "op %d: unknown reduction prim %d", i, op->prim);
+    return TC_ERR_UNSUPPORTED;
+  }
+  return TC_OK;
+}
+
+/* Rows are walked several times each (one inner loop per reduction), with compute between the
+ * passes, so the hardware prefetcher is idle when a row starts (and does not cross the page a
+ * 4 KiB row fills). At the top of a row, touch the row after next of each buffer the first
+ * inner loop streams with unit stride. The touch loop sits outside the vectorized loops. */
+static void emit_row_prefetch(icpu_str *s, const icpu_kgen *g, const char *const *vars, int depth) {
+  const tc_kernel_desc *k = g->k;
+  if (k->n_outer == 0 || k->inner < 0) return;
+  int32_t last = k->n_outer - 1, rv = k->n_outer;
+  const char *names[TC_MAX_RANK + 1];
+  char ahead[32];
+  snprintf(ahead, sizeof ahead, "(%s + 2)", vars[last]);
+  for (int32_t v = 0; v < k->n_outer; v++) names[v] = vars[v];
+  names[last] = ahead;
+  names[rv] = "0"; /* row start */
+  int32_t done[8], n_done = 0;
+  for (int32_t i = 0; i < k->n_ops && n_done < 8; i++) {
+    const tc_kop *op = op_at(k, i);
+    if (op->kind != TC_KOP_LOAD || op->loop != 0 || op->index.indirect >= 0 || op->index.strides[last] < 0) continue;
+    const tc_size_expr *rs = op->index.strides[rv] >= 0 ? TC_AT(tc_size_expr, g->list->exprs, op->index.strides[rv]) : NULL;
+    if (!rs || rs->op != TC_SX_CONST || rs->value != 1) continue;
+    bool seen = false;
+    for (int32_t j = 0; j < n_done; j++) seen |= op_at(k, done[j])->buffer == op->buffer;
+    if (seen) continue;
+    done[n_done++] = i;
+    char bname[80];
+    kgen_buf_name(k, op->buffer, bname, sizeof bname);
+    str_indent(s, depth);
+    str_printf(s, "if (%s + 2 < ", vars[last]);
+    expr_ref(s, &g->exprs, k->outer[last]);
+    str_printf(s, ") { /* prefetch a later row of %s */\n", bname);
+    str_indent(s, depth + 1);
+    str_printf(s, "const char *p = (const char *)&%s[", bname);
+    expr_index(s, &g->exprs, &op->index, k->n_outer + 1, names);
+    str_puts(s, "];\n");
+    str_indent(s, depth + 1);
+    str_puts(s, "for (int64_t q = 0; q < ");
+    expr_ref(s, &g->exprs, k->inner);
+    str_printf(s, "*%d; q += 64) __builtin_prefetch(p + q);\n", (int)tc_dtype_size(op->dtype));
+    str_indent(s, depth);
+    str_puts(s, "}\n");
+  }
+}
+
+tc_status kgen_body(icpu_str *s, const icpu_kgen *g, const char *const *vars, int depth, bool par_inner,
+                    const char *acc_expr, char *err, size_t cap) {
+  const tc_kernel_desc *k = g->k;
+  const char *rvar = vars[k->n_outer];
+  int32_t cur = -1; /* the inner loop open now */
+  int d = depth;
+  if (!par_inner && !acc_expr) emit_row_prefetch(s, g, vars, depth);
+  for (int32_t i = 0; i < k->n_ops; i++) {
+    const tc_kop *op = op_at(k, i);
+    if (op->loop != cur) {
+      if (cur >= 0) { close_inner_loop(s, depth); d = depth; }
+      cur = op->loop;
+      if (cur >= 0) {
+        if (k->inner < 0) { snprintf(err, cap, "op %d is in inner loop %d but the kernel has no inner extent", i, cur); return TC_ERR_INVALID_ARGUMENT; }
+        open_inner_loop(s, g, cur, rvar, depth, par_inner);
+        d = depth + 1;
+      }
+    }
+    for (int a = 0; a < 3; a++)
+      if (op->args[a] >= i) { snprintf(err, cap, "op %d: operand %d is not an earlier op", i, op->args[a]); return TC_ERR_INVALID_ARGUMENT; }
+    if ((op->kind == TC_KOP_LOAD || op->kind == TC_KOP_STORE || op->kind == TC_KOP_STORE_ADD) &&
+        (op->buffer < 0 || op->buffer >= k->n_buffers)) {
+      snprintf(err, cap, "op %d: buffer %d out of range (%d buffers)", i, op->buffer, k->n_buffers);
+      return TC_ERR_INVALID_ARGUMENT;
+    }
+    char bname[80] = "", A[24], B[24], C[24];
+    if (op->buffer >= 0 && op->buffer < k->n_buffers) kgen_buf_name(k, op->buffer, bname, sizeof bname);
+    snprintf(A, sizeof A, "v%d", op->args[0]);
+    snprintf(B, sizeof B, "v%d", op->args[1]);
+    snprintf(C, sizeof C, "v%d", op->args[2]);
+    const char *T = dtype_c(op->dtype);
+    switch (op->kind) {
+    case TC_KOP_LOAD: {
+      bool guard = emit_index(s, g, i, op, vars, d);
+      str_indent(s, d);
+      if (guard) str_printf(s, "const %s v%d = ok%d ? %s[j%d] : (%s)0;\n", T, i, i, bname, i, T);
+      else str_printf(s, "const %s v%d = %s[j%d];\n", T, i, bname, i);
+      break;
+    }
+    case TC_KOP_CONST:
+      str_indent(s, d);
+      str_printf(s, "const %s v%d = ", T, i);
+      const_literal(s, op);
+      str_puts(s, ";\n");
+      break;
+    case TC_KOP_PRIM: {
+      if (op->args[0] < 0) { snprintf(err, cap, "op %d: prim without operands", i); return TC_ERR_INVALID_ARGUMENT; }
+      int32_t in = op_at(k, op->args[op->prim == TC_PRIM_WHERE ? 1 : 0])->dtype;
+      str_indent(s, d);
+      str_printf(s, "const %s v%d = ", T, i);
+      if (!prim_c_expr(s, op->prim, in, op->dtype, A, B, C)) {
+        snprintf(err, cap, "op %d: prim %d is not elementwise", i, op->prim);
+        return TC_ERR_UNSUPPORTED;
+      }
+      str_puts(s, ";\n");
+      break;
+    }
+    case TC_KOP_INDEX:
+      str_indent(s, d);
+      str_printf(s, "const %s v%d = (%s)(", T, i, T);
+      expr_index(s, &g->exprs, &op->index, k->n_outer + 1, vars);
+      str_puts(s, ");\n");
+      break;
+    case TC_KOP_RANDOM:
+      str_indent(s, d);
+      str_printf(s, "const %s v%d = (%s)tc_philox_uniform(UINT64_C(%llu), (uint64_t)(", T, i, T,
+                 (unsigned long long)op->iconst);
+      expr_index(s, &g->exprs, &op->index, k->n_outer + 1, vars);
+      str_puts(s, "));\n");
+      break;
+    case TC_KOP_REDUCE:
+      if (op->loop < 0) { snprintf(err, cap, "op %d: a reduction outside any inner loop", i); return TC_ERR_INVALID_ARGUMENT; }
+      {
+        tc_status st = emit_reduce_step(s, i, op, op_at(k, op->args[0])->dtype, rvar, d, err, cap);
+        if (st != TC_OK) return st;
+      }
+      break;
+    case TC_KOP_STORE:
+    case TC_KOP_STORE_ADD: {
+      bool guard = emit_index(s, g, i, op, vars, d);
+      const char *bt = dtype_c(buf_at(k, op->buffer)->dtype);
+      if (op->kind == TC_KOP_STORE_ADD) {
+        str_indent(s, d);
+        str_printf(s, "if (%s%d) {\n", guard ? "ok" : "1 || j", i);
+        str_indent(s, d + 1);
+        str_puts(s, "#pragma omp atomic\n");
+        str_indent(s, d + 1);
+        str_printf(s, "%s[j%d] += (%s)%s;\n", bname, i, bt, A);
+        str_indent(s, d);
+        str_puts(s, "}\n");
+      } else {
+        str_indent(s, d);
+        if (guard) str_printf(s, "if (ok%d) ", i);
+        str_printf(s, "%s[j%d] = (%s)%s;\n", bname, i, bt, A);
+      }
+      break;
+    }
+    case TC_KOP_ACC:
+      if (!acc_expr) { snprintf(err, cap, "op %d: ACC outside a matmul epilogue", i); return TC_ERR_INVALID_ARGUMENT; }
+      str_indent(s, d);
+      str_printf(s, "const %s v%d = %s;\n", T, i, acc_expr);
+      break;
+    default:
+      snprintf(err, cap, "op %d: unknown op kind %d", i, op->kind);
+      return TC_ERR_UNSUPPORTED;
+    }
+  }
+  if (cur >= 0) close_inner_loop(s, depth);
+  return s->oom ? TC_ERR_OUT_OF_MEMORY : TC_OK;
+}
+
+/* The outer loop nest around the body. par_inner: outer points run serially, inner loops in
+ * parallel (the two-level reduction for a few long rows). */
+static tc_status emit_nest(icpu_str *s, icpu_kgen *g, bool has_inner, bool par_inner, int depth, char *err, size_t cap) {
+  const tc_kernel_desc *k = g->k;
+  static const char *const vars[TC_MAX_RANK + 1] = {"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7"};
+  const char *names[TC_MAX_RANK + 1];
+  for (int32_t v = 0; v < k->n_outer; v++) names[v] = vars[v];
+  names[k->n_outer] = "r";
+  bool simd_ok = true;
+  for (int32_t i = 0; i < k->n_ops; i++) {
+    const tc_kop *op = TC_AT(tc_kop, k->ops, i);
+    if (op->kind == TC_KOP_STORE_ADD || (op->kind == TC_KOP_STORE && op->index.indirect >= 0)) simd_ok = false;
+  }
+  int d = depth;
+  if (k->n_outer == 0) {
+    str_indent(s, d);
+    str_puts(s, "{\n");
+    d++;
+  } else if (par_inner) {
+    for (int32_t v = 0; v < k->n_outer; v++) {
+      str_indent(s, d);
+      str_printf(s, "for (int64_t %s = 0; %s < ", vars[v], vars[v]);
+      expr_ref(s, &g->exprs, k->outer[v]);
+      str_printf(s, "; %s++) {\n", vars[v]);
+      d++;
+    }
+  } else {
+    /* Row kernels parallelize every outer dim; pointwise kernels keep the last one for SIMD. */
+    int32_t n_par = has_inner || k->n_outer == 1 ? k->n_outer : k->n_outer - 1;
+    str_indent(s, d);
+    str_printf(s, "#pragma omp parallel for%s", !has_inner && k->n_outer == 1 && simd_ok ? " simd" : "");
+    if (n_par > 1) str_printf(s, " collapse(%d)", n_par);
+    str_puts(s, " num_threads(tc_nthreads) schedule(static) if(work >= 32768)\n");
+    for (int32_t v = 0; v < k->n_outer; v++) {
+      if (v == n_par && simd_ok) { str_indent(s, d); str_puts(s, "#pragma omp simd\n"); }
+      str_indent(s, d);
+      str_printf(s, "for (int64_t %s = 0; %s < ", vars[v], vars[v]);
+      expr_ref(s, &g->exprs, k->outer[v]);
+      str_printf(s, "; %s++)%s\n", vars[v], v == k->n_outer - 1 ? " {" : "");
+      if (v == k->n_outer - 1) d++;
+    }
+  }
+  tc_status st = kgen_body(s, g, names, d, par_inner, NULL, err, cap);
+  if (st != TC_OK) return st;
+  if (k->n_outer == 0) { str_indent(s, depth); str_puts(s, "}\n"); }
+  else if (par_inner) {
+    for (int32_t v = k->n_outer - 1; v >= 0; v--) { str_indent(s, depth + v); str_puts(s, "}\n"); }
+  } else {
+    str_indent(s, depth);
+    str_puts(s, "}\n");
+  }
+  return TC_OK;
+}
+
+tc_status codegen_loop(icpu_str *s, icpu_kgen *g, char *err, size_t cap) {
+  const tc_kernel_desc *k = g->k;
+  if (k->n_outer < 0 || k->n_outer > TC_MAX_RANK) {
+    snprintf(err, cap, "n_outer %d out of range", k->n_outer);
+    return TC_ERR_INVALID_ARGUMENT;
+  }
+  bool has_inner = false;
+  for (int32_t i = 0; i < k->n_ops; i++) {
+    const tc_kop *op = TC_AT(tc_kop, k->ops, i);
+    if (op->loop >= 0) has_inner = true;
+    if (op->kind == TC_KOP_LOAD || op->kind == TC_KOP_STORE || op->kind == TC_KOP_STORE_ADD ||
+        op->kind == TC_KOP_INDEX || op->kind == TC_KOP_RANDOM)
+      expr_mark_index(&g->exprs, &op->index, k->n_outer + 1);
+    if ((op->kind == TC_KOP_LOAD || op->kind == TC_KOP_STORE || op->kind == TC_KOP_STORE_ADD) && op->index.indirect >= 0 &&
+        op->buffer >= 0 && op->buffer < k->n_buffers)
+      expr_mark(&g->exprs, TC_AT(tc_kbuffer, k->buffers, op->buffer)->numel);
+  }
+  for (int32_t v = 0; v < k->n_outer; v++) expr_mark(&g->exprs, k->outer[v]);
+  if (has_inner) expr_mark(&g->exprs, k->inner);
+
+  str_printf(s, "static void %s", g->fname);
+  kgen_params(s, g);
+  str_puts(s, " {\n");
+  expr_emit_locals(s, &g->exprs, 1);
+  /* Work estimate, for the decision to go parallel at all (small kernels run on one thread). */
+  str_puts(s, "  const int64_t outer = 1");
+  for (int32_t v = 0; v < k->n_outer; v++) { str_puts(s, "*"); expr_ref(s, &g->exprs, k->outer[v]); }
+  str_puts(s, ";\n  const int64_t work = outer");
+  if (has_inner) { str_puts(s, "*"); expr_ref(s, &g->exprs, k->inner); }
+  str_puts(s, ";\n");
+  tc_status st;
+  /* A static outer domain with many points never takes the few-long-rows path: skip it (less
+   * code to compile). */
+  int64_t static_outer = 1;
+  for (int32_t v = 0; v < k->n_outer && static_outer >= 0; v++) {
+    const tc_size_expr *e = TC_AT(tc_size_expr, g->list->exprs, k->outer[v]);
+    static_outer = e->op == TC_SX_CONST ? static_outer * e->value : -1;
+  }
+  if (has_inner && static_outer >= 256) {
+    st = emit_nest(s, g, true, false, 1, err, cap);
+    if (st != TC_OK) return st;
+  } else if (has_inner) {
+    str_puts(s, "  if (outer < tc_nthreads && work >= 65536) {\n");
+    st = emit_nest(s, g, true, true, 2, err, cap);
+    if (st != TC_OK) return st;
+    str_puts(s, "  } else {\n");
+    st = emit_nest(s, g, true, false, 2, err, cap);
+    if (st != TC_OK) return st;
+    str_puts(s, "  }\n");
+  } else {
+    st = emit_nest(s, g, false, false, 1, err, cap);
+    if (st != TC_OK) return st;
+  }
+  str_puts(s, "}\n");
+  return s->oom ? TC_ERR_OUT_OF_MEMORY : TC_OK;
+}

@@ -1,0 +1,394 @@
+/* test_inductor_cpu.c — the inductor-cpu plugin driven by hand-built kernel descriptors:
+ * pointwise, multi-loop reductions (softmax), the two-level path for long rows, matmul with a
+ * fused epilogue, indexing ops, Philox, and the disk cache across contexts. */
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tc_plugin.h"
+
+/* ---------------------------------------------------------------- a host for the plugin */
+static char last_error[4096];
+static char log_text[1 << 16];
+static char cache_dir[256];
+
+static void h_set_error(void *c, const char *m) { (void)c; snprintf(last_error, sizeof last_error, "%s", m); }
+static void h_log(void *c, tc_log_level l, const char *cat, const char *m) {
+  (void)c; (void)l;
+  size_t n = strlen(log_text);
+  snprintf(log_text + n, sizeof log_text - n, "[%s] %s\n", cat, m);
+}
+static bool h_log_enabled(void *c, const char *cat) { (void)c; return strcmp(cat, "cache") == 0; }
+static const char *h_get_option(void *c, const char *key) { (void)c; return strcmp(key, "cpu.threads") == 0 ? "2" : NULL; }
+
+static tc_host_api host;
+static tc_plugin_api api;
+static void *plugin_dl;
+static tc_plugin_ctx *ctx;
+
+static void setup(void) {
+  snprintf(cache_dir, sizeof cache_dir, "/tmp/tc-test-icpu-XXXXXX");
+  cr_assert(mkdtemp(cache_dir));
+  host = (tc_host_api){.struct_size = sizeof host, .abi_major = TC_ABI_MAJOR, .abi_minor = TC_ABI_MINOR,
+                       .set_error = h_set_error, .log = h_log, .log_enabled = h_log_enabled, .cache_dir = cache_dir,
+                       .get_option = h_get_option};
+  plugin_dl = dlopen(TC_BUILD_PLUGIN_DIR "/tc-inductor-cpu.so", RTLD_NOW | RTLD_LOCAL);
+  cr_assert(plugin_dl, "dlopen: %s", dlerror());
+  tc_plugin_query_fn q;
+  *(void **)&q = dlsym(plugin_dl, TC_PLUGIN_ENTRY_SYMBOL);
+  cr_assert(q);
+  memset(&api, 0, sizeof api);
+  api.struct_size = sizeof api;
+  cr_assert_eq(q(&host, &api), TC_OK);
+  cr_assert_str_eq(api.name, "inductor-cpu");
+  tc_probe_info info = {.struct_size = sizeof info};
+  cr_assert_eq(api.probe(&host, &info), TC_OK);
+  cr_assert(info.available, "%s", info.reason);
+  cr_assert_eq(api.init(&host, 0, &ctx), TC_OK);
+  log_text[0] = 0;
+}
+
+static void teardown(void) {
+  if (ctx) api.release(ctx);
+  ctx = NULL;
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
+  cr_assert_eq(system(cmd), 0);
+}
+
+/* ---------------------------------------------------------------- building descriptors */
+typedef struct kl {
+  tc_size_expr ex[64];
+  int32_t nex;
+  tc_kop ops[8][48];
+  int32_t nops[8];
+  tc_kbuffer bufs[8][8];
+  int32_t nbufs[8];
+  tc_kernel_desc k[8];
+  int32_t nk;
+} kl;
+
+static int32_t ex_add(kl *l, int32_t op, int32_t a, int32_t b, int64_t v) {
+  l->ex[l->nex] = (tc_size_expr){.struct_size = sizeof(tc_size_expr), .op = op, .a = a, .b = b, .value = v};
+  return l->nex++;
+}
+static int32_t C(kl *l, int64_t v) { return ex_add(l, TC_SX_CONST, 0, 0, v); }
+static int32_t S(kl *l, int64_t k) { return ex_add(l, TC_SX_SYM, 0, 0, k); }
+static int32_t MUL(kl *l, int32_t a, int32_t b) { return ex_add(l, TC_SX_MUL, a, b, 0); }
+
+static tc_index IX(int32_t offset, int32_t s0, int32_t s1, int32_t s2) {
+  tc_index ix = {.struct_size = sizeof ix, .offset = offset, .indirect = -1, .indirect_stride = -1};
+  for (int i = 0; i <= TC_MAX_RANK; i++) ix.strides[i] = -1;
+  ix.strides[0] = s0;
+  ix.strides[1] = s1;
+  ix.strides[2] = s2;
+  return ix;
+}
+
+static tc_kernel_desc *K(kl *l, const char *name, int32_t kind, int32_t n_outer, const int32_t *outer, int32_t inner) {
+  int32_t i = l->nk++;
+  tc_kernel_desc *k = &l->k[i];
+  memset(k, 0, sizeof *k);
+  k->struct_size = sizeof *k;
+  k->name = name;
+  k->kind = kind;
+  k->n_outer = n_outer;
+  for (int d = 0; d < n_outer; d++) k->outer[d] = outer[d];
+  k->inner = inner;
+  k->ops = l->ops[i];
+  k->buffers = l->bufs[i];
+  return k;
+}
+static int32_t BUF(kl *l, const char *name, int32_t dtype, int32_t role, int32_t numel) {
+  int32_t i = l->nk - 1, b = l->nbufs[i]++;
+  l->bufs[i][b] = (tc_kbuffer){.struct_size = sizeof(tc_kbuffer), .name = name, .dtype = dtype, .role = role, .numel = numel};
+  l->k[i].n_buffers = l->nbufs[i];
+  return b;
+}
+static int32_t OP(kl *l, int32_t kind, int32_t dtype, int32_t loop, int32_t prim, int32_t a, int32_t b, int32_t c,
+                  int32_t buffer, tc_index ix) {
+  int32_t i = l->nk - 1, o = l->nops[i]++;
+  l->ops[i][o] = (tc_kop){.struct_size = sizeof(tc_kop), .kind = kind, .dtype = dtype, .loop = loop, .prim = prim,
+                          .args = {a, b, c}, .buffer = buffer, .index = ix};
+  l->k[i].n_ops = l->nops[i];
+  return o;
+}
+static int32_t LOAD(kl *l, int32_t loop, int32_t buf, tc_index ix) { return OP(l, TC_KOP_LOAD, TC_F32, loop, 0, -1, -1, -1, buf, ix); }
+static int32_t PRIM(kl *l, int32_t loop, int32_t prim, int32_t a, int32_t b) { return OP(l, TC_KOP_PRIM, TC_F32, loop, prim, a, b, -1, -1, IX(-1, -1, -1, -1)); }
+static int32_t RED(kl *l, int32_t loop, int32_t prim, int32_t a) { return OP(l, TC_KOP_REDUCE, TC_F32, loop, prim, a, -1, -1, -1, IX(-1, -1, -1, -1)); }
+static int32_t STORE(kl *l, int32_t loop, int32_t buf, tc_index ix, int32_t a) { return OP(l, TC_KOP_STORE, TC_F32, loop, 0, a, -1, -1, buf, ix); }
+static int32_t CONSTF(kl *l, int32_t loop, double v) {
+  int32_t o = OP(l, TC_KOP_CONST, TC_F32, loop, 0, -1, -1, -1, -1, IX(-1, -1, -1, -1));
+  l->ops[l->nk - 1][o].fconst = v;
+  return o;
+}
+
+static tc_kernel_list LIST(kl *l, const char *name, int32_t n_syms) {
+  return (tc_kernel_list){.struct_size = sizeof(tc_kernel_list), .name = name, .n_exprs = l->nex, .exprs = l->ex,
+                          .n_syms = n_syms, .n_kernels = l->nk, .kernels = l->k};
+}
+
+static tc_executable *compile_ok(const tc_kernel_list *list) {
+  tc_executable *exe = NULL;
+  tc_status st = api.compile_kernels(ctx, list, &exe);
+  cr_assert_eq(st, TC_OK, "compile_kernels: %s", last_error);
+  cr_assert(exe);
+  if (getenv("TC_TEST_DUMP")) fputs(api.executable_source(ctx, exe), stderr);
+  return exe;
+}
+
+static void launch2(tc_executable *exe, int32_t kernel, void *b0, void *b1, void *b2, void *b3, const int64_t *syms) {
+  void *ptrs[4] = {b0, b1, b2, b3};
+  tc_buffer_arg args[4];
+  for (int i = 0; i < 4; i++) args[i] = (tc_buffer_arg){.struct_size = sizeof args[i], .buffer = (tc_buffer *)ptrs[i]};
+  cr_assert_eq(api.launch(ctx, exe, kernel, args, syms), TC_OK, "launch: %s", last_error);
+}
+
+static float frand(unsigned *state) {
+  *state = *state * 1103515245u + 12345u;
+  return ((float)((*state >> 8) & 0xffff) / 65536.0f) * 4.0f - 2.0f;
+}
+
+/* ---------------------------------------------------------------- tests */
+TestSuite(inductor_cpu, .init = setup, .fini = teardown);
+
+/* y = gelu(x) over (s0, 1000): one compiled kernel serves two row counts. */
+Test(inductor_cpu, pointwise_gelu_dynamic_rows) {
+  kl l = {0};
+  int32_t s0 = S(&l, 0), n = C(&l, 1000), one = C(&l, 1), numel = MUL(&l, s0, n);
+  int32_t outer[2] = {s0, n};
+  K(&l, "gelu", TC_KERNEL_LOOP, 2, outer, -1);
+  int32_t bx = BUF(&l, "in_x", TC_F32, TC_BUF_INPUT, numel), by = BUF(&l, "out_y", TC_F32, TC_BUF_OUTPUT, numel);
+  int32_t x = LOAD(&l, -1, bx, IX(-1, n, one, -1));
+  int32_t h = PRIM(&l, -1, TC_PRIM_MUL, x, CONSTF(&l, -1, 0.70710678118654752));
+  int32_t e = PRIM(&l, -1, TC_PRIM_ERF, h, -1);
+  int32_t p = PRIM(&l, -1, TC_PRIM_ADD, e, CONSTF(&l, -1, 1.0));
+  int32_t y = PRIM(&l, -1, TC_PRIM_MUL, PRIM(&l, -1, TC_PRIM_MUL, x, p), CONSTF(&l, -1, 0.5));
+  STORE(&l, -1, by, IX(-1, n, one, -1), y);
+  tc_kernel_list list = LIST(&l, "gelu_test", 1);
+  tc_executable *exe = compile_ok(&list);
+  const char *src = api.executable_source(ctx, exe);
+  cr_assert(strstr(src, "void k_gelu_launch(void **bufs, const int64_t *syms)"), "%s", src);
+  cr_assert(strstr(src, "erff("), "erf must be libm's erff");
+  cr_assert(strstr(src, "#pragma omp parallel for"));
+  unsigned seed = 1;
+  for (int rows = 3; rows <= 7; rows += 4) {
+    float *in = malloc(sizeof(float) * 1000 * (size_t)rows), *out = malloc(sizeof(float) * 1000 * (size_t)rows);
+    for (int i = 0; i < 1000 * rows; i++) in[i] = frand(&seed);
+    int64_t syms[1] = {rows};
+    launch2(exe, 0, in, out, NULL, NULL, syms);
+    for (int i = 0; i < 1000 * rows; i++) {
+      float want = 0.5f * in[i] * (1.0f + erff(in[i] * 0.70710678f));
+      cr_assert_float_eq(out[i], want, 1e-6f, "rows %d elem %d: %g vs %g", rows, i, out[i], want);
+    }
+    free(in);
+    free(out);
+  }
+  api.executable_free(ctx, exe);
+}
+
+/* softmax over rows of length s1: three inner loops in one kernel (max; sum of exp; store). */
+static void build_softmax(kl *l) {
+  int32_t s0 = S(l, 0), s1 = S(l, 1), one = C(l, 1), numel = MUL(l, s0, s1);
+  int32_t outer[1] = {s0};
+  K(l, "softmax", TC_KERNEL_LOOP, 1, outer, s1);
+  int32_t bx = BUF(l, "in_x", TC_F32, TC_BUF_INPUT, numel), by = BUF(l, "out_y", TC_F32, TC_BUF_OUTPUT, numel);
+  tc_index row = IX(-1, s1, one, -1);
+  int32_t m = RED(l, 0, TC_PRIM_REDUCE_MAX, LOAD(l, 0, bx, row));
+  int32_t x1 = LOAD(l, 1, bx, row);
+  int32_t sum = RED(l, 1, TC_PRIM_REDUCE_SUM, PRIM(l, 1, TC_PRIM_EXP, PRIM(l, 1, TC_PRIM_SUB, x1, m), -1));
+  int32_t inv = PRIM(l, -1, TC_PRIM_RECIPROCAL, sum, -1);
+  int32_t x2 = LOAD(l, 2, bx, row);
+  int32_t y = PRIM(l, 2, TC_PRIM_MUL, PRIM(l, 2, TC_PRIM_EXP, PRIM(l, 2, TC_PRIM_SUB, x2, m), -1), inv);
+  STORE(l, 2, by, row, y);
+}
+
+static void check_softmax(tc_executable *exe, int rows, int cols) {
+  unsigned seed = 7;
+  float *in = malloc(sizeof(float) * (size_t)rows * (size_t)cols), *out = malloc(sizeof(float) * (size_t)rows * (size_t)cols);
+  for (int i = 0; i < rows * cols; i++) in[i] = frand(&seed) * 3;
+  if (cols > 3) in[2] = -INFINITY; /* a -inf entry gives exactly 0 */
+  int64_t syms[2] = {rows, cols};
+  launch2(exe, 0, in, out, NULL, NULL, syms);
+  for (int r = 0; r < rows; r++) {
+    double m = -INFINITY, s = 0;
+    for (int c = 0; c < cols; c++) m = fmax(m, in[r * cols + c]);
+    for (int c = 0; c < cols; c++) s += exp(in[r * cols + c] - m);
+    for (int c = 0; c < cols; c++) {
+      double want = exp(in[r * cols + c] - m) / s;
+      cr_assert(fabs(out[r * cols + c] - want) <= 1e-5 * fmax(1, want) + 1e-7, "row %d col %d: %g vs %g", r, c,
+                out[r * cols + c], want);
+    }
+  }
+  free(in);
+  free(out);
+}
+
+Test(inductor_cpu, softmax_one_kernel_three_loops) {
+  kl l = {0};
+  build_softmax(&l);
+  tc_kernel_list list = LIST(&l, "softmax_test", 2);
+  tc_executable *exe = compile_ok(&list);
+  const char *src = api.executable_source(ctx, exe);
+  cr_assert(strstr(src, "reduction(tc_max_f32:"), "%s", src);
+  cr_assert(strstr(src, "reduction(+:"), "%s", src);
+  check_softmax(exe, 33, 1000);
+  check_softmax(exe, 4, 3);
+  check_softmax(exe, 1, 200003); /* one long row: the two-level (parallel inner) path */
+  api.executable_free(ctx, exe);
+}
+
+/* y = gelu(a @ b + bias) with b given transposed (strides k: 1, n: K), c = y in place. */
+Test(inductor_cpu, matmul_bias_gelu_epilogue) {
+  kl l = {0};
+  int32_t M = S(&l, 0), N = C(&l, 48), Kd = C(&l, 40), one = C(&l, 1), zero = C(&l, 0), nb = C(&l, 1);
+  int32_t outer[3] = {nb, M, N};
+  tc_kernel_desc *k = K(&l, "matmul_add_gelu", TC_KERNEL_MATMUL, 3, outer, -1);
+  int32_t ba = BUF(&l, "in_a", TC_F32, TC_BUF_INPUT, MUL(&l, M, Kd)), bb = BUF(&l, "in_w", TC_F32, TC_BUF_INPUT, MUL(&l, N, Kd));
+  int32_t bias = BUF(&l, "in_bias", TC_F32, TC_BUF_INPUT, N), by = BUF(&l, "out_y", TC_F32, TC_BUF_OUTPUT, MUL(&l, M, N));
+  k->matmul = (tc_matmul_desc){.struct_size = sizeof(tc_matmul_desc), .a = ba, .b = bb, .c = by, .batch = nb, .m = M, .n = N,
+                               .k = Kd, .a_offset = zero, .a_stride_batch = zero, .a_stride_m = Kd, .a_stride_k = one,
+                               .b_offset = zero, .b_stride_batch = zero, .b_stride_k = one, .b_stride_n = Kd,
+                               .c_offset = zero, .c_stride_batch = zero, .c_stride_m = N, .c_stride_n = one};
+  int32_t acc = OP(&l, TC_KOP_ACC, TC_F32, -1, 0, -1, -1, -1, -1, IX(-1, -1, -1, -1));
+  int32_t bv = LOAD(&l, -1, bias, IX(-1, -1, -1, one));
+  int32_t z = PRIM(&l, -1, TC_PRIM_ADD, acc, bv);
+  int32_t e = PRIM(&l, -1, TC_PRIM_ERF, PRIM(&l, -1, TC_PRIM_MUL, z, CONSTF(&l, -1, 0.70710678118654752)), -1);
+  int32_t y = PRIM(&l, -1, TC_PRIM_MUL, PRIM(&l, -1, TC_PRIM_MUL, z, PRIM(&l, -1, TC_PRIM_ADD, e, CONSTF(&l, -1, 1))),
+                   CONSTF(&l, -1, 0.5));
+  STORE(&l, -1, by, IX(-1, -1, N, one), y);
+  tc_kernel_list list = LIST(&l, "mlp_test", 1);
+  tc_executable *exe = compile_ok(&list);
+  cr_assert(strstr(api.executable_source(ctx, exe), "cblas_sgemm"));
+  int rows = 37;
+  unsigned seed = 3;
+  float *a = malloc(sizeof(float) * (size_t)rows * 40), w[48 * 40], bvals[48], *out = malloc(sizeof(float) * (size_t)rows * 48);
+  for (int i = 0; i < rows * 40; i++) a[i] = frand(&seed);
+  for (int i = 0; i < 48 * 40; i++) w[i] = frand(&seed) * 0.2f;
+  for (int i = 0; i < 48; i++) bvals[i] = frand(&seed);
+  int64_t syms[1] = {rows};
+  launch2(exe, 0, a, w, bvals, out, syms);
+  for (int i = 0; i < rows; i++)
+    for (int j = 0; j < 48; j++) {
+      double acc_v = bvals[j];
+      for (int q = 0; q < 40; q++) acc_v += (double)a[i * 40 + q] * w[j * 40 + q];
+      double want = 0.5 * acc_v * (1 + erf(acc_v / sqrt(2.0)));
+      cr_assert(fabs(out[i * 48 + j] - want) < 1e-4, "(%d,%d): %g vs %g", i, j, out[i * 48 + j], want);
+    }
+  free(a);
+  free(out);
+  api.executable_free(ctx, exe);
+}
+
+/* Indexing: out[i] = x[idx[i]] (out of range reads 0); argmax over rows; iota; Philox. */
+Test(inductor_cpu, gather_argmax_iota_random) {
+  kl l = {0};
+  int32_t n = C(&l, 6), one = C(&l, 1), cols = C(&l, 5), zero = C(&l, 0), off = C(&l, 100);
+  int32_t outer[1] = {n};
+  K(&l, "gather", TC_KERNEL_LOOP, 1, outer, -1);
+  int32_t bx = BUF(&l, "in_x", TC_F32, TC_BUF_INPUT, cols), bi = BUF(&l, "in_idx", TC_I64, TC_BUF_INPUT, n);
+  int32_t by = BUF(&l, "out_y", TC_F32, TC_BUF_OUTPUT, n);
+  int32_t iv = OP(&l, TC_KOP_LOAD, TC_I64, -1, 0, -1, -1, -1, bi, IX(-1, one, -1, -1));
+  tc_index g = IX(-1, -1, -1, -1);
+  g.indirect = iv;
+  g.indirect_stride = one;
+  int32_t xv = LOAD(&l, -1, bx, g);
+  STORE(&l, -1, by, IX(-1, one, -1, -1), xv);
+  /* argmax over (6 rows, 5 cols) -> i64, plus iota and random into separate outputs */
+  K(&l, "argmax", TC_KERNEL_LOOP, 1, outer, cols);
+  int32_t bm = BUF(&l, "in_m", TC_F32, TC_BUF_INPUT, MUL(&l, n, cols)), bo = BUF(&l, "out_arg", TC_I64, TC_BUF_OUTPUT, n);
+  int32_t br = BUF(&l, "out_rand", TC_F32, TC_BUF_OUTPUT, n), bio = BUF(&l, "out_iota", TC_I64, TC_BUF_OUTPUT, n);
+  int32_t mv = LOAD(&l, 0, bm, IX(-1, cols, one, -1));
+  int32_t am = OP(&l, TC_KOP_REDUCE, TC_I64, 0, TC_PRIM_ARGMAX, mv, -1, -1, -1, IX(-1, -1, -1, -1));
+  OP(&l, TC_KOP_STORE, TC_I64, -1, 0, am, -1, -1, bo, IX(-1, one, -1, -1));
+  int32_t rv = OP(&l, TC_KOP_RANDOM, TC_F32, -1, 0, -1, -1, -1, -1, IX(off, one, -1, -1));
+  l.ops[1][rv].iconst = 42;
+  STORE(&l, -1, br, IX(-1, one, -1, -1), rv);
+  int32_t io = OP(&l, TC_KOP_INDEX, TC_I64, -1, 0, -1, -1, -1, -1, IX(zero, one, -1, -1));
+  OP(&l, TC_KOP_STORE, TC_I64, -1, 0, io, -1, -1, bio, IX(-1, one, -1, -1));
+  tc_kernel_list list = LIST(&l, "index_test", 0);
+  tc_executable *exe = compile_ok(&list);
+  float x[5] = {10, 11, 12, 13, 14}, y[6];
+  int64_t idx[6] = {4, 0, -1, 5, 2, 99};
+  launch2(exe, 0, x, idx, y, NULL, NULL);
+  float want[6] = {14, 10, 0, 0, 12, 0};
+  for (int i = 0; i < 6; i++) cr_assert_eq(y[i], want[i], "gather %d: %g", i, y[i]);
+  float m[30];
+  for (int i = 0; i < 30; i++) m[i] = (float)((i * 7) % 11);
+  m[5 * 3 + 2] = NAN; /* row 3: NaN counts as the maximum */
+  int64_t arg[6], iota[6];
+  float rnd[6];
+  void *ptrs[4] = {m, arg, rnd, iota};
+  tc_buffer_arg args[4];
+  for (int i = 0; i < 4; i++) args[i] = (tc_buffer_arg){.struct_size = sizeof args[i], .buffer = (tc_buffer *)ptrs[i]};
+  cr_assert_eq(api.launch(ctx, exe, 1, args, NULL), TC_OK);
+  for (int r = 0; r < 6; r++) {
+    int best = 0;
+    for (int c = 1; c < 5; c++)
+      if (m[r * 5 + c] > m[r * 5 + best]) best = c;
+    if (r == 3) best = 2;
+    cr_assert_eq(arg[r], best, "argmax row %d: %lld", r, (long long)arg[r]);
+    cr_assert_eq(iota[r], r);
+    cr_assert(rnd[r] >= 0 && rnd[r] < 1);
+  }
+  /* Philox4x32-10 (key 42, counter 100): an independent computation of word 0. */
+  uint32_t c0 = 100, c1 = 0, c2 = 0, c3 = 0, k0 = 42, k1 = 0;
+  for (int i = 0; i < 10; i++) {
+    uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
+    uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
+    c1 = (uint32_t)p1; c3 = (uint32_t)p0; c0 = n0; c2 = n2;
+    k0 += 0x9E3779B9u; k1 += 0xBB67AE85u;
+  }
+  cr_assert_eq(rnd[0], (float)((double)(c0 >> 8) / 16777216.0));
+  api.executable_free(ctx, exe);
+}
+
+/* A second context compiling the same list is served from disk without running cc; a
+ * corrupted entry is discarded and rebuilt. */
+Test(inductor_cpu, disk_cache_hit_and_corruption) {
+  kl l = {0};
+  build_softmax(&l);
+  tc_kernel_list list = LIST(&l, "cache_test", 2);
+  tc_executable *exe = compile_ok(&list);
+  cr_assert(strstr(log_text, "miss"), "%s", log_text);
+  api.executable_free(ctx, exe);
+  api.release(ctx);
+  cr_assert_eq(api.init(&host, 0, &ctx), TC_OK);
+  log_text[0] = 0;
+  exe = compile_ok(&list);
+  cr_assert(strstr(log_text, "hit"), "%s", log_text);
+  cr_assert_null(strstr(log_text, "miss"), "%s", log_text);
+  check_softmax(exe, 5, 77);
+  api.executable_free(ctx, exe);
+  /* Corrupt the cached object: the next compile must notice and rebuild. */
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "for f in '%s'/*.so; do printf 'garbage' | dd of=\"$f\" bs=1 seek=100 conv=notrunc 2>/dev/null; done",
+           cache_dir);
+  cr_assert_eq(system(cmd), 0);
+  log_text[0] = 0;
+  exe = compile_ok(&list);
+  cr_assert(strstr(log_text, "discarding"), "%s", log_text);
+  cr_assert(strstr(log_text, "miss"), "%s", log_text);
+  check_softmax(exe, 5, 77);
+  api.executable_free(ctx, exe);
+}
+
+Test(inductor_cpu, bad_descriptor_is_an_error_not_a_crash) {
+  kl l = {0};
+  int32_t n = C(&l, 4), one = C(&l, 1);
+  int32_t outer[1] = {n};
+  K(&l, "bad", TC_KERNEL_LOOP, 1, outer, -1);
+  int32_t by = BUF(&l, "out_y", TC_F32, TC_BUF_OUTPUT, n);
+  STORE(&l, -1, by, IX(-1, one, -1, -1), 3); /* operand is a later op */
+  CONSTF(&l, -1, 1);
+  tc_kernel_list list = LIST(&l, "bad_test", 0);
+  tc_executable *exe = NULL;
+  cr_assert_eq(api.compile_kernels(ctx, &list, &exe), TC_ERR_INVALID_ARGUMENT);
+  cr_assert(strstr(last_error, "not an earlier op"), "%s", last_error);
+}

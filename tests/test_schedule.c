@@ -1,0 +1,411 @@
+/* test_schedule.c — the fusion scheduler: hand-built graphs checked for the kernels they become
+ * (one kernel for softmax and layer_norm, matmul epilogues, views folded into index maps,
+ * buffer reuse), then models compiled end to end on inductor-cpu and compared with eager. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedule.h"
+#include "tc/tc.h"
+
+/* ---------------------------------------------------------------- building graphs */
+typedef struct gb {
+  tc_graph g;
+} gb;
+
+static int32_t C(gb *b, int64_t v) { return sxtab_const(&b->g.sx, v); }
+static tc_vtype T(tc_dtype dt, int rank, const int32_t *shape) {
+  tc_vtype t;
+  memset(&t, 0, sizeof t);
+  t.dtype = dt;
+  t.rank = rank;
+  for (int d = 0; d < rank; d++) t.shape[d] = shape[d];
+  return t;
+}
+static int32_t IN(gb *b, tc_vtype t) { return graph_add_input(&b->g, &t); }
+static int32_t NODE(gb *b, tc_prim p, tc_vtype out, int n_in, const int32_t *in, int n_attrs, const int64_t *attrs,
+                    double f) {
+  tc_node n;
+  memset(&n, 0, sizeof n);
+  n.prim = p;
+  n.out = out;
+  n.n_in = n_in;
+  n.in = (int32_t *)in;
+  n.n_iattrs = n_attrs;
+  for (int i = 0; i < n_attrs; i++) n.iattrs[i] = attrs[i];
+  n.fattr = f;
+  return graph_add_node(&b->g, &n);
+}
+static int32_t UN(gb *b, tc_prim p, int32_t x) { return NODE(b, p, *graph_value_type(&b->g, x), 1, (int32_t[]){x}, 0, NULL, 0); }
+static int32_t BIN(gb *b, tc_prim p, int32_t x, int32_t y) {
+  return NODE(b, p, *graph_value_type(&b->g, x), 2, (int32_t[]){x, y}, 0, NULL, 0);
+}
+static int32_t CONSTANT(gb *b, tc_vtype t, double v) { return NODE(b, TC_PRIM_CONSTANT, t, 0, NULL, 1, (int64_t[]){-1}, v); }
+static int32_t REDUCE(gb *b, tc_prim p, int32_t x, int dim) {
+  const tc_vtype *t = graph_value_type(&b->g, x);
+  tc_vtype o = *t;
+  o.rank = t->rank - 1;
+  for (int d = dim; d < o.rank; d++) o.shape[d] = t->shape[d + 1];
+  return NODE(b, p, o, 1, (int32_t[]){x}, 1, (int64_t[]){dim}, 0);
+}
+/* Broadcast x (rank r) to shape `to` with bdims. */
+static int32_t BCAST(gb *b, int32_t x, tc_vtype to, int n, const int64_t *bdims) {
+  to.dtype = graph_value_type(&b->g, x)->dtype;
+  return NODE(b, TC_PRIM_BROADCAST_IN_DIM, to, 1, (int32_t[]){x}, n, bdims, 0);
+}
+
+static tc_schedule *sched(gb *b) {
+  tc_schedule *s = NULL;
+  tc_status st = schedule_build(&b->g, &s);
+  cr_assert_eq(st, TC_OK, "schedule_build: %s", tc_last_error());
+  return s;
+}
+
+static int loops_of(const sched_kernel *k) {
+  int n = 0;
+  for (int32_t i = 0; i < k->n_ops; i++)
+    if (k->ops[i].loop + 1 > n) n = k->ops[i].loop + 1;
+  return n;
+}
+
+/* x (s0 x 64): softmax over the last dim. */
+static int32_t softmax_graph(gb *b, int32_t x) {
+  tc_vtype t = *graph_value_type(&b->g, x), r = T(TC_F32, 1, t.shape);
+  int32_t m = REDUCE(b, TC_PRIM_REDUCE_MAX, x, 1);
+  int32_t e = UN(b, TC_PRIM_EXP, BIN(b, TC_PRIM_SUB, x, BCAST(b, m, t, 1, (int64_t[]){0})));
+  int32_t s = REDUCE(b, TC_PRIM_REDUCE_SUM, e, 1);
+  (void)r;
+  return BIN(b, TC_PRIM_DIV, e, BCAST(b, s, t, 1, (int64_t[]){0}));
+}
+
+Test(schedule, softmax_is_one_kernel_with_three_loops) {
+  gb b;
+  graph_init(&b.g, "softmax");
+  b.g.n_syms = 1;
+  int32_t shape[2] = {sxtab_sym(&b.g.sx, 0), C(&b, 64)};
+  int32_t x = IN(&b, T(TC_F32, 2, shape));
+  int32_t y = softmax_graph(&b, x);
+  graph_set_outputs(&b.g, 1, &y);
+  tc_schedule *s = sched(&b);
+  cr_assert_eq(s->n_kernels, 1);
+  cr_assert_str_eq(s->kernels[0].name, "softmax");
+  cr_assert_eq(loops_of(&s->kernels[0]), 3, "max, sum of exp, store");
+  cr_assert_eq(s->kernels[0].desc.n_outer, 1);
+  /* Symbolic rows: the outer extent is s0, not a number. */
+  const tc_size_expr *e = &s->sx.nodes[s->kernels[0].desc.outer[0]];
+  cr_assert_eq(e->op, TC_SX_SYM);
+  cr_assert_eq(s->n_slots, 0, "no temporaries");
+  schedule_free(s);
+  graph_free(&b.g);
+}
+
+/* gelu(layer_norm(x) * g + b): one kernel named after both. */
+Test(schedule, layer_norm_gelu_is_one_kernel) {
+  gb b;
+  graph_init(&b.g, "ln_gelu");
+  int32_t sh[2] = {C(&b, 16), C(&b, 32)};
+  tc_vtype t = T(TC_F32, 2, sh), tr = T(TC_F32, 1, sh), tc = T(TC_F32, 1, &sh[1]);
+  int32_t x = IN(&b, t), gam = IN(&b, tc), bet = IN(&b, tc);
+  int32_t n = CONSTANT(&b, tr, 32);
+  int32_t mean = BIN(&b, TC_PRIM_DIV, REDUCE(&b, TC_PRIM_REDUCE_SUM, x, 1), n);
+  int32_t d = BIN(&b, TC_PRIM_SUB, x, BCAST(&b, mean, t, 1, (int64_t[]){0}));
+  int32_t var = BIN(&b, TC_PRIM_DIV, REDUCE(&b, TC_PRIM_REDUCE_SUM, BIN(&b, TC_PRIM_MUL, d, d), 1), n);
+  int32_t rstd = UN(&b, TC_PRIM_RSQRT, BIN(&b, TC_PRIM_ADD, var, CONSTANT(&b, tr, 1e-5)));
+  int32_t y = BIN(&b, TC_PRIM_MUL, d, BCAST(&b, rstd, t, 1, (int64_t[]){0}));
+  y = BIN(&b, TC_PRIM_ADD, BIN(&b, TC_PRIM_MUL, y, BCAST(&b, gam, t, 1, (int64_t[]){1})), BCAST(&b, bet, t, 1, (int64_t[]){1}));
+  int32_t h = BIN(&b, TC_PRIM_MUL, y, CONSTANT(&b, t, 0.7071067811865476));
+  int32_t gl = BIN(&b, TC_PRIM_MUL, BIN(&b, TC_PRIM_MUL, y, CONSTANT(&b, t, 0.5)),
+                   BIN(&b, TC_PRIM_ADD, UN(&b, TC_PRIM_ERF, h), CONSTANT(&b, t, 1)));
+  graph_set_outputs(&b.g, 1, &gl);
+  tc_schedule *s = sched(&b);
+  cr_assert_eq(s->n_kernels, 1);
+  cr_assert_str_eq(s->kernels[0].name, "layer_norm_gelu");
+  cr_assert_eq(loops_of(&s->kernels[0]), 3);
+  cr_assert_eq(s->kernels[0].n_bufs, 4, "x, gamma, beta, out");
+  schedule_free(s);
+  graph_free(&b.g);
+}
+
+/* gelu-free mlp layer: relu(x @ w + bias): one matmul kernel with the epilogue fused. */
+Test(schedule, matmul_epilogue_fused) {
+  gb b;
+  graph_init(&b.g, "linear");
+  int32_t M = C(&b, 8), K = C(&b, 16), N = C(&b, 4);
+  tc_vtype tx = T(TC_F32, 2, (int32_t[]){M, K}), tw = T(TC_F32, 2, (int32_t[]){N, K}), ty = T(TC_F32, 2, (int32_t[]){M, N});
+  int32_t x = IN(&b, tx), w = IN(&b, tw), bias = IN(&b, T(TC_F32, 1, &N));
+  /* x @ w^T: the transpose is a view folded into the operand's strides. */
+  int32_t wt = NODE(&b, TC_PRIM_PERMUTE, T(TC_F32, 2, (int32_t[]){K, N}), 1, (int32_t[]){w}, 2, (int64_t[]){1, 0}, 0);
+  int32_t mm = NODE(&b, TC_PRIM_MATMUL, ty, 2, (int32_t[]){x, wt}, 0, NULL, 0);
+  int32_t z = BIN(&b, TC_PRIM_ADD, mm, BCAST(&b, bias, ty, 1, (int64_t[]){1}));
+  int32_t y = BIN(&b, TC_PRIM_MAX, z, CONSTANT(&b, ty, 0));
+  graph_set_outputs(&b.g, 1, &y);
+  tc_schedule *s = sched(&b);
+  cr_assert_eq(s->n_kernels, 1);
+  const tc_kernel_desc *k = &s->kernels[0].desc;
+  cr_assert_eq(k->kind, TC_KERNEL_MATMUL);
+  cr_assert_str_eq(s->kernels[0].name, "matmul_add_maximum");
+  cr_assert_gt(k->n_ops, 0, "the epilogue is in the kernel");
+  int64_t sk, sn;
+  cr_assert(sxtab_is_const(&s->sx, k->matmul.b_stride_k, &sk) && sxtab_is_const(&s->sx, k->matmul.b_stride_n, &sn));
+  cr_assert_eq(sk, 1, "w^T read through strides: k stride 1");
+  cr_assert_eq(sn, 16, "n stride K");
+  bool acc = false;
+  for (int32_t i = 0; i < k->n_ops; i++) acc |= k->ops[i].kind == TC_KOP_ACC;
+  cr_assert(acc);
+  schedule_free(s);
+  graph_free(&b.g);
+}
+
+/* A permute read by a pointwise op is an index map, never a copy. */
+Test(schedule, views_fold_into_loads) {
+  gb b;
+  graph_init(&b.g, "transpose_add");
+  int32_t A = C(&b, 3), B = C(&b, 5);
+  int32_t x = IN(&b, T(TC_F32, 2, (int32_t[]){A, B}));
+  int32_t xt = NODE(&b, TC_PRIM_PERMUTE, T(TC_F32, 2, (int32_t[]){B, A}), 1, (int32_t[]){x}, 2, (int64_t[]){1, 0}, 0);
+  int32_t sl = NODE(&b, TC_PRIM_SLICE, T(TC_F32, 2, (int32_t[]){C(&b, 2), A}), 1, (int32_t[]){xt}, 4,
+                    (int64_t[]){1, 0, 2, 1}, 0); /* rows 1 and 3 of x^T */
+  int32_t y = BIN(&b, TC_PRIM_ADD, sl, CONSTANT(&b, *graph_value_type(&b.g, sl), 1));
+  graph_set_outputs(&b.g, 1, &y);
+  tc_schedule *s = sched(&b);
+  cr_assert_eq(s->n_kernels, 1);
+  const sched_kernel *k = &s->kernels[0];
+  const tc_kop *load = NULL;
+  for (int32_t i = 0; i < k->n_ops; i++)
+    if (k->ops[i].kind == TC_KOP_LOAD) load = &k->ops[i];
+  cr_assert_not_null(load);
+  int64_t off, s0, s1;
+  cr_assert(sxtab_is_const(&s->sx, load->index.offset, &off));
+  cr_assert(sxtab_is_const(&s->sx, load->index.strides[0], &s0));
+  cr_assert(sxtab_is_const(&s->sx, load->index.strides[1], &s1));
+  /* y[i][j] = x[j][1 + 2i]: offset 1, var0 stride 2, var1 stride 5 */
+  cr_assert_eq(off, 1);
+  cr_assert_eq(s0, 2);
+  cr_assert_eq(s1, 5);
+  schedule_free(s);
+  graph_free(&b.g);
+}
+
+/* Three chained matmuls: the two temporaries with disjoint lifetimes share a slot. */
+Test(schedule, temporaries_reuse_memory) {
+  gb b;
+  graph_init(&b.g, "chain");
+  int32_t N = C(&b, 8);
+  tc_vtype t = T(TC_F32, 2, (int32_t[]){N, N});
+  int32_t x = IN(&b, t), w = IN(&b, t);
+  int32_t v = x;
+  for (int i = 0; i < 4; i++) v = NODE(&b, TC_PRIM_MATMUL, t, 2, (int32_t[]){v, w}, 0, NULL, 0);
+  graph_set_outputs(&b.g, 1, &v);
+  tc_schedule *s = sched(&b);
+  cr_assert_eq(s->n_kernels, 4);
+  int temps = 0;
+  for (int32_t i = 0; i < s->n_bufs; i++) temps += s->bufs[i].kind == SBUF_TEMP;
+  cr_assert_eq(temps, 3);
+  cr_assert_eq(s->n_slots, 2, "the first temporary is dead by the third kernel");
+  schedule_free(s);
+  graph_free(&b.g);
+}
+
+/* ---------------------------------------------------------------- end to end on inductor-cpu */
+static tc_tensor *seq(int rank, const int64_t *sizes, float scale, int salt) {
+  int64_t n = 1;
+  for (int i = 0; i < rank; i++) n *= sizes[i];
+  float *d = malloc((size_t)(n ? n : 1) * sizeof *d);
+  for (int64_t i = 0; i < n; i++) d[i] = scale * (float)(((i + salt) * 7919) % 23 - 11) / 11.0f;
+  tc_tensor *t = tc_from_f32(d, rank, sizes);
+  free(d);
+  return t;
+}
+
+static void assert_close(tc_tensor *got, tc_tensor *want, double tol) {
+  cr_assert_not_null(got, "result is NULL: %s", tc_last_error());
+  cr_assert_not_null(want, "reference is NULL: %s", tc_last_error());
+  cr_assert_eq(tc_rank(got), tc_rank(want));
+  int64_t n = tc_numel(got);
+  cr_assert_eq(n, tc_numel(want));
+  tc_tensor *g64 = tc_to_dtype(got, TC_F64), *w64 = tc_to_dtype(want, TC_F64);
+  double *a = malloc((size_t)(n ? n : 1) * sizeof *a), *b = malloc((size_t)(n ? n : 1) * sizeof *b);
+  cr_assert_eq(tc_to_host(g64, a, (size_t)n * sizeof *a), TC_OK, "%s", tc_last_error());
+  cr_assert_eq(tc_to_host(w64, b, (size_t)n * sizeof *b), TC_OK, "%s", tc_last_error());
+  for (int64_t i = 0; i < n; i++)
+    cr_assert(fabs(a[i] - b[i]) <= tol * (1 + fabs(b[i])), "element %lld: %g vs %g", (long long)i, a[i], b[i]);
+  free(a);
+  free(b);
+  tc_release(g64);
+  tc_release(w64);
+}
+
+/* Evaluates an eager reference inside a scope, so its intermediates are released. */
+static tc_scope *ref_scope;
+static tc_tensor *ref_keep(tc_tensor *t) {
+  tc_scope_keep(ref_scope, t);
+  tc_scope_close(ref_scope);
+  return t;
+}
+#define REF(expr) (ref_scope = tc_scope_open(), ref_keep(expr))
+
+static void e2e_init(void) { setenv("TC_CACHE_DIR", "/tmp/tc-test-schedule-cache", 1); }
+
+static tc_compiled *compile_icpu(tc_model_fn fn, int n, const char *name, int dynamic) {
+  tc_compile_options o = {.struct_size = sizeof o, .backend = "inductor-cpu", .name = name, .fullgraph = true,
+                          .dynamic = dynamic, .options = "cpu.threads=2"};
+  tc_compiled *c = tc_compile(fn, n, &o);
+  cr_assert_not_null(c, "%s", tc_last_error());
+  return c;
+}
+
+static int kernels_of(const tc_compiled *c) {
+  tc_compile_stats st = {.struct_size = sizeof st};
+  cr_assert_eq(tc_compiled_stats(c, &st), TC_OK);
+  return st.n_kernels;
+}
+
+static tc_tensor *m_softmax(tc_tensor *x) { return tc_softmax(x, -1); }
+static tc_tensor *m_log_softmax(tc_tensor *x) { return tc_log_softmax(x, -1); }
+static tc_tensor *m_rms(tc_tensor *x, tc_tensor *w) { return tc_rms_norm(x, 1, w, 1e-6); }
+static tc_tensor *m_ln_gelu(tc_tensor *x, tc_tensor *g, tc_tensor *b) { return tc_gelu(tc_layer_norm(x, 1, g, b, 1e-5)); }
+static tc_tensor *m_xent(tc_tensor *logits, tc_tensor *target) { return tc_cross_entropy(logits, target); }
+static tc_tensor *m_mlp(tc_tensor *x, tc_tensor *w1, tc_tensor *b1, tc_tensor *w2, tc_tensor *b2) {
+  return tc_add(tc_linear(tc_gelu(tc_linear(x, w1, b1)), w2, b2), x);
+}
+static tc_tensor *m_attn(tc_tensor *q, tc_tensor *k, tc_tensor *v) {
+  tc_tensor *s = tc_mul_scalar(tc_matmul(q, tc_transpose(k, -2, -1)), 0.25);
+  return tc_matmul(tc_softmax(s, -1), v);
+}
+static tc_tensor *m_index(tc_tensor *x, tc_tensor *idx, tc_tensor *src) {
+  tc_tensor *g = tc_gather(x, 1, idx);
+  tc_tensor *sc = tc_scatter_add(x, 1, idx, src);
+  tc_tensor *parts[2] = {tc_add(g, g), tc_mul(sc, sc)};
+  return tc_cat(2, parts, 1);
+}
+static tc_tensor *m_misc(tc_tensor *x) {
+  tc_tensor *d = tc_dropout(x, 0.5, 1234, true);
+  tc_tensor *t = tc_tril(x, 0);
+  tc_tensor *am = tc_to_dtype(tc_argmax(x, 1, true), TC_F32);
+  return tc_add(tc_add(d, t), am);
+}
+
+Test(schedule_e2e, softmax_and_log_softmax_one_kernel_each, .init = e2e_init) {
+  tc_tensor *x = seq(2, (int64_t[]){37, 100}, 3, 1);
+  tc_model_fn fns[2] = {TC_FN(m_softmax), TC_FN(m_log_softmax)};
+  for (int i = 0; i < 2; i++) {
+    tc_compiled *c = compile_icpu(fns[i], 1, i ? "log_softmax" : "softmax", TC_DYNAMIC_AUTO);
+    tc_tensor *got = tc_call(c, &x);
+    tc_tensor *want = REF(i ? m_log_softmax(x) : m_softmax(x));
+    assert_close(got, want, 1e-5);
+    cr_assert_eq(kernels_of(c), 1);
+    tc_release(got);
+    tc_release(want);
+    tc_compiled_free(c);
+  }
+  tc_release(x);
+}
+
+Test(schedule_e2e, norms_and_cross_entropy, .init = e2e_init) {
+  tc_tensor *x = seq(2, (int64_t[]){19, 48}, 2, 3), *g = seq(1, (int64_t[]){48}, 1, 5), *bb = seq(1, (int64_t[]){48}, 1, 7);
+  tc_compiled *c = compile_icpu(TC_FN(m_ln_gelu), 3, "ln_gelu", TC_DYNAMIC_AUTO);
+  tc_tensor *in3[3] = {x, g, bb};
+  tc_tensor *got = tc_call(c, in3), *want = REF(m_ln_gelu(x, g, bb));
+  assert_close(got, want, 1e-5);
+  cr_assert_eq(kernels_of(c), 1, "layer_norm + gelu is one kernel");
+  tc_release(got);
+  tc_release(want);
+  tc_compiled_free(c);
+  c = compile_icpu(TC_FN(m_rms), 2, "rms", TC_DYNAMIC_AUTO);
+  tc_tensor *in2[2] = {x, g};
+  got = tc_call(c, in2);
+  want = REF(m_rms(x, g));
+  assert_close(got, want, 1e-5);
+  cr_assert_eq(kernels_of(c), 1, "rms_norm is one kernel");
+  tc_release(got);
+  tc_release(want);
+  tc_compiled_free(c);
+  int64_t tgt[19];
+  for (int i = 0; i < 19; i++) tgt[i] = (i * 5) % 48;
+  tc_tensor *t = tc_from_host(tgt, TC_I64, 1, (int64_t[]){19});
+  c = compile_icpu(TC_FN(m_xent), 2, "xent", TC_DYNAMIC_AUTO);
+  tc_tensor *inx[2] = {x, t};
+  got = tc_call(c, inx);
+  want = REF(m_xent(x, t));
+  assert_close(got, want, 1e-5);
+  cr_assert_eq(kernels_of(c), 1, "one kernel: per-row log-softmax, each row adding its share of the mean");
+  tc_release(got);
+  tc_release(want);
+  tc_compiled_free(c);
+  tc_release(t);
+  tc_release(x);
+  tc_release(g);
+  tc_release(bb);
+}
+
+Test(schedule_e2e, mlp_two_matmul_kernels, .init = e2e_init) {
+  tc_tensor *x = seq(2, (int64_t[]){24, 32}, 1, 1), *w1 = seq(2, (int64_t[]){64, 32}, 0.2f, 2),
+            *b1 = seq(1, (int64_t[]){64}, 0.5f, 3), *w2 = seq(2, (int64_t[]){32, 64}, 0.2f, 4),
+            *b2 = seq(1, (int64_t[]){32}, 0.5f, 5);
+  tc_tensor *in[5] = {x, w1, b1, w2, b2};
+  tc_compiled *c = compile_icpu(TC_FN(m_mlp), 5, "mlp", TC_DYNAMIC_AUTO);
+  tc_tensor *got = tc_call(c, in), *want = REF(m_mlp(x, w1, b1, w2, b2));
+  assert_close(got, want, 1e-4);
+  cr_assert_eq(kernels_of(c), 2, "bias, gelu and the residual ride in the matmul epilogues");
+  tc_release(got);
+  tc_release(want);
+  tc_compiled_free(c);
+  for (int i = 0; i < 5; i++) tc_release(in[i]);
+}
+
+Test(schedule_e2e, attention_batched, .init = e2e_init) {
+  tc_tensor *q = seq(3, (int64_t[]){3, 10, 16}, 1, 1), *k = seq(3, (int64_t[]){3, 10, 16}, 1, 2),
+            *v = seq(3, (int64_t[]){3, 10, 16}, 1, 3);
+  tc_tensor *in[3] = {q, k, v};
+  tc_compiled *c = compile_icpu(TC_FN(m_attn), 3, "attn", TC_DYNAMIC_AUTO);
+  tc_tensor *got = tc_call(c, in), *want = REF(m_attn(q, k, v));
+  assert_close(got, want, 1e-4);
+  cr_assert_leq(kernels_of(c), 3);
+  tc_release(got);
+  tc_release(want);
+  tc_compiled_free(c);
+  for (int i = 0; i < 3; i++) tc_release(in[i]);
+}
+
+Test(schedule_e2e, gather_scatter_cat, .init = e2e_init) {
+  tc_tensor *x = seq(2, (int64_t[]){4, 6}, 1, 1), *src = seq(2, (int64_t[]){4, 3}, 1, 2);
+  int64_t idx[12] = {0, 5, 2, 1, 1, 4, 3, 3, 0, 5, 0, 2};
+  tc_tensor *ix = tc_from_host(idx, TC_I64, 2, (int64_t[]){4, 3});
+  tc_tensor *in[3] = {x, ix, src};
+  tc_compiled *c = compile_icpu(TC_FN(m_index), 3, "index", TC_DYNAMIC_AUTO);
+  tc_tensor *got = tc_call(c, in), *want = REF(m_index(x, ix, src));
+  assert_close(got, want, 1e-6);
+  tc_release(got);
+  tc_release(want);
+  tc_compiled_free(c);
+  for (int i = 0; i < 3; i++) tc_release(in[i]);
+}
+
+Test(schedule_e2e, random_iota_argmax, .init = e2e_init) {
+  tc_tensor *x = seq(2, (int64_t[]){9, 9}, 1, 4);
+  tc_compiled *c = compile_icpu(TC_FN(m_misc), 1, "misc", TC_DYNAMIC_AUTO);
+  tc_tensor *got = tc_call(c, &x), *want = REF(m_misc(x));
+  assert_close(got, want, 1e-6);
+  tc_release(got);
+  tc_release(want);
+  tc_compiled_free(c);
+  tc_release(x);
+}
+
+Test(schedule_e2e, dynamic_rows_share_one_compiled_kernel, .init = e2e_init) {
+  tc_compiled *c = compile_icpu(TC_FN(m_softmax), 1, "softmax_dyn", TC_DYNAMIC_ON);
+  for (int64_t rows = 2; rows <= 66; rows += 16) {
+    tc_tensor *x = seq(2, (int64_t[]){rows, 33}, 2, (int)rows);
+    tc_tensor *got = tc_call(c, &x), *want = REF(m_softmax(x));
+    assert_close(got, want, 1e-5);
+    tc_release(got);
+    tc_release(want);
+    tc_release(x);
+  }
+  tc_compile_stats st = {.struct_size = sizeof st};
+  cr_assert_eq(tc_compiled_stats(c, &st), TC_OK);
+  cr_assert_eq(st.n_compiles, 1, "one symbolic kernel serves every row count");
+  tc_compiled_free(c);
+}
