@@ -1,8 +1,6 @@
-/* cmd_bench.c — placeholder until its owner lands it. */
-#include <stdio.h>
+/* cmd_bench.c — `tc bench`: the benchmark driver lives in bench/ (also a library, so tests and
+ * other tools can reuse its pieces). */
+#include "bench.h"
 #include "tc_cli.h"
-int cmd_bench(int argc, char **argv) {
-  (void)argc;
-  fprintf(stderr, "tc %s: not built yet\n", argv[0]);
-  return 1;
-}
+
+int cmd_bench(int argc, char **argv) { return bench_main(argc, argv); }

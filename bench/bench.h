@@ -1,0 +1,96 @@
+/* bench.h — the benchmark driver behind `tc bench`, and the measuring pieces `tc run` shares:
+ * clocks and medians, calling a model eagerly or compiled, waiting for a result, checksums,
+ * ceilings (streaming copy, bare GEMM) and the per-model measurement (BENCHMARKS.md, "How to
+ * report"). */
+#ifndef TC_BENCH_H
+#define TC_BENCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tc/tc.h"
+#include "tc_models.h"
+
+/* ---------------------------------------------------------------- clocks (bench_clock.c) */
+double bench_now(void); /* monotonic seconds */
+/* Median of xs[0..n-1] (sorts xs); NaN when n == 0. */
+double bench_median(double *xs, int n);
+
+/* ---------------------------------------------------------------- calls (bench_call.c) */
+/* Calls m->fn directly (eager mode) with its natural signature. */
+tc_tensor *bench_call_eager(const tc_model *m, tc_tensor *const *inputs);
+
+/* A model ready to call: compiled for a backend, or eager when c is NULL. */
+typedef struct bench_runner {
+  const tc_model *model;
+  tc_compiled *compiled; /* NULL: eager */
+} bench_runner;
+/* Compiles m for backend (NULL or "eager": no compile); options are plugin options or NULL. */
+tc_status bench_runner_init(bench_runner *r, const tc_model *m, const char *backend, const char *options);
+void bench_runner_free(bench_runner *r);
+/* One call that has finished when it returns (see bench_wait); NULL on error. */
+tc_tensor *bench_runner_call(bench_runner *r, tc_tensor *const *inputs);
+
+/* Waits until out's value exists: reads one element back, which a device backend can only
+ * answer after the work before it is done. (The public API has no synchronize of its own.) */
+tc_status bench_wait(const tc_tensor *out);
+/* Sum and sum of |x| of a float tensor, read back with tc_to_host. */
+tc_status bench_checksum(const tc_tensor *out, double *sum, double *abs_sum);
+/* Moves inputs to backend's own memory when it has memory of its own (a device backend);
+ * *on_device tells which. Host backends keep the inputs as they are. */
+tc_status bench_place_inputs(tc_tensor **inputs, int n, const char *backend, bool *on_device);
+/* Total bytes of the tensors. */
+double bench_bytes(tc_tensor *const *inputs, int n);
+
+/* Plugin options giving the thread count ("cpu.threads=N"), or NULL for threads <= 0. */
+const char *bench_thread_options(int threads, char *buf, int cap);
+/* Sets the thread count of this process's own OpenMP loops and of the BLAS. */
+void bench_set_threads(int threads);
+/* The thread count OpenMP would use. */
+int bench_default_threads(void);
+
+/* Times calls: `warmup` untimed, then timed calls until `iters` or until budget_s is spent
+ * (at least min_iters), cycling over n_sets input sets. *median: seconds per call. */
+typedef struct bench_timing {
+  int warmup, iters, min_iters;
+  double budget_s;
+} bench_timing;
+tc_status bench_time_calls(bench_runner *r, tc_tensor **const *sets, int n_sets, const bench_timing *t,
+                           double *median, int *n_timed);
+
+/* ---------------------------------------------------------------- ceilings (bench_ceiling.c) */
+typedef struct bench_ceiling {
+  const char *kind;  /* "copy", "backend-copy", "sgemm", "backend-matmul", or NULL (none) */
+  double seconds;    /* median time of the ceiling workload */
+  double value;      /* in the model's unit: GB/s, TF/s, or ms / us for time figures */
+  const char *note;  /* why there is none, or NULL */
+} bench_ceiling;
+/* The ceiling for model m at inputs (host tensors) on backend, with n_sets rotated buffers:
+ * memory-bound models (GB/s) get a streaming copy of the same bytes; models with matmuls get
+ * the bare GEMMs at the same shapes. */
+tc_status bench_ceiling_measure(const tc_model *m, tc_size_class size, tc_tensor *const *inputs, const char *backend,
+                                bool on_device, int n_sets, const char *options, bench_ceiling *out);
+
+/* ---------------------------------------------------------------- the process (bench_env.c) */
+/* Prepares this process for measuring; call first, before anything loads a plugin. Fixes a
+ * mis-detected OpenBLAS core type by running the command again (exec: returns only when no
+ * re-run is needed), and passes the thread count to the backends through $TC_OPTIONS
+ * ("cpu.threads=N": plugins read it when their context is created, which may be before any
+ * tc_compile). argv: the subcommand's (argv[0] is "run", "bench"). */
+void bench_env_prepare(int argc, char **argv, int threads);
+/* "OpenBLAS 0.3.21, core SkylakeX" (the BLAS of the GEMM ceilings), or "none". */
+const char *bench_blas_name(void);
+
+/* ---------------------------------------------------------------- the driver (bench_main.c) */
+/* `tc bench ...`; argv[0] is "bench". Returns the exit code. */
+int bench_main(int argc, char **argv);
+
+/* Size class from "cpu", "gpu" or "test"; false when unknown. */
+bool bench_parse_size(const char *s, tc_size_class *out);
+const char *bench_size_name(tc_size_class s);
+/* GPU shapes on a backend whose first device is a GPU, CPU shapes otherwise. */
+tc_size_class bench_default_size(const char *backend);
+/* The figure for a median time: GB/s or TF/s from m->work, else the time in m->unit. */
+double bench_figure(const tc_model *m, tc_size_class size, double seconds);
+
+#endif
