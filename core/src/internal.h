@@ -77,6 +77,11 @@ tc_tensor *tensor_new_host(tc_dtype dtype, int rank, const int64_t *sizes);
 /* New tensor sharing x's storage with the given geometry (a view). */
 tc_tensor *tensor_new_view(tc_tensor *x, int rank, const int64_t *sizes, const int64_t *strides, int64_t offset);
 tc_storage *storage_new_host(size_t bytes); /* 64-byte aligned, refcount 1 */
+/* Host blocks for storage (host_alloc.c): 64-byte aligned; large freed blocks are cached and
+ * reused for the same size. host_block_size is the rounded size (0 on overflow). */
+void *host_block_alloc(size_t bytes);
+void host_block_free(void *p, size_t bytes);
+size_t host_block_size(size_t bytes);
 void storage_release(tc_storage *s);
 void tensor_contiguous_strides(int rank, const int64_t *sizes, int64_t *strides);
 bool tensor_is_proxy(const tc_tensor *t);

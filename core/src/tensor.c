@@ -6,19 +6,15 @@
 #include "scope.h"
 #include "trace.h"
 
-#define STORAGE_ALIGN 64
-
 tc_storage *storage_new_host(size_t bytes) {
   tc_storage *s = calloc(1, sizeof *s);
   if (!s) return tc_error_null(TC_ERR_OUT_OF_MEMORY, "out of memory allocating a storage");
-  /* aligned_alloc wants a multiple of the alignment; an empty tensor still gets a real block
-   * so that its data pointer is valid. */
-  size_t rounded = bytes ? (bytes + STORAGE_ALIGN - 1) / STORAGE_ALIGN * STORAGE_ALIGN : STORAGE_ALIGN;
-  if (rounded < bytes) {
+  /* An empty tensor still gets a real block so that its data pointer is valid. */
+  if (!host_block_size(bytes)) {
     free(s);
     return tc_error_null(TC_ERR_OUT_OF_MEMORY, "storage of %zu bytes is too large", bytes);
   }
-  s->host = aligned_alloc(STORAGE_ALIGN, rounded);
+  s->host = host_block_alloc(bytes);
   if (!s->host) {
     free(s);
     return tc_error_null(TC_ERR_OUT_OF_MEMORY, "out of memory allocating %zu bytes", bytes);
@@ -33,7 +29,7 @@ void storage_release(tc_storage *s) {
   if (s->backend) {
     if (s->buffer && s->backend->api.buffer_free) s->backend->api.buffer_free(s->backend->ctx, s->buffer);
   } else {
-    free(s->host);
+    host_block_free(s->host, s->bytes);
   }
   free(s);
 }
