@@ -9,7 +9,9 @@
 
 static void run_usage(FILE *f) {
   fprintf(f, "usage: tc run MODEL [--backend NAME|eager] [--size cpu|gpu|test] [--iters N] [--warmup N]\n"
-             "                 [--threads N] [--seed N]\n");
+             "                 [--threads N] [--seed N] [--batches N,N,...]\n"
+             "--batches calls the compiled model again with input 0's first dim set to each N, and\n"
+             "prints how many compiles that took (TC_LOGS=recompiles shows why each one happened).\n");
 }
 
 static void run_print_inputs(const tc_model *m, tc_tensor *const *in) {
@@ -37,7 +39,7 @@ static int run_fail(const char *what) {
 }
 
 typedef struct run_args {
-  const char *model, *backend, *size;
+  const char *model, *backend, *size, *batches;
   int iters, warmup, threads; /* -1: not given */
   uint64_t seed;
 } run_args;
@@ -58,11 +60,47 @@ static int run_parse(int argc, char **argv, run_args *a) {
     else if (!strcmp(k, "--warmup")) a->warmup = atoi(v);
     else if (!strcmp(k, "--threads")) a->threads = atoi(v);
     else if (!strcmp(k, "--seed")) a->seed = strtoull(v, NULL, 10);
+    else if (!strcmp(k, "--batches")) a->batches = v;
     else return fprintf(stderr, "tc run: unknown option '%s'\n", k), run_usage(stderr), 2;
     i++;
   }
   if (!a->model) return run_usage(stderr), 2;
   return -1;
+}
+
+/* --batches: the same compiled model on new leading sizes of input 0. Shows recompiles and,
+ * under dynamic=auto, the symbolic entry that serves later sizes. */
+static int run_batches(const run_args *a, const tc_model *m, bench_runner *run, tc_tensor **in, const char *backend) {
+  const char *p = a->batches;
+  while (*p) {
+    char *end;
+    long long b = strtoll(p, &end, 10);
+    if (end == p || b <= 0) {
+      fprintf(stderr, "tc run: --batches takes positive sizes separated by commas (at '%s')\n", p);
+      return 2;
+    }
+    int64_t sizes[TC_MAX_RANK];
+    int rank = tc_rank(in[0]);
+    for (int d = 0; d < rank; d++) sizes[d] = tc_size(in[0], d);
+    sizes[0] = b;
+    tc_tensor *x = tc_randn(a->seed + (uint64_t)b, tc_dtype_of(in[0]), rank, sizes);
+    tc_tensor *x_dev = x && strcmp(tc_device_of(in[0]), "host") ? tc_to_device(x, backend) : tc_retain(x);
+    tc_tensor *args[16];
+    for (int i = 0; i < m->n_inputs; i++) args[i] = in[i];
+    args[0] = x_dev;
+    tc_tensor *y = x_dev ? bench_runner_call(run, args) : NULL;
+    tc_release(x);
+    tc_release(x_dev);
+    if (!y) return run_fail("batched call");
+    tc_compile_stats st = {.struct_size = sizeof st};
+    if (run->compiled && tc_compiled_stats(run->compiled, &st) == TC_OK)
+      printf("batch %-5lld compiles so far %d (entries %d)\n", b, st.n_compiles, st.n_entries);
+    else
+      printf("batch %-5lld ok (eager)\n", b);
+    tc_release(y);
+    p = *end == ',' ? end + 1 : end;
+  }
+  return 0;
 }
 
 int cmd_run(int argc, char **argv) {
@@ -150,7 +188,7 @@ int cmd_run(int argc, char **argv) {
     goto done;
   }
   printf("checksum   sum %.6g  abs %.6g  (%lld elements)\n", sum, abs_sum, (long long)tc_numel(out));
-  rc = 0;
+  rc = a.batches ? run_batches(&a, m, &run, in, backend) : 0;
 done:
   tc_release(out);
   bench_runner_free(&run);

@@ -1,0 +1,108 @@
+/* test_bundled_models.c — the bundled models (examples/) compiled on each available compiler
+ * backend agree with eager mode, and the bundled MLP recompiles once, with the failing guard
+ * logged, when its batch changes from 32 to 64. */
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tc_models.h"
+
+static double *host_f64(tc_tensor *t, int64_t *n) {
+  tc_tensor *d = tc_to_dtype(t, TC_F64);
+  cr_assert_not_null(d, "%s", tc_last_error());
+  *n = tc_numel(d);
+  double *v = malloc((size_t)*n * sizeof *v);
+  cr_assert_eq(tc_to_host(d, v, (size_t)*n * sizeof *v), TC_OK, "%s", tc_last_error());
+  tc_release(d);
+  return v;
+}
+
+static bool backend_available(const char *name) {
+  tc_backend_info info[16];
+  int n = tc_list_backends(info, 16);
+  for (int i = 0; i < n && i < 16; i++)
+    if (!strcmp(info[i].name, name)) return info[i].available;
+  return false;
+}
+
+static tc_tensor *call_model(const tc_model *m, const char *backend, tc_tensor **in) {
+  tc_compile_options o = {.struct_size = sizeof o, .backend = backend, .fullgraph = true, .name = m->name};
+  tc_compiled *c = tc_compile(m->fn, m->n_inputs, &o);
+  cr_assert_not_null(c, "%s on %s: %s", m->name, backend, tc_last_error());
+  tc_tensor *y = tc_call(c, in);
+  cr_assert_not_null(y, "%s on %s: %s", m->name, backend, tc_last_error());
+  tc_compiled_free(c);
+  return y;
+}
+
+static void check_models_on(const char *backend) {
+  if (!backend_available(backend)) cr_skip_test("%s is not available here", backend);
+  int n_models;
+  const tc_model *models = tc_models_all(&n_models);
+  cr_assert(n_models >= 5, "the BENCHMARKS workloads are bundled (found %d models)", n_models);
+  for (int k = 0; k < n_models; k++) {
+    const tc_model *m = &models[k];
+    tc_tensor *in[16] = {0};
+    cr_assert_eq(m->make_inputs(TC_SIZE_TEST, 7, in), TC_OK, "%s: %s", m->name, tc_last_error());
+    tc_tensor *want = ((tc_tensor * (*)(tc_tensor *, tc_tensor *, tc_tensor *, tc_tensor *, tc_tensor *, tc_tensor *,
+                                        tc_tensor *, tc_tensor *, tc_tensor *, tc_tensor *, tc_tensor *, tc_tensor *,
+                                        tc_tensor *, tc_tensor *, tc_tensor *, tc_tensor *))m->fn)(
+        in[0], in[1], in[2], in[3], in[4], in[5], in[6], in[7], in[8], in[9], in[10], in[11], in[12], in[13], in[14],
+        in[15]);
+    cr_assert_not_null(want, "%s eager: %s", m->name, tc_last_error());
+    tc_tensor *got = call_model(m, backend, in);
+    int64_t n_w, n_g;
+    double *w = host_f64(want, &n_w), *g = host_f64(got, &n_g);
+    cr_assert_eq(n_w, n_g, "%s on %s: %lld elements, eager gave %lld", m->name, backend, (long long)n_g,
+                 (long long)n_w);
+    for (int64_t i = 0; i < n_w; i++)
+      cr_assert(fabs(g[i] - w[i]) <= 1e-4 + 1e-3 * fabs(w[i]), "%s on %s: element %lld is %g, eager gave %g",
+                m->name, backend, (long long)i, g[i], w[i]);
+    free(w);
+    free(g);
+    tc_release(want);
+    tc_release(got);
+    for (int i = 0; i < m->n_inputs; i++) tc_release(in[i]);
+  }
+}
+
+Test(bundled_models, agree_with_eager_on_debug_eager) { check_models_on("debug-eager"); }
+Test(bundled_models, agree_with_eager_on_inductor_cpu) { check_models_on("inductor-cpu"); }
+Test(bundled_models, agree_with_eager_on_vulkan) { check_models_on("vulkan"); }
+
+/* The check: the bundled MLP, batch 32 then 64, compiles twice and names the guard. */
+Test(bundled_models, mlp_batch_32_then_64_recompiles_once, .init = cr_redirect_stderr) {
+  setenv("TC_LOGS", "recompiles", 1);
+  const tc_model *m = tc_model_find("mlp");
+  cr_assert_not_null(m);
+  tc_tensor *in[5];
+  cr_assert_eq(m->make_inputs(TC_SIZE_TEST, 3, in), TC_OK, "%s", tc_last_error());
+  int64_t d = tc_size(in[0], 1);
+  tc_tensor *x32 = tc_randn(32, TC_F32, 2, (int64_t[]){32, d});
+  tc_tensor *x64 = tc_randn(64, TC_F32, 2, (int64_t[]){64, d});
+  tc_compile_options o = {.struct_size = sizeof o, .backend = "auto", .name = "mlp", .input_names = "x,w1,b1,w2,b2"};
+  tc_compiled *c = tc_compile(m->fn, 5, &o);
+  cr_assert_not_null(c, "%s", tc_last_error());
+  tc_tensor *args[5] = {x32, in[1], in[2], in[3], in[4]};
+  tc_tensor *y32 = tc_call(c, args);
+  args[0] = x64;
+  tc_tensor *y64 = tc_call(c, args);
+  cr_assert(y32 && y64, "%s", tc_last_error());
+  tc_compile_stats st = {.struct_size = sizeof st};
+  cr_assert_eq(tc_compiled_stats(c, &st), TC_OK);
+  cr_assert_eq(st.n_compiles, 2, "batch 32 then 64: %d compiles", st.n_compiles);
+  fflush(stderr);
+  char log[4096] = {0};
+  FILE *f = cr_get_redirected_stderr();
+  size_t got = fread(log, 1, sizeof log - 1, f);
+  log[got] = 0;
+  cr_assert(strstr(log, "recompiling mlp (entry 2): guard failed: input 0 (x) dim 0 == 32, got 64"), "log: %s", log);
+  tc_release(y32);
+  tc_release(y64);
+  tc_release(x32);
+  tc_release(x64);
+  tc_compiled_free(c);
+  for (int i = 0; i < 5; i++) tc_release(in[i]);
+}
