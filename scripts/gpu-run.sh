@@ -11,25 +11,39 @@ OUT=${OUT:-/tmp/tc-out}
 mkdir -p "$OUT"
 for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
-if ! ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json >/dev/null 2>&1; then
+# The NVIDIA ICD json shipped on the machine names libGLX_nvidia.so.0, which fails headless:
+# write one that names libEGL_nvidia.so.0 (same Vulkan driver, no X) and point the loader at it.
+nv_egl=$(ls /usr/local/nvidia/lib64/libEGL_nvidia.so.0 2>/dev/null || find /usr /lib /lib64 /opt -name libEGL_nvidia.so.0 2>/dev/null | head -1)
+if [ -n "$nv_egl" ]; then
+  printf '{"file_format_version":"1.0.0","ICD":{"library_path":"%s","api_version":"1.3.0"}}\n' "$nv_egl" >/tmp/tc_nvidia_icd.json
+  export VK_DRIVER_FILES=/tmp/tc_nvidia_icd.json
+elif ! ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json >/dev/null 2>&1; then
   export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 fi
+echo "vulkan ICD: ${VK_DRIVER_FILES:-loader default} (${nv_egl:-no libEGL_nvidia found})"
 B=.dev/gpu-build
 export LD_LIBRARY_PATH=$PWD/$B/lib:${LD_LIBRARY_PATH:-}
 export TC_CACHE_DIR=/tmp/tc-cache
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 $B/bin/tc list-backends 2>&1 | tee "$OUT/backends.txt"
 
+# TC_GPU_QUICK=1 fits a short lease: the three single-kernel workloads, torch eager only.
 gpu_backends=${TC_GPU_BACKENDS:-vulkan}
+t_conf=240 t_bench=240 t_torch=300 bench_models="" torch_args=()
+if [ -n "${TC_GPU_QUICK:-}" ]; then
+  t_conf=90 t_bench=100 t_torch=60
+  bench_models="--models ln_gelu,softmax,mlp --no-eager"
+  torch_args=(--models ln_gelu,softmax,mlp --skip-compile)
+fi
 for b in $gpu_backends; do
   echo "=== conformance $b"
-  timeout 240 $B/bin/tc conformance "$b" >"$OUT/conformance_$b.txt" 2>&1
+  timeout $t_conf $B/bin/tc conformance "$b" >"$OUT/conformance_$b.txt" 2>&1
   tail -3 "$OUT/conformance_$b.txt"
   echo "=== bench $b"
-  timeout 240 $B/bin/tc bench --backend "$b" --size gpu --json >"$OUT/bench_$b.json" 2>"$OUT/bench_$b.log"
+  timeout $t_bench $B/bin/tc bench --backend "$b" --size gpu $bench_models --json >"$OUT/bench_$b.json" 2>"$OUT/bench_$b.log"
   tail -5 "$OUT/bench_$b.log"
 done
 echo "=== torch"
-PYTHONUNBUFFERED=1 timeout 300 python3 bench/torch_compare.py --size gpu --json >"$OUT/torch.json" 2>"$OUT/torch.log"
+PYTHONUNBUFFERED=1 timeout $t_torch python3 bench/torch_compare.py --size gpu "${torch_args[@]}" --json >"$OUT/torch.json" 2>"$OUT/torch.log"
 tail -3 "$OUT/torch.log"
 python3 scripts/gpu_table.py "$OUT" $gpu_backends

@@ -200,33 +200,15 @@ tc_tensor *tc_to_device(tc_tensor *t, const char *name) {
                          be->name);
   /* Stage through a contiguous host copy, then one write. */
   tc_tensor *h = tc_is_contiguous(t) && !t->storage->backend ? tc_retain(t) : host_copy_of("tc_to_device", t);
-  if (!h) return NULL;
+  tc_tensor *d = h ? tensor_new_on_backend(be, "tc_to_device", t->dtype, t->rank, t->sizes) : NULL;
   const size_t bytes = (size_t)tensor_numel(t) * tc_dtype_size(t->dtype);
-  tc_buffer *buf = NULL;
-  tc_status s = be->api.buffer_alloc(be->ctx, bytes ? bytes : 1, &buf);
-  if (s != TC_OK) {
-    tc_release(h);
-    backend_fail(s, "tc_to_device", "allocating a buffer", be);
-    return NULL;
-  }
-  if (bytes) s = be->api.buffer_write(be->ctx, buf, 0, tensor_host_data(h), bytes);
+  tc_status s = d && bytes ? be->api.buffer_write(be->ctx, d->storage->buffer, 0, tensor_host_data(h), bytes) : TC_OK;
   tc_release(h);
   if (s != TC_OK) {
-    be->api.buffer_free(be->ctx, buf);
+    tc_release(d);
     backend_fail(s, "tc_to_device", "writing a buffer", be);
     return NULL;
   }
-  tc_storage *st = calloc(1, sizeof *st);
-  tc_tensor *d = st ? tensor_new(t->dtype, t->rank, t->sizes) : NULL;
-  if (!d) {
-    free(st);
-    be->api.buffer_free(be->ctx, buf);
-    return tc_error_null(TC_ERR_OUT_OF_MEMORY, "tc_to_device: out of memory");
-  }
-  st->refcount = 1;
-  st->backend = be;
-  st->buffer = buf;
-  st->bytes = bytes;
-  d->storage = st;
   return d;
 }
+

@@ -74,6 +74,10 @@ struct tc_tensor {
 tc_tensor *tensor_new(tc_dtype dtype, int rank, const int64_t *sizes);
 /* New real tensor with fresh contiguous host storage (uninitialized). */
 tc_tensor *tensor_new_host(tc_dtype dtype, int rank, const int64_t *sizes);
+/* New contiguous tensor on backend be's memory: host storage when be is NULL or a host-memory
+ * backend, else a buffer from be->api.buffer_alloc. `op` names the caller in errors. */
+tc_tensor *tensor_new_on_backend(struct tc_backend *be, const char *op, tc_dtype dtype, int rank,
+                                 const int64_t *sizes);
 /* New tensor sharing x's storage with the given geometry (a view). */
 tc_tensor *tensor_new_view(tc_tensor *x, int rank, const int64_t *sizes, const int64_t *strides, int64_t offset);
 tc_storage *storage_new_host(size_t bytes); /* 64-byte aligned, refcount 1 */

@@ -1,4 +1,5 @@
 /* tensor.c — tensors and storage: allocation, reference counting, views and metadata. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,37 @@ void storage_release(tc_storage *s) {
     host_block_free(s->host, s->bytes);
   }
   free(s);
+}
+
+tc_tensor *tensor_new_on_backend(struct tc_backend *be, const char *op, tc_dtype dtype, int rank,
+                                 const int64_t *sizes) {
+  if (!be || be->api.memory == TC_MEMORY_HOST) return tensor_new_host(dtype, rank, sizes);
+  if (!be->api.buffer_alloc || !be->api.buffer_free)
+    return tc_error_null(TC_ERR_INTERNAL, "%s: backend '%s' has device memory but no buffer_alloc/buffer_free", op,
+                         be->name);
+  size_t bytes = tc_dtype_size(dtype);
+  for (int d = 0; d < rank; d++) bytes *= (size_t)(sizes[d] > 0 ? sizes[d] : 0);
+  tc_buffer *buf = NULL;
+  tc_status s = be->api.buffer_alloc(be->ctx, bytes ? bytes : 1, &buf);
+  if (s != TC_OK) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", tc_last_error());
+    return tc_error_null(s, "%s: %s could not allocate %zu bytes: %s", op, be->name, bytes,
+                         msg[0] ? msg : tc_status_name(s));
+  }
+  tc_storage *st = calloc(1, sizeof *st);
+  tc_tensor *t = st ? tensor_new(dtype, rank, sizes) : NULL;
+  if (!t) {
+    free(st);
+    be->api.buffer_free(be->ctx, buf);
+    return tc_error_null(TC_ERR_OUT_OF_MEMORY, "%s: out of memory", op);
+  }
+  st->refcount = 1;
+  st->backend = be;
+  st->buffer = buf;
+  st->bytes = bytes;
+  t->storage = st;
+  return t;
 }
 
 void tensor_contiguous_strides(int rank, const int64_t *sizes, int64_t *strides) {
