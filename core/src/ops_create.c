@@ -35,6 +35,18 @@ tc_tensor *tc_ones(tc_dtype dtype, int rank, const int64_t *sizes) {
   return prim_constant(1.0, dtype, rank, shape);
 }
 
+tc_tensor *tc_full_like(tc_tensor *x, double value, tc_dtype dtype) {
+  if (!x) return NULL;
+  if (!ops_dtype_valid(dtype))
+    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_full_like: dtype %s is not supported", tc_dtype_name(dtype));
+  tc_sz shape[TC_MAX_RANK];
+  for (int i = 0; i < x->rank; i++) shape[i] = sz_of(x, i);
+  return prim_constant(value, dtype, x->rank, shape);
+}
+
+tc_tensor *tc_zeros_like(tc_tensor *x) { return x ? tc_full_like(x, 0.0, x->dtype) : NULL; }
+tc_tensor *tc_ones_like(tc_tensor *x) { return x ? tc_full_like(x, 1.0, x->dtype) : NULL; }
+
 tc_tensor *tc_scalar(double value, tc_dtype dtype) {
   tc_sz shape[1];
   if (!check_create("tc_scalar", dtype, 0, NULL, shape)) return NULL;

@@ -23,11 +23,11 @@ static attn_dims attn_shape(tc_size_class size) {
 }
 
 /* scores (B, H, T, T) with every key after its query set to -inf. The mask is triu(1) of a
- * (1, 1, T, T) tensor of ones shaped like the scores (pow(x, 0) is 1 for every x, NaN
- * included), so no size is read. */
+ * (1, 1, T, T) boolean tensor shaped like one head's scores, so no size is read and T stays
+ * symbolic under dynamic shapes. */
 static tc_tensor *attn_causal_mask(tc_tensor *scores) {
   tc_tensor *one_head = tc_slice(tc_slice(scores, 0, 0, 1, 1), 1, 0, 1, 1);
-  tc_tensor *above = tc_to_dtype(tc_triu(tc_pow_scalar(one_head, 0.0), 1), TC_BOOL);
+  tc_tensor *above = tc_triu(tc_full_like(one_head, 1.0, TC_BOOL), 1);
   return tc_masked_fill(scores, above, -INFINITY);
 }
 

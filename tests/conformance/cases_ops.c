@@ -180,6 +180,18 @@ CONF_CASE(ops, create_full_zeros_ones_scalar) {
   run_check(c, "tc_scalar", TC_FN(m_scalar), 0, NULL, 0, NULL, &s, 0, 0);
 }
 
+static tc_tensor *m_full_like_bool(tc_tensor *x) { return tc_full_like(tc_transpose(x, 0, 1), 1.0, TC_BOOL); }
+static tc_tensor *m_zeros_like(tc_tensor *x) { return tc_add(tc_zeros_like(x), tc_ones_like(x)); }
+
+CONF_CASE(ops, create_like) {
+  double ones[6] = {1, 1, 1, 1, 1, 1};
+  tc_tensor *in[1] = {tc_randn(5, TC_F32, 2, SIZES(2, 3))};
+  expect_dtype(c, "tc_full_like bool", TC_FN(m_full_like_bool), 1, in, TC_BOOL);
+  run_check(c, "tc_full_like bool of a transposed view", TC_FN(m_full_like_bool), 1, in, 2, SIZES(3, 2), ones, 0, 0);
+  tc_tensor *in2[1] = {tc_randn(6, TC_F32, 2, SIZES(2, 3))};
+  run_check(c, "tc_zeros_like + tc_ones_like", TC_FN(m_zeros_like), 1, in2, 2, SIZES(2, 3), ones, 0, 0);
+}
+
 static tc_tensor *m_arange_f32(void) { return tc_arange(-1, 4, 0.5, TC_F32); }
 static tc_tensor *m_arange_i64(void) { return tc_arange(10, 0, -3, TC_I64); }
 

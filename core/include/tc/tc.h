@@ -53,6 +53,10 @@ tc_tensor *tc_zeros(tc_dtype dtype, int rank, const int64_t *sizes);
 tc_tensor *tc_ones(tc_dtype dtype, int rank, const int64_t *sizes);
 tc_tensor *tc_full(double value, tc_dtype dtype, int rank, const int64_t *sizes);
 tc_tensor *tc_scalar(double value, tc_dtype dtype); /* rank 0 */
+/* Filled tensors shaped like x (its sizes stay symbolic inside a traced function). */
+tc_tensor *tc_full_like(tc_tensor *x, double value, tc_dtype dtype);
+tc_tensor *tc_zeros_like(tc_tensor *x); /* x's dtype */
+tc_tensor *tc_ones_like(tc_tensor *x);
 tc_tensor *tc_arange(double start, double end, double step, tc_dtype dtype);
 /* Seeded, counter-based (Philox4x32-10): identical on every backend. */
 tc_tensor *tc_rand(uint64_t seed, tc_dtype dtype, int rank, const int64_t *sizes);  /* U[0,1) */
