@@ -17,7 +17,7 @@ run_criterion() {
   local label=$1 bin=$2 log
   log=$(mktemp)
   note "$label"
-  "$bin" -j2 2>&1 | tee "$log" | grep -vE '^\[----\]|^\[====\] Running' | tail -40
+  "$bin" -j2 2>&1 | tee "$log" | tail -60
   local line p f c
   line=$(grep -a 'Synthesis:' "$log" | tail -1)
   if [ -z "$line" ]; then
