@@ -446,6 +446,48 @@ Test(vulkan, softmax_rows_record_replay) {
   free(hx), free(hy), free(want);
 }
 
+/* Row sums through each row body the launch picks: vec4 with the row in registers (short
+ * rows), vec4 re-reading (rows longer than 1024 threads * 16), and scalar (an input bound at an
+ * offset that is not a multiple of 4 elements, or a row length that is not). */
+Test(vulkan, row_sum_each_body) {
+  kbuild b = {0};
+  int32_t M = E_s(&b, 0), N = E_s(&b, 1), MN = E_mul(&b, M, N), one = E_c(&b, 1), z = E_c(&b, 0);
+  int32_t bx = buf(&b, "in_x", TC_F32, TC_BUF_INPUT, MN), by = buf(&b, "out_y", TC_F32, TC_BUF_OUTPUT, M);
+  int32_t x0 = load(&b, 0, bx, TC_F32, IX(z, N, one, -1));
+  int32_t sm = reduce(&b, 0, TC_PRIM_REDUCE_SUM, TC_F32, x0);
+  int32_t x1 = load(&b, 1, bx, TC_F32, IX(z, N, one, -1));
+  int32_t sq = reduce(&b, 1, TC_PRIM_REDUCE_SUM, TC_F32, prim2(&b, 1, TC_PRIM_MUL, TC_F32, x1, sm));
+  store(&b, -1, by, TC_F32, IX(z, one, -1, -1), sq);
+  tc_kernel_desc k = kdesc(&b, "row_sum", TC_KERNEL_LOOP, 1, &M, N);
+  tc_executable *exe = compile1(&b, &k, 2);
+  int64_t cap = 4 * 20000 + 8;
+  float *hx = malloc(sizeof(float) * cap), hy[8];
+  unsigned s = 5;
+  for (int64_t i = 0; i < cap; i++) hx[i] = frand(&s);
+  tc_buffer *dx = dev_from(hx, sizeof(float) * cap), *dy = dev_from(NULL, sizeof(float) * 8);
+  /* {rows, row length, input offset in elements} */
+  int64_t cases[][3] = {{4, 1024, 0}, {4, 20000, 0}, {4, 1024, 1}, {4, 20000, 3}, {3, 1022, 0}};
+  for (int c = 0; c < 5; c++) {
+    int64_t m = cases[c][0], n = cases[c][1], off = cases[c][2];
+    tc_buffer_arg args[2] = {A(dx), A(dy)};
+    args[0].byte_offset = (size_t)off * sizeof(float);
+    int64_t syms[2] = {m, n};
+    cr_assert_eq(g_api.launch(g_ctx, exe, 0, args, syms), TC_OK, "%s", g_err);
+    dev_read(dy, hy, sizeof(float) * (size_t)m);
+    double want[8];
+    for (int64_t i = 0; i < m; i++) {
+      double sum = 0;
+      for (int64_t j = 0; j < n; j++) sum += hx[off + i * n + j];
+      want[i] = sum * sum;
+    }
+    expect_close(hy, want, m, 1e-4, 1e-3, "row_sum");
+  }
+  g_api.buffer_free(g_ctx, dx);
+  g_api.buffer_free(g_ctx, dy);
+  g_api.executable_free(g_ctx, exe);
+  free(hx);
+}
+
 /* argmax over rows, with ties and a NaN. */
 Test(vulkan, argmax_rows) {
   kbuild b = {0};

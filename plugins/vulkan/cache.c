@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <errno.h>
+#include <sys/stat.h>
 
 #include "vk_internal.h"
 
@@ -39,12 +41,29 @@ typedef struct cache_header {
   uint64_t sum[2];
 } cache_header;
 
+/* mkdir -p: the cache directory may not exist yet (TC_CACHE_DIR pointing at a new folder). */
+static bool mkdir_parents(const char *dir) {
+  char p[4096];
+  if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p) return false;
+  for (char *c = p + 1; *c; c++)
+    if (*c == '/') {
+      *c = '\0';
+      if (mkdir(p, 0755) != 0 && errno != EEXIST) return false;
+      *c = '/';
+    }
+  return mkdir(p, 0755) == 0 || errno == EEXIST;
+}
+
 static bool write_atomic(tc_plugin_ctx *ctx, const char *path, const uint64_t key[2], const void *data, size_t n) {
   const char *dir = ctx->host ? ctx->host->cache_dir : NULL;
   if (!dir) return false;
   char tmp[4096];
   snprintf(tmp, sizeof tmp, "%s/.tmp-vulkan-XXXXXX", dir);
   int fd = mkstemp(tmp);
+  if (fd < 0 && errno == ENOENT && mkdir_parents(dir)) {
+    snprintf(tmp, sizeof tmp, "%s/.tmp-vulkan-XXXXXX", dir); /* mkstemp may have changed it */
+    fd = mkstemp(tmp);
+  }
   if (fd < 0) return false;
   FILE *f = fdopen(fd, "wb");
   if (!f) {
@@ -170,11 +189,14 @@ void vk_pipeline_cache_save(tc_plugin_ctx *ctx) {
     char path[4096];
     uint64_t key[2];
     pipeline_cache_path(ctx, path, sizeof path, key);
-    if (write_atomic(ctx, path, key, data, n)) {
-      ctx->pipeline_cache_dirty = false;
+    if (write_atomic(ctx, path, key, data, n))
       vk_log(ctx, TC_LOG_INFO, "cache", "vulkan pipeline cache: saved %zu bytes to %s", n, path);
-    }
+    else
+      vk_log(ctx, TC_LOG_WARN, "cache", "vulkan pipeline cache: could not write %s", path);
   }
+  /* Cleared even when the write failed: flush_wait calls this after every batch, and fetching
+   * the driver's whole cache blob again on each flush costs milliseconds on some drivers. */
+  ctx->pipeline_cache_dirty = false;
   free(data);
 }
 

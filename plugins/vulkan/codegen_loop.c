@@ -7,8 +7,10 @@
  *
  * Kernels with inner loops (layer norm, softmax, ...): TPR threads per outer point ("row"),
  * WG / TPR rows per workgroup, TPR chosen at launch from the row length (a specialization
- * constant: one SPIR-V module, a pipeline per TPR). Reductions fold per thread, then across
- * the row with subgroup shuffles (when the device has them) and shared memory. Three bodies:
+ * constant: one SPIR-V module, a pipeline per TPR and body). Reductions fold per thread, then
+ * across the row with subgroup shuffles (when the device has them) and shared memory. Three
+ * bodies, the one to run chosen at launch from the sizes and offsets (specialization constant
+ * MODE, so each pipeline holds one body and its registers only):
  *   mode 2: vec4 accesses and the row kept in registers: a value loaded in an earlier inner
  *           loop is not read again (one pass over memory), when the row fits in TPR*4*R;
  *   mode 1: vec4 accesses, re-reading per loop (long rows);
@@ -34,12 +36,25 @@ static bool access_vectorizable(vk_gen *g, const tc_kop *op, int32_t var) {
 
 /* Appends "&& (x % 4 == 0)" for every term that must be a multiple of 4 for op's vec4
  * accesses to be aligned (the buffer's element offset, the index offset, other strides). */
+static void vec_record_expr(vk_gen *g, int32_t id) {
+  if (g->n_vec_exprs < (int32_t)(sizeof g->vec_exprs / sizeof g->vec_exprs[0]))
+    g->vec_exprs[g->n_vec_exprs++] = id;
+  else
+    g->rows_vec = false; /* too many to check at launch: the scalar body only */
+}
+
+/* Also records the terms in g (vec_bufs, vec_exprs): row kernels check them at launch. */
 static void vec_conditions(vk_gen *g, vk_text *t, const tc_kop *op, int32_t var) {
   vk_text_printf(t, " && (p.o%d %% 4 == 0)", (int)op->buffer);
+  if (g->n_vec_bufs < (int32_t)(sizeof g->vec_bufs / sizeof g->vec_bufs[0]))
+    g->vec_bufs[g->n_vec_bufs++] = op->buffer;
+  else
+    g->rows_vec = false;
   if (!vk_expr_is_const(g->list, op->index.offset, 0) && op->index.offset >= 0) {
     vk_text_printf(t, " && (");
     vk_gen_expr_ref(g, t, op->index.offset);
     vk_text_printf(t, " %% 4 == 0)");
+    vec_record_expr(g, op->index.offset);
   }
   for (int32_t d = 0; d < g->k->n_outer + 1 && d <= TC_MAX_RANK; d++) {
     int32_t s = op->index.strides[d];
@@ -47,6 +62,7 @@ static void vec_conditions(vk_gen *g, vk_text *t, const tc_kop *op, int32_t var)
     vk_text_printf(t, " && (");
     vk_gen_expr_ref(g, t, s);
     vk_text_printf(t, " %% 4 == 0)");
+    vec_record_expr(g, s);
   }
 }
 
@@ -556,7 +572,12 @@ static void gen_rows(vk_gen *g, vk_text *t) {
   g->uses_unroll = true;
   vk_text_printf(t, "layout(local_size_x_id = 0) in;\n");
   vk_text_printf(t, "layout(constant_id = 1) const int TPR = 256; // threads per row, chosen at launch\n");
-  vk_text_printf(t, "const int R = %d; // vec4 registers per thread per value kept between inner loops\n\n", VK_ROW_CACHE);
+  vk_text_printf(t, "const int R = %d; // vec4 registers per thread per value kept between inner loops\n", VK_ROW_CACHE);
+  if (any_vec)
+    vk_text_printf(t, "// the row body, chosen at launch (a pipeline each, so the others are compiled out):\n"
+                      "// 2 vec4 + row in registers, 1 vec4, 0 scalar\n"
+                      "layout(constant_id = 2) const int MODE = 0;\n");
+  vk_text_printf(t, "\n");
   for (int d = 0; d < 8; d++)
     if (type_used[d]) vk_text_printf(t, "shared %s red_%s[gl_WorkGroupSize.x];\n", vk_glsl_type(d), tsuf(d));
   if (need_idx) vk_text_printf(t, "shared int redi[gl_WorkGroupSize.x];\n");
@@ -577,11 +598,19 @@ static void gen_rows(vk_gen *g, vk_text *t) {
   vk_text_printf(&body, "  int lid = int(gl_LocalInvocationID.x), tid = lid %% TPR;\n");
   vk_text_printf(&body, "  int rpw = int(gl_WorkGroupSize.x) / TPR; // rows per workgroup\n");
   if (any_vec) {
-    vk_text_printf(&body, "  bool vec_ok = (N %% 4 == 0)");
+    /* the conditions go in a comment: the launch evaluates them (vk_kernel.vec_*) */
+    vk_text cond = {0};
+    g->rows_vec = true;
+    g->n_vec_bufs = g->n_vec_exprs = 0;
+    vk_gen_expr_ref(g, &cond, k->inner);
+    vec_record_expr(g, k->inner);
+    vk_text_printf(&cond, " %% 4 == 0");
     for (int32_t i = 0; i < k->n_ops; i++)
-      if (pl.vecable[i]) vec_conditions(g, &body, op_at(k, i), inner);
-    vk_text_printf(&body, ";\n");
-    vk_text_printf(&body, "  int mode = vec_ok ? (N <= TPR * 4 * R ? 2 : 1) : 0;\n");
+      if (pl.vecable[i]) vec_conditions(g, &cond, op_at(k, i), inner);
+    vk_text_printf(&body, "  // MODE 1 and 2 are chosen only when (%s);\n", cond.s ? cond.s : "");
+    vk_text_printf(&body, "  // MODE 2 when also N <= TPR * 4 * R\n");
+    vk_text_printf(&body, "  const int mode = MODE;\n");
+    free(cond.s);
   }
   vk_text_printf(&body, "  if (rows == 0) return;\n");
   vk_text_printf(&body, "  for (int base = int(gl_WorkGroupID.x) * rpw; base < rows; base += int(gl_NumWorkGroups.x) * rpw) {\n");

@@ -325,6 +325,9 @@ static void prim_expr(vk_gen *g, vk_text *t, const tc_kop *op, const char *a, co
     else if (od == TC_BOOL) vk_text_printf(t, d == TC_BOOL ? "%s" : "(%s != %s(0))", a, T);
     else if (d == TC_BOOL) vk_text_printf(t, "%s(%s ? 1 : 0)", vk_glsl_type(od), a);
     else if (f && (od == TC_I32 || od == TC_I64)) vk_text_printf(t, "tc_ftoi_%s_%s(%s)", fsuf(d), fsuf(od), a);
+    /* Sign extension spelled out: Mesa 22.3 (lavapipe) folds int64_t(int) compared with a
+     * 64-bit constant wrongly (an i32 gather index then reads as out of range). */
+    else if (d == TC_I32 && od == TC_I64) vk_text_printf(t, "packInt2x32(ivec2(%s, %s >> 31))", a, a);
     else vk_text_printf(t, "%s(%s)", vk_glsl_type(od), a);
     return;
   default:

@@ -73,6 +73,14 @@ static tc_status kernel_build(tc_plugin_ctx *ctx, const tc_kernel_list *list, in
     return vk_err(ctx, st, "vulkan compile '%s': %s", name, g.err[0] ? g.err : "code generation failed");
   }
   out->glsl = text.s;
+  out->rows_vec = g.rows_vec;
+  out->n_vec_bufs = g.n_vec_bufs;
+  out->n_vec_exprs = g.n_vec_exprs;
+  out->vec_bufs = malloc(sizeof(int32_t) * ((size_t)g.n_vec_bufs + 1));
+  out->vec_exprs = malloc(sizeof(int32_t) * ((size_t)g.n_vec_exprs + 1));
+  if (!out->vec_bufs || !out->vec_exprs) return vk_err(ctx, TC_ERR_OUT_OF_MEMORY, "vulkan compile: out of memory");
+  memcpy(out->vec_bufs, g.vec_bufs, sizeof(int32_t) * (size_t)g.n_vec_bufs);
+  memcpy(out->vec_exprs, g.vec_exprs, sizeof(int32_t) * (size_t)g.n_vec_exprs);
   out->vec_width = (out->shape == VK_SHAPE_POINTWISE && strstr(out->glsl, "vec_ok")) ? 4 : 1;
 
   uint32_t *spirv = NULL;
@@ -96,7 +104,7 @@ static tc_status kernel_build(tc_plugin_ctx *ctx, const tc_kernel_list *list, in
    * driver compile errors show at compile time. */
   if (out->shape != VK_SHAPE_ROWS) {
     VkPipeline p;
-    st = vk_kernel_pipeline(ctx, out, 0, &p);
+    st = vk_kernel_pipeline(ctx, out, 0, 0, &p);
   }
   return st;
 }

@@ -105,7 +105,9 @@ static tc_status record_dispatch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t
                     k->name, (int)i, (unsigned long long)a->buffer->size, (long long)n, (int)k->elem_size[i], a->byte_offset);
   }
   uint32_t gx = 1, gy = 1, gz = 1;
-  int32_t variant = 0;
+  int32_t variant = 0, mode = 0;
+  uint32_t tpr = 32;
+  int64_t n4 = 0;
   if (k->shape == VK_SHAPE_POINTWISE) {
     uint64_t total = 1;
     for (int32_t d = 0; d < k->n_outer; d++) total *= (uint64_t)(vals[k->outer[d]] > 0 ? vals[k->outer[d]] : 0);
@@ -116,9 +118,10 @@ static tc_status record_dispatch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t
     uint64_t rows = 1;
     for (int32_t d = 0; d < k->n_outer; d++) rows *= (uint64_t)(vals[k->outer[d]] > 0 ? vals[k->outer[d]] : 0);
     if (rows == 0) return TC_OK;
-    int64_t n = vals[k->inner] > 0 ? vals[k->inner] : 0, n4 = (n + 3) / 4;
-    uint32_t max_tpr = ctx->caps.max_wg_invocations < 1024 ? ctx->caps.max_wg_invocations : 1024, tpr = 32;
-    while ((int64_t)tpr * VK_ROW_CACHE < n4 && tpr * 2 <= max_tpr) tpr *= 2;
+    int64_t n = vals[k->inner] > 0 ? vals[k->inner] : 0;
+    n4 = (n + 3) / 4;
+    uint32_t max_tpr = ctx->caps.max_wg_invocations < 1024 ? ctx->caps.max_wg_invocations : 1024;
+    while ((int64_t)tpr * VK_ROW_TARGET < n4 && tpr * 2 <= max_tpr) tpr *= 2;
     for (uint32_t t = tpr; t > 32; t >>= 1) variant++;
     uint32_t wg = tpr < VK_ROWS_MIN_WG ? VK_ROWS_MIN_WG : tpr, rpw = wg / tpr;
     gx = cap_groups((rows + rpw - 1) / rpw, ctx->caps.max_wg_count[0]);
@@ -129,16 +132,22 @@ static tc_status record_dispatch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t
     gy = cap_groups((uint64_t)((m + VK_MM_BM - 1) / VK_MM_BM), ctx->caps.max_wg_count[1]);
     gz = cap_groups((uint64_t)nb, ctx->caps.max_wg_count[2]);
   }
-  VkPipeline pipe;
-  tc_status st = vk_kernel_pipeline(ctx, k, variant, &pipe);
-  if (st != TC_OK) return st;
   uint32_t push[64];
   uint32_t *pc = k->push_bytes <= sizeof push ? push : malloc(k->push_bytes);
   if (!pc) return vk_err(ctx, TC_ERR_OUT_OF_MEMORY, "vulkan launch: out of memory");
   memset(pc, 0, k->push_bytes);
   for (int32_t s = 0; s < exe->n_syms; s++) pc[s] = (uint32_t)syms[s];
   VkDescriptorSet set;
-  st = vk_kernel_descriptor_set(ctx, exe, k, args, &set, pc + exe->n_syms);
+  tc_status st = vk_kernel_descriptor_set(ctx, exe, k, args, &set, pc + exe->n_syms);
+  if (st == TC_OK && k->shape == VK_SHAPE_ROWS && k->rows_vec) {
+    /* the vec4 bodies need every term the generator recorded to be a multiple of 4 */
+    bool ok = true;
+    for (int32_t i = 0; i < k->n_vec_bufs && ok; i++) ok = pc[exe->n_syms + k->vec_bufs[i]] % 4 == 0;
+    for (int32_t i = 0; i < k->n_vec_exprs && ok; i++) ok = vals[k->vec_exprs[i]] % 4 == 0;
+    mode = !ok ? 0 : n4 <= (int64_t)tpr * VK_ROW_CACHE ? 2 : 1;
+  }
+  VkPipeline pipe = VK_NULL_HANDLE;
+  if (st == TC_OK) st = vk_kernel_pipeline(ctx, k, variant, mode, &pipe);
   if (st == TC_OK) {
     ctx->fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
     ctx->fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1, &set, 0, NULL);

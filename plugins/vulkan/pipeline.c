@@ -40,20 +40,25 @@ tc_status vk_kernel_pipeline_layout(tc_plugin_ctx *ctx, vk_kernel *k, const uint
   return TC_OK;
 }
 
-tc_status vk_kernel_pipeline(tc_plugin_ctx *ctx, vk_kernel *k, int32_t variant, VkPipeline *out) {
+tc_status vk_kernel_pipeline(tc_plugin_ctx *ctx, vk_kernel *k, int32_t variant, int32_t mode, VkPipeline *out) {
   if (variant < 0 || variant >= VK_TPR_VARIANTS) variant = 0;
-  if (k->pipelines[variant]) {
-    *out = k->pipelines[variant];
+  if (mode < 0 || mode > 2) mode = 0;
+  VkPipeline *slot = &k->pipelines[variant][mode];
+  if (*slot) {
+    *out = *slot;
     return TC_OK;
   }
-  uint32_t spec[2];
-  VkSpecializationMapEntry entries[2] = {{.constantID = 0, .offset = 0, .size = 4}, {.constantID = 1, .offset = 4, .size = 4}};
-  VkSpecializationInfo si = {.mapEntryCount = 2, .pMapEntries = entries, .dataSize = sizeof spec, .pData = spec};
+  uint32_t spec[3];
+  VkSpecializationMapEntry entries[3] = {{.constantID = 0, .offset = 0, .size = 4},
+                                         {.constantID = 1, .offset = 4, .size = 4},
+                                         {.constantID = 2, .offset = 8, .size = 4}};
+  VkSpecializationInfo si = {.mapEntryCount = 3, .pMapEntries = entries, .dataSize = sizeof spec, .pData = spec};
   if (k->shape == VK_SHAPE_ROWS) {
     uint32_t tpr = 32u << variant;
     uint32_t wg = tpr < VK_ROWS_MIN_WG ? VK_ROWS_MIN_WG : tpr;
     spec[0] = wg;
     spec[1] = tpr;
+    spec[2] = (uint32_t)mode;
   }
   VkComputePipelineCreateInfo ci = {
       .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
@@ -63,20 +68,21 @@ tc_status vk_kernel_pipeline(tc_plugin_ctx *ctx, vk_kernel *k, int32_t variant, 
                 .pName = "main",
                 .pSpecializationInfo = k->shape == VK_SHAPE_ROWS ? &si : NULL},
       .layout = k->layout};
-  VkResult r = ctx->fn.vkCreateComputePipelines(ctx->device, ctx->pipeline_cache, 1, &ci, NULL, &k->pipelines[variant]);
+  VkResult r = ctx->fn.vkCreateComputePipelines(ctx->device, ctx->pipeline_cache, 1, &ci, NULL, slot);
   if (r != VK_SUCCESS) {
-    k->pipelines[variant] = VK_NULL_HANDLE;
+    *slot = VK_NULL_HANDLE;
     return vk_err(ctx, TC_ERR_COMPILE, "vulkan: creating the pipeline of kernel '%s' failed (%s)", k->name, vk_result_name(r));
   }
   ctx->pipeline_cache_dirty = true;
-  *out = k->pipelines[variant];
+  *out = *slot;
   return TC_OK;
 }
 
 void vk_kernel_destroy(tc_plugin_ctx *ctx, vk_kernel *k) {
   vk_fns *fn = &ctx->fn;
   for (int v = 0; v < VK_TPR_VARIANTS; v++)
-    if (k->pipelines[v]) fn->vkDestroyPipeline(ctx->device, k->pipelines[v], NULL);
+    for (int m = 0; m < 3; m++)
+      if (k->pipelines[v][m]) fn->vkDestroyPipeline(ctx->device, k->pipelines[v][m], NULL);
   if (k->layout) fn->vkDestroyPipelineLayout(ctx->device, k->layout, NULL);
   if (k->set_layout) fn->vkDestroyDescriptorSetLayout(ctx->device, k->set_layout, NULL);
   if (k->module) fn->vkDestroyShaderModule(ctx->device, k->module, NULL);
@@ -86,6 +92,8 @@ void vk_kernel_destroy(tc_plugin_ctx *ctx, vk_kernel *k) {
   free(k->glsl);
   free(k->numel);
   free(k->elem_size);
+  free(k->vec_bufs);
+  free(k->vec_exprs);
   memset(k, 0, sizeof *k);
 }
 

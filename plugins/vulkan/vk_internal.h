@@ -131,6 +131,10 @@ typedef enum vk_kernel_shape {
 #define VK_MM_BM 128
 #define VK_MM_BN 128
 #define VK_ROW_CACHE 4 /* R: vec4s per thread per value kept in registers between inner loops */
+/* Threads per row are chosen for about this many vec4s per thread (8 floats, as Triton's
+ * softmax heuristic): more warps per row keep more loads in flight and fewer registers per
+ * thread than filling all R; rows longer than 1024 * 4 * this still use up to R. */
+#define VK_ROW_TARGET 2
 
 typedef struct vk_set_entry {
   uint64_t *key; /* (serial, bound offset) per buffer */
@@ -153,7 +157,11 @@ typedef struct vk_kernel {
   VkShaderModule module;
   VkDescriptorSetLayout set_layout;
   VkPipelineLayout layout;
-  VkPipeline pipelines[VK_TPR_VARIANTS]; /* POINTWISE/MATMUL use [0] */
+  VkPipeline pipelines[VK_TPR_VARIANTS][3]; /* [threads-per-row variant][row body]; POINTWISE/MATMUL use [0][0] */
+  /* ROWS: the vec4 bodies' alignment conditions (see vk_gen); rows_vec false: scalar only */
+  bool rows_vec;
+  int32_t n_vec_bufs, n_vec_exprs;
+  int32_t *vec_bufs, *vec_exprs;
   vk_set_entry *sets;
   int32_t n_sets, cap_sets;
   bool cache_hit;
@@ -262,6 +270,11 @@ typedef struct vk_gen {
   bool *expr_used; /* n_exprs */
   const bool *percomp; /* per op: its value varies per vector component in the current emission */
   bool uses_f64, uses_i64, uses_u8, uses_subgroups, uses_atomic, uses_unroll;
+  /* ROWS: what must be a multiple of 4 for the vec4 bodies (the launch checks it and picks
+   * the body through a specialization constant): buffers' element offsets, size expressions */
+  bool rows_vec;
+  int32_t n_vec_bufs, n_vec_exprs;
+  int32_t vec_bufs[64], vec_exprs[192];
   char err[256];
 } vk_gen;
 const char *vk_glsl_type(int32_t dtype);
@@ -309,8 +322,9 @@ void vk_spirv_dump(tc_plugin_ctx *ctx, const char *name, const uint32_t *spirv, 
 
 /* ---- pipeline.c ---- */
 tc_status vk_kernel_pipeline_layout(tc_plugin_ctx *ctx, vk_kernel *k, const uint32_t *spirv, size_t n_words);
-/* The pipeline for variant v (threads-per-row index for ROWS), created on first use. */
-tc_status vk_kernel_pipeline(tc_plugin_ctx *ctx, vk_kernel *k, int32_t variant, VkPipeline *out);
+/* The pipeline for variant v (threads-per-row index for ROWS) and row body `mode` (ROWS: 0
+ * scalar, 1 vec4, 2 vec4 + registers; 0 otherwise), created on first use. */
+tc_status vk_kernel_pipeline(tc_plugin_ctx *ctx, vk_kernel *k, int32_t variant, int32_t mode, VkPipeline *out);
 void vk_kernel_destroy(tc_plugin_ctx *ctx, vk_kernel *k);
 /* A descriptor set binding args (one per buffer), cached per executable by buffer identity. */
 tc_status vk_kernel_descriptor_set(tc_plugin_ctx *ctx, tc_executable *exe, vk_kernel *k, const tc_buffer_arg *args,

@@ -64,8 +64,13 @@ static tc_buffer_arg A(tc_buffer *b) { return (tc_buffer_arg){sizeof(tc_buffer_a
 static int cmpd(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return x < y ? -1 : x > y; }
 /* median seconds per call of `n_launch` launches */
 static double timeit(tc_executable **e, int *kern, tc_buffer_arg **args, int n_launch, int iters) {
-  for (int w = 0; w < 3; w++) for (int i = 0; i < n_launch; i++) CHECK(api.launch(ctx, e[i], kern[i], args[i], NULL));
-  CHECK(api.synchronize(ctx));
+  /* Warm up for a quarter second: an idle GPU's clocks take a while to rise, and a few
+   * launches of a 100 us kernel would time the ramp, not the kernel. */
+  double w0 = now();
+  do {
+    for (int w = 0; w < 3; w++) for (int i = 0; i < n_launch; i++) CHECK(api.launch(ctx, e[i], kern[i], args[i], NULL));
+    CHECK(api.synchronize(ctx));
+  } while (now() - w0 < 0.25);
   double t[15];
   for (int r = 0; r < 15; r++) {
     double t0 = now();
