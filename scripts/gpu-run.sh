@@ -31,13 +31,13 @@ $B/bin/tc list-backends 2>&1 | tee "$OUT/backends.txt"
 gpu_backends=${TC_GPU_BACKENDS:-vulkan}
 t_conf=240 t_bench=240 t_torch=300 bench_models="" torch_args=()
 if [ -n "${TC_GPU_QUICK:-}" ]; then
-  t_conf=90 t_bench=100 t_torch=60
+  t_conf=100 t_bench=80 t_torch=45
   bench_models="--models ln_gelu,softmax,mlp --no-eager"
   torch_args=(--models ln_gelu,softmax,mlp --skip-compile)
 fi
 for b in $gpu_backends; do
   echo "=== conformance $b"
-  timeout $t_conf $B/bin/tc conformance "$b" >"$OUT/conformance_$b.txt" 2>&1
+  timeout $t_conf $B/bin/tc conformance "$b" -v >"$OUT/conformance_$b.txt" 2>&1
   tail -3 "$OUT/conformance_$b.txt"
   echo "=== bench $b"
   timeout $t_bench $B/bin/tc bench --backend "$b" --size gpu $bench_models --json >"$OUT/bench_$b.json" 2>"$OUT/bench_$b.log"
