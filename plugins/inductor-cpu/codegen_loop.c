@@ -114,8 +114,24 @@ static bool loop_is_simd_safe(const tc_kernel_desc *k, int32_t loop) {
   return true;
 }
 
+/* A float max/min reduction, accumulated on integer keys (tc_maxkey_f32 in the prelude): the
+ * NaN- and signed-zero-exact tc_max_f32 does not vectorize into anything short. */
+static bool reduce_keyed(const tc_kop *op) {
+  return op->kind == TC_KOP_REDUCE && (op->prim == TC_PRIM_REDUCE_MAX || op->prim == TC_PRIM_REDUCE_MIN) &&
+         dtype_float(op->dtype);
+}
+
+/* A float division inside the inner loop that op `from` opens, whose divisor is fixed over the
+ * loop (a reduction of an earlier loop, or a per-row value, computed before the loop opens): it
+ * becomes a multiply by a reciprocal taken once. */
+static bool div_by_invariant(const tc_kernel_desc *k, const tc_kop *op, int32_t from) {
+  return from >= 0 && from < k->n_ops && op->loop >= 0 && op->loop == op_at(k, from)->loop && op->kind == TC_KOP_PRIM &&
+         op->prim == TC_PRIM_DIV && dtype_float(op->dtype) && op->args[1] >= 0 && op->args[1] < from;
+}
+
 /* Declares the accumulators of loop `loop` and writes its pragma. */
-static void open_inner_loop(icpu_str *s, const icpu_kgen *g, int32_t loop, const char *rvar, int depth, bool par) {
+static void open_inner_loop(icpu_str *s, const icpu_kgen *g, int32_t loop, int32_t from, const char *rvar, int depth,
+                            bool par) {
   const tc_kernel_desc *k = g->k;
   icpu_str red;
   str_init(&red);
@@ -128,6 +144,13 @@ static void open_inner_loop(icpu_str *s, const icpu_kgen *g, int32_t loop, const
       str_printf(s, "%s v%d_best = %s;\n", dtype_c(vt), i, reduce_identity(op->prim, vt));
       str_indent(s, depth);
       str_printf(s, "int64_t v%d = 0;\n", i);
+      continue;
+    }
+    if (reduce_keyed(op)) {
+      const char *mm = op->prim == TC_PRIM_REDUCE_MAX ? "max" : "min";
+      str_printf(s, "%s v%d_key = tc_%skey_%s(%s);\n", op->dtype == TC_F32 ? "int32_t" : "int64_t", i, mm,
+                 dtype_suffix(op->dtype), reduce_identity(op->prim, op->dtype));
+      str_printf(&red, " reduction(%s:v%d_key)", mm, i);
       continue;
     }
     str_printf(s, "%s v%d = %s;\n", dtype_c(op->dtype), i, reduce_identity(op->prim, op->dtype));
@@ -143,6 +166,18 @@ static void open_inner_loop(icpu_str *s, const icpu_kgen *g, int32_t loop, const
     default: break;
     }
   }
+  for (int32_t i = from; i < k->n_ops && op_at(k, i)->loop == loop; i++) {
+    const tc_kop *op = op_at(k, i);
+    if (!div_by_invariant(k, op, from)) continue;
+    bool seen = false;
+    for (int32_t j = from; j < i && !seen; j++) seen = div_by_invariant(k, op_at(k, j), from) && op_at(k, j)->args[1] == op->args[1];
+    if (seen) continue;
+    int32_t d = op->args[1];
+    const char *sx = dtype_suffix(op->dtype);
+    str_indent(s, depth);
+    str_printf(s, "const %s v%d_recip = tc_recip_%s(v%d), v%d_recip_scale = tc_recip_scale_%s(v%d);\n", dtype_c(op->dtype), d,
+               sx, d, d, sx, d);
+  }
   bool simd = loop_is_simd_safe(k, loop);
   str_indent(s, depth);
   if (par) str_printf(s, "#pragma omp parallel for%s num_threads(tc_nthreads) schedule(static)%s\n", simd ? " simd" : "",
@@ -156,9 +191,15 @@ static void open_inner_loop(icpu_str *s, const icpu_kgen *g, int32_t loop, const
   str_printf(s, "; %s++) {\n", rvar);
 }
 
-static void close_inner_loop(icpu_str *s, int depth) {
+static void close_inner_loop(icpu_str *s, const icpu_kgen *g, int32_t loop, int depth) {
   str_indent(s, depth);
   str_puts(s, "}\n");
+  for (int32_t i = 0; i < g->k->n_ops; i++) {
+    const tc_kop *op = op_at(g->k, i);
+    if (op->loop != loop || !reduce_keyed(op)) continue;
+    str_indent(s, depth);
+    str_printf(s, "const %s v%d = tc_unkey_%s(v%d_key);\n", dtype_c(op->dtype), i, dtype_suffix(op->dtype), i);
+  }
 }
 
 static tc_status emit_reduce_step(icpu_str *s, int32_t i, const tc_kop *op, int32_t vt, const char *rvar, int depth,
@@ -171,7 +212,12 @@ static tc_status emit_reduce_step(icpu_str *s, int32_t i, const tc_kop *op, int3
   case TC_PRIM_REDUCE_PROD: str_printf(s, "v%d *= v%d;\n", i, a); break;
   case TC_PRIM_REDUCE_MAX: case TC_PRIM_REDUCE_MIN: {
     const char *mm = op->prim == TC_PRIM_REDUCE_MAX ? "max" : "min";
-    if (fl) str_printf(s, "v%d = tc_%s_%s(v%d, v%d);\n", i, mm, dtype_suffix(vt), i, a);
+    if (fl) {
+      str_printf(s, "const %s v%d_next = tc_%skey_%s(v%d);\n", vt == TC_F32 ? "int32_t" : "int64_t", i, mm, dtype_suffix(vt), a);
+      str_indent(s, depth);
+      str_printf(s, "v%d_key = v%d_next %s v%d_key ? v%d_next : v%d_key;\n", i, i, op->prim == TC_PRIM_REDUCE_MAX ? ">" : "<",
+                 i, i, i);
+    }
     else str_printf(s, "v%d = v%d %s v%d ? v%d : v%d;\n", i, a, op->prim == TC_PRIM_REDUCE_MAX ? ">" : "<", i, a, i);
     break;
   }
@@ -236,17 +282,19 @@ tc_status kgen_body(icpu_str *s, const icpu_kgen *g, const char *const *vars, in
                     const char *acc_expr, char *err, size_t cap) {
   const tc_kernel_desc *k = g->k;
   const char *rvar = vars[k->n_outer];
-  int32_t cur = -1; /* the inner loop open now */
+  int32_t cur = -1;  /* the inner loop open now */
+  int32_t from = -1; /* the op that opened it */
   int d = depth;
   if (!par_inner && !acc_expr) emit_row_prefetch(s, g, vars, depth);
   for (int32_t i = 0; i < k->n_ops; i++) {
     const tc_kop *op = op_at(k, i);
     if (op->loop != cur) {
-      if (cur >= 0) { close_inner_loop(s, depth); d = depth; }
+      if (cur >= 0) { close_inner_loop(s, g, cur, depth); d = depth; }
       cur = op->loop;
       if (cur >= 0) {
         if (k->inner < 0) { snprintf(err, cap, "op %d is in inner loop %d but the kernel has no inner extent", i, cur); return TC_ERR_INVALID_ARGUMENT; }
-        open_inner_loop(s, g, cur, rvar, depth, par_inner);
+        from = i;
+        open_inner_loop(s, g, cur, from, rvar, depth, par_inner);
         d = depth + 1;
       }
     }
@@ -282,6 +330,10 @@ tc_status kgen_body(icpu_str *s, const icpu_kgen *g, const char *const *vars, in
       int32_t in = op_at(k, op->args[op->prim == TC_PRIM_WHERE ? 1 : 0])->dtype;
       str_indent(s, d);
       str_printf(s, "const %s v%d = ", T, i);
+      if (cur >= 0 && div_by_invariant(k, op, from)) {
+        str_printf(s, "%s * %s_recip * %s_recip_scale; /* %s / %s */\n", A, B, B, A, B);
+        break;
+      }
       if (!prim_c_expr(s, op->prim, in, op->dtype, A, B, C)) {
         snprintf(err, cap, "op %d: prim %d is not elementwise", i, op->prim);
         return TC_ERR_UNSUPPORTED;
@@ -339,7 +391,7 @@ tc_status kgen_body(icpu_str *s, const icpu_kgen *g, const char *const *vars, in
       return TC_ERR_UNSUPPORTED;
     }
   }
-  if (cur >= 0) close_inner_loop(s, depth);
+  if (cur >= 0) close_inner_loop(s, g, cur, depth);
   return s->oom ? TC_ERR_OUT_OF_MEMORY : TC_OK;
 }
 
