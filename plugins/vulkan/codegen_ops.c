@@ -426,7 +426,10 @@ void vk_gen_op(vk_gen *g, vk_text *t, int indent, int32_t i, const char *const *
       n_args++;
     }
     if (n_args > 0) in_dtype = op_at(k, op->args[op->prim == TC_PRIM_WHERE ? 1 : 0])->dtype;
-    vk_text_printf(t, "%s v%d%s = ", T, (int)i, suffix);
+    /* precise: the driver must not contract a * b + c into an fma, so elementwise results
+     * match the reference bit for bit (the matmul's own accumulation may still use fma). */
+    vk_text_printf(t, "%s%s v%d%s = ", op->dtype == TC_F32 || op->dtype == TC_F64 ? "precise " : "", T, (int)i,
+                   suffix);
     prim_expr(g, t, op, names[0].s ? names[0].s : "0", names[1].s ? names[1].s : "0", names[2].s ? names[2].s : "0",
               in_dtype);
     vk_text_printf(t, ";\n");
