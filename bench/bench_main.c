@@ -164,9 +164,14 @@ int bench_main(int argc, char **argv) {
     bench_set_threads(a.cfg.threads);
     static bench_result results[MAIN_MAX_MODELS];
     for (int i = 0; i < n; i++) {
-      if (!a.cfg.json) fprintf(stderr, "tc bench: %s ...\n", names[i]);
+      /* Progress goes to stderr in every mode, so a run cut short by a time limit still says how
+       * far it got and how long each model took. */
+      double t0 = bench_now();
+      fprintf(stderr, "tc bench: %s ...\n", names[i]);
       if (!strcmp(names[i], "dyn_attn")) bench_dyn_attn_measure(&a.cfg, &results[i]);
       else bench_model_measure(&a.cfg, tc_model_find(names[i]), &results[i]);
+      fprintf(stderr, "tc bench: %s done in %.1f s%s%s\n", names[i], bench_now() - t0,
+              results[i].error[0] ? ": " : "", results[i].error);
       if (results[i].error[0]) rc = 1;
     }
     bench_report(&a.cfg, results, n);
