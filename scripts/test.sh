@@ -60,7 +60,12 @@ if [ -x build/bin/tc ]; then
     python3 -c 'import json,sys; print(" ".join(b["name"] for b in json.load(sys.stdin) if b.get("available")))' 2>/dev/null)
   for b in eager $backends; do
     note "tc conformance $b"
-    line=$(build/bin/tc conformance "$b" 2>&1 | tee /dev/stderr | tail -1)
+    # Not `tee /dev/stderr`: when stderr is a file, reopening it truncates the log.
+    clog=$(mktemp)
+    build/bin/tc conformance "$b" >"$clog" 2>&1
+    grep -v '^ok ' "$clog" | tail -20
+    line=$(tail -1 "$clog")
+    rm -f "$clog"
     if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
       passed=$((passed + BASH_REMATCH[1]))
       failed=$((failed + BASH_REMATCH[2]))
@@ -68,7 +73,7 @@ if [ -x build/bin/tc ]; then
       echo "tc conformance $b: no summary line"
       failed=$((failed + 1))
     fi
-  done 2>&1
+  done
 fi
 
 echo
