@@ -61,28 +61,7 @@ static tc_tensor *input_for(tc_backend *be, tc_tensor *x, bool *owned) {
 static tc_tensor *output_new(tc_backend *be, const tc_vtype *vt, const int64_t *vals, const int32_t *map) {
   int64_t sizes[TC_MAX_RANK];
   for (int d = 0; d < vt->rank; d++) sizes[d] = vals[map[vt->shape[d]]];
-  if (be->api.memory == TC_MEMORY_HOST) return tensor_new_host(vt->dtype, vt->rank, sizes);
-  size_t bytes = tc_dtype_size(vt->dtype);
-  for (int d = 0; d < vt->rank; d++) bytes *= (size_t)(sizes[d] > 0 ? sizes[d] : 0);
-  tc_buffer *buf = NULL;
-  tc_status s = be->api.buffer_alloc(be->ctx, bytes ? bytes : 1, &buf);
-  if (s != TC_OK) {
-    plugin_fail(s, be, "allocating an output", "?");
-    return NULL;
-  }
-  tc_storage *st = calloc(1, sizeof *st);
-  tc_tensor *t = st ? tensor_new(vt->dtype, vt->rank, sizes) : NULL;
-  if (!t) {
-    free(st);
-    if (be->api.buffer_free) be->api.buffer_free(be->ctx, buf);
-    return tc_error_null(TC_ERR_OUT_OF_MEMORY, "%s: out of memory allocating an output", be->name);
-  }
-  st->refcount = 1;
-  st->backend = be;
-  st->buffer = buf;
-  st->bytes = bytes;
-  t->storage = st;
-  return t;
+  return tensor_new_on_backend(be, be->name, vt->dtype, vt->rank, sizes);
 }
 
 /* Grows the temporary slots to this run's sizes. Called with the lock held. */
