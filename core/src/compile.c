@@ -14,12 +14,6 @@
 
 #define CAP_DEFAULT_CACHE_LIMIT 8
 
-static double now_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 cap_names compiled_names(const tc_compiled *c) { return (cap_names){c->n_params, c->names}; }
 
 /* ---------------------------------------------------------------- tc_compile */
@@ -205,7 +199,7 @@ out:
 /* Simplifies g (consumed) and compiles it into a new variant. */
 static cap_variant *variant_build(tc_compiled *c, cap_entry *e, int32_t seg, tc_graph *g, cap_guards *guards,
                                   uint64_t hash, tc_tensor *const *sources) {
-  const double t0 = now_seconds();
+  const double t0 = tc_now_seconds();
   cap_variant *v = calloc(1, sizeof *v);
   int32_t *values = malloc((size_t)(g->n_outputs ? g->n_outputs : 1) * sizeof *values);
   int32_t *uniq = malloc((size_t)(g->n_outputs ? g->n_outputs : 1) * sizeof *uniq);
@@ -287,7 +281,7 @@ static cap_variant *variant_build(tc_compiled *c, cap_entry *e, int32_t seg, tc_
   }
   free(values);
   free(uniq);
-  v->seconds = now_seconds() - t0;
+  v->seconds = tc_now_seconds() - t0;
   c->n_compiles++;
   c->compile_seconds += v->seconds;
   c->last_compile_seconds = v->seconds;

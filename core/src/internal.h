@@ -37,6 +37,9 @@ void tc_logs(const char *category, const char *fmt, ...) TC_PRINTF(2, 3);
 /* Logs a long text (a graph, generated source) whole, under a one-line header. */
 void tc_logs_text(const char *category, const char *header, const char *text);
 
+/* Monotonic clock in seconds (log.c), for compile-time statistics. */
+double tc_now_seconds(void);
+
 /* Formats a shape as "8x64" (or "[]" for rank 0) into buf; returns buf. */
 char *tc_shape_str(char *buf, size_t cap, int rank, const int64_t *sizes);
 

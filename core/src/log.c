@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -55,4 +56,10 @@ void tc_logs_text(const char *category, const char *header, const char *text) {
   fprintf(stderr, "[tc:%s] %s\n%s", category, header, text ? text : "");
   if (text && text[0] && text[strlen(text) - 1] != '\n') fputc('\n', stderr);
   funlockfile(stderr);
+}
+
+double tc_now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }

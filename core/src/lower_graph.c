@@ -13,20 +13,6 @@ typedef struct graph_lowered {
   tc_executable *exe;
 } graph_lowered;
 
-static double now_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* Prefixes the plugin's message with what the core was doing. */
-static tc_status plugin_fail(tc_status s, const tc_backend *be, const char *what, const char *graph) {
-  char msg[1024];
-  snprintf(msg, sizeof msg, "%s", tc_last_error());
-  return tc_error(s == TC_OK ? TC_ERR_INTERNAL : s, "%s: %s of graph %s failed: %s", be->name, what, graph,
-                  msg[0] ? msg : tc_status_name(s));
-}
-
 /* x where the backend can read it: x itself, or a copy on the backend's memory. */
 static tc_tensor *input_for(tc_backend *be, tc_tensor *x, bool *copied) {
   *copied = false;
@@ -85,12 +71,12 @@ static tc_status graph_run(tc_lowered *l, const int64_t *syms, tc_tensor *const 
   }
   if (s == TC_OK) {
     s = be->api.run_graph(be->ctx, gl->exe, syms, in_refs, out_refs);
-    if (s != TC_OK) plugin_fail(s, be, "running", g->name);
+    if (s != TC_OK) lowered_plugin_fail(s, be, "running", g->name);
   }
   if (s == TC_OK && be->api.memory != TC_MEMORY_HOST && be->api.synchronize) {
     /* Outputs may be read by the host right away (tc_item at a graph break). */
     s = be->api.synchronize(be->ctx);
-    if (s != TC_OK) plugin_fail(s, be, "synchronizing after running", g->name);
+    if (s != TC_OK) lowered_plugin_fail(s, be, "synchronizing after running", g->name);
   }
   if (s != TC_OK)
     for (int32_t k = 0; k < no; k++) {
@@ -127,7 +113,7 @@ tc_status lower_graph_build(tc_backend *be, const tc_graph *g, const tc_compile_
                             tc_lower_stats *stats) {
   (void)opts;
   *out = NULL;
-  const double t0 = now_seconds();
+  const double t0 = tc_now_seconds();
   tc_graph_desc desc;
   tc_graph_desc_storage *storage = NULL;
   TC_RETURN_IF_ERROR(graph_to_desc(g, &desc, &storage));
@@ -140,7 +126,7 @@ tc_status lower_graph_build(tc_backend *be, const tc_graph *g, const tc_compile_
   graph_desc_free(storage);
   if (s != TC_OK) {
     free(gl);
-    return plugin_fail(s, be, "compiling", g->name);
+    return lowered_plugin_fail(s, be, "compiling", g->name);
   }
   gl->base.vt = &graph_vt;
   gl->base.backend = be;
@@ -154,7 +140,7 @@ tc_status lower_graph_build(tc_backend *be, const tc_graph *g, const tc_compile_
   }
   if (stats) {
     stats->n_kernels = gl->base.n_kernels;
-    stats->seconds = now_seconds() - t0;
+    stats->seconds = tc_now_seconds() - t0;
     stats->cache_hit = false;
   }
   *out = &gl->base;

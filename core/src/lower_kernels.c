@@ -22,19 +22,6 @@ typedef struct kernels_lowered {
   tc_buffer **slot_dev; /* device-memory plugins */
 } kernels_lowered;
 
-static double now_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static tc_status plugin_fail(tc_status s, const tc_backend *be, const char *what, const char *graph) {
-  char msg[1024];
-  snprintf(msg, sizeof msg, "%s", tc_last_error());
-  return tc_error(s == TC_OK ? TC_ERR_INTERNAL : s, "%s: %s of graph %s failed: %s", be->name, what, graph,
-                  msg[0] ? msg : tc_status_name(s));
-}
-
 static size_t numel_bytes(const tc_schedule *s, const int64_t *vals, int32_t b) {
   int64_t n = vals[s->bufs[b].numel];
   return (size_t)(n > 0 ? n : 0) * tc_dtype_size(s->bufs[b].dtype);
@@ -88,7 +75,7 @@ static tc_status slots_reserve(kernels_lowered *kl, const int64_t *vals) {
       kl->slot_dev[slot] = NULL;
       kl->slot_bytes[slot] = 0;
       tc_status st = be->api.buffer_alloc(be->ctx, need, &kl->slot_dev[slot]);
-      if (st != TC_OK) return plugin_fail(st, be, "allocating a temporary", s->g->name);
+      if (st != TC_OK) return lowered_plugin_fail(st, be, "allocating a temporary", s->g->name);
       kl->slot_bytes[slot] = need;
     }
   }
@@ -178,7 +165,7 @@ static tc_status kernels_run(tc_lowered *l, const int64_t *syms, tc_tensor *cons
         st = zeros ? be->api.buffer_write(be->ctx, za->buffer, za->byte_offset, zeros, bytes) : TC_ERR_OUT_OF_MEMORY;
         free(zeros);
         if (st != TC_OK) {
-          plugin_fail(st, be, "zeroing an accumulator", g->name);
+          lowered_plugin_fail(st, be, "zeroing an accumulator", g->name);
           break;
         }
       }
@@ -187,12 +174,12 @@ static tc_status kernels_run(tc_lowered *l, const int64_t *syms, tc_tensor *cons
     if (st != TC_OK) {
       char what[96];
       snprintf(what, sizeof what, "launching kernel %d (%s)", k, sk->name);
-      plugin_fail(st, be, what, g->name);
+      lowered_plugin_fail(st, be, what, g->name);
     }
   }
   if (st == TC_OK && be->api.memory != TC_MEMORY_HOST && be->api.synchronize) {
     st = be->api.synchronize(be->ctx);
-    if (st != TC_OK) plugin_fail(st, be, "synchronizing after running", g->name);
+    if (st != TC_OK) lowered_plugin_fail(st, be, "synchronizing after running", g->name);
   }
   /* Outputs that are inputs, or repeat an earlier output, share its tensor. */
   for (int32_t k = 0; k < no && st == TC_OK; k++) {
@@ -251,7 +238,7 @@ tc_status lower_kernels_build(tc_backend *be, const tc_graph *g, const tc_compil
                               tc_lower_stats *stats) {
   (void)opts;
   *out = NULL;
-  const double t0 = now_seconds();
+  const double t0 = tc_now_seconds();
   if (be->api.memory != TC_MEMORY_HOST && (!be->api.buffer_alloc || !be->api.buffer_free))
     return tc_error(TC_ERR_INTERNAL, "%s: device-memory backend without buffer_alloc/buffer_free", be->name);
   tc_schedule *s = NULL;
@@ -278,7 +265,7 @@ tc_status lower_kernels_build(tc_backend *be, const tc_graph *g, const tc_compil
   if (s->n_kernels > 0) {
     st = be->api.compile_kernels(be->ctx, &s->list, &kl->exe);
     if (st != TC_OK) {
-      plugin_fail(st, be, "compiling", g->name);
+      lowered_plugin_fail(st, be, "compiling", g->name);
       kernels_free(&kl->base);
       return st;
     }
@@ -291,7 +278,7 @@ tc_status lower_kernels_build(tc_backend *be, const tc_graph *g, const tc_compil
   }
   if (stats) {
     stats->n_kernels = s->n_kernels;
-    stats->seconds = now_seconds() - t0;
+    stats->seconds = tc_now_seconds() - t0;
     stats->cache_hit = false;
   }
   *out = &kl->base;

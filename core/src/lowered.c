@@ -1,5 +1,7 @@
 /* lowered.c — a graph compiled for one backend: picks the hand-off level the plugin takes
  * (the whole primitive graph, or the core's fused kernels) and forwards to it. */
+#include <stdio.h>
+
 #include "lowered.h"
 
 tc_status lowered_build(tc_backend *be, const tc_graph *g, const tc_compile_options *opts, tc_lowered **out,
@@ -27,4 +29,11 @@ const char *lowered_source(const tc_lowered *l) { return l && l->vt->source ? l-
 
 void lowered_free(tc_lowered *l) {
   if (l) l->vt->free(l);
+}
+
+tc_status lowered_plugin_fail(tc_status s, const tc_backend *be, const char *what, const char *graph) {
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", tc_last_error());
+  return tc_error(s == TC_OK ? TC_ERR_INTERNAL : s, "%s: %s of graph %s failed: %s", be->name, what, graph,
+                  msg[0] ? msg : tc_status_name(s));
 }

@@ -40,6 +40,10 @@ tc_status lowered_run(tc_lowered *l, const int64_t *syms, tc_tensor *const *inpu
 const char *lowered_source(const tc_lowered *l);
 void lowered_free(tc_lowered *l);
 
+/* Sets an error that prefixes the plugin's message with what the core was doing ("compiling",
+ * "running") and the graph's name; returns the status to report (s, or INTERNAL for TC_OK). */
+tc_status lowered_plugin_fail(tc_status s, const tc_backend *be, const char *what, const char *graph);
+
 /* The kernel-level path, implemented in lower_kernels.c (lowered_build dispatches to it). */
 tc_status lower_kernels_build(tc_backend *be, const tc_graph *g, const tc_compile_options *opts, tc_lowered **out,
                               tc_lower_stats *stats);
