@@ -129,6 +129,59 @@ static bool div_by_invariant(const tc_kernel_desc *k, const tc_kop *op, int32_t 
          op->prim == TC_PRIM_DIV && dtype_float(op->dtype) && op->args[1] >= 0 && op->args[1] < from;
 }
 
+static bool index_same(const tc_index *a, const tc_index *b, int32_t n_vars) {
+  if (a->offset != b->offset || a->indirect != b->indirect) return false;
+  for (int32_t v = 0; v < n_vars; v++)
+    if (a->strides[v] != b->strides[v]) return false;
+  return true;
+}
+
+static int64_t expr_const_or(const tc_kernel_list *list, int32_t id, int64_t otherwise) {
+  const tc_size_expr *e = id >= 0 && id < list->n_exprs ? TC_AT(tc_size_expr, list->exprs, id) : NULL;
+  return e && e->op == TC_SX_CONST ? e->value : otherwise;
+}
+
+/* An f32 output qualifies for a scratch row when every access to it is a load or store inside
+ * the inner loops at one unit-stride index (so row_<name>[r] stands for it), the first access
+ * is a store (the row never reads what was there before), the row fits the scratch, and the
+ * buffer is not known to be small (then the cache should keep it for the next kernel). */
+bool kgen_row_buffers(const tc_kernel_list *list, const tc_kernel_desc *k, bool *row_buf) {
+  bool any = false;
+  int64_t inner = k->inner >= 0 ? expr_const_or(list, k->inner, -1) : -1;
+  int32_t nv = k->n_outer + 1;
+  int64_t scratch = 0; /* elements of the rows marked so far */
+  for (int32_t b = 0; b < k->n_buffers; b++) {
+    const tc_kbuffer *kb = buf_at(k, b);
+    row_buf[b] = false;
+    if (k->n_outer < 1 || inner < 1 || kb->role == TC_BUF_INPUT || kb->dtype != TC_F32) continue;
+    int64_t numel = expr_const_or(list, kb->numel, -1);
+    if (numel >= 0 && numel * 4 < ICPU_STREAM_MIN_BYTES) continue;
+    const tc_kop *first = NULL;
+    bool ok = true;
+    for (int32_t i = 0; i < k->n_ops && ok; i++) {
+      const tc_kop *op = op_at(k, i);
+      bool mem = op->kind == TC_KOP_LOAD || op->kind == TC_KOP_STORE || op->kind == TC_KOP_STORE_ADD;
+      if (!mem || op->buffer != b) continue;
+      if (!first) {
+        first = op;
+        ok = op->kind == TC_KOP_STORE && op->index.indirect < 0 && expr_const_or(list, op->index.strides[nv - 1], 0) == 1;
+      }
+      ok = ok && op->kind != TC_KOP_STORE_ADD && op->loop >= 0 && index_same(&op->index, &first->index, nv);
+    }
+    /* Rows of different outer points must not overlap: scratch rows are private per point. */
+    for (int32_t v = 0; ok && first && v < k->n_outer; v++) {
+      int64_t st = first->index.strides[v] < 0 ? 0 : expr_const_or(list, first->index.strides[v], inner);
+      ok = st >= inner || (st == 0 && expr_const_or(list, k->outer[v], 0) == 1);
+    }
+    /* Every scratch row sits on each thread's stack: keep them small together. */
+    ok = ok && first && (scratch + inner) * 4 <= ICPU_ROW_SCRATCH_BYTES;
+    row_buf[b] = ok;
+    if (ok) scratch += inner;
+    any |= ok;
+  }
+  return any;
+}
+
 /* Declares the accumulators of loop `loop` and writes its pragma. */
 static void open_inner_loop(icpu_str *s, const icpu_kgen *g, int32_t loop, int32_t from, const char *rvar, int depth,
                             bool par) {
@@ -237,9 +290,12 @@ static tc_status emit_reduce_step(icpu_str *s, int32_t i, const tc_kop *op, int3
 
 /* Rows are walked several times each (one inner loop per reduction), with compute between the
  * passes, so the hardware prefetcher is idle when a row starts (and does not cross the page a
- * 4 KiB row fills). At the top of a row, touch the row after next of each buffer the first
- * inner loop streams with unit stride. The touch loop sits outside the vectorized loops. */
-static void emit_row_prefetch(icpu_str *s, const icpu_kgen *g, const char *const *vars, int depth) {
+ * 4 KiB row fills). Touch the row after next of each buffer the first inner loop streams with
+ * unit stride, a slice of it before each inner loop (part of n_parts): all of it at once
+ * stalls the row on full fill buffers, where slices overlap the misses with the passes' compute.
+ * The touch loops sit outside the vectorized loops. */
+static void emit_row_prefetch(icpu_str *s, const icpu_kgen *g, const char *const *vars, int depth, int32_t part,
+                              int32_t n_parts) {
   const tc_kernel_desc *k = g->k;
   if (k->n_outer == 0 || k->inner < 0) return;
   int32_t last = k->n_outer - 1, rv = k->n_outer;
@@ -270,11 +326,40 @@ static void emit_row_prefetch(icpu_str *s, const icpu_kgen *g, const char *const
     expr_index(s, &g->exprs, &op->index, k->n_outer + 1, names);
     str_puts(s, "];\n");
     str_indent(s, depth + 1);
-    str_puts(s, "for (int64_t q = 0; q < ");
+    int size = (int)tc_dtype_size(op->dtype);
+    str_puts(s, "for (int64_t q = ");
+    if (part == 0) str_puts(s, "0");
+    else { expr_ref(s, &g->exprs, k->inner); str_printf(s, "*%d*%d/%d/64*64", size, part, n_parts); }
+    str_puts(s, "; q < ");
     expr_ref(s, &g->exprs, k->inner);
-    str_printf(s, "*%d; q += 64) __builtin_prefetch(p + q);\n", (int)tc_dtype_size(op->dtype));
+    if (part + 1 < n_parts) str_printf(s, "*%d*%d/%d/64*64", size, part + 1, n_parts);
+    else str_printf(s, "*%d", size);
+    str_puts(s, "; q += 64) __builtin_prefetch(p + q);\n");
     str_indent(s, depth);
     str_puts(s, "}\n");
+  }
+}
+
+/* At the end of a row: each scratch row goes out to its buffer, at the row's start. */
+static void emit_row_stores(icpu_str *s, const icpu_kgen *g, const char *const *vars, int depth) {
+  const tc_kernel_desc *k = g->k;
+  if (!g->row_buf) return;
+  const char *names[TC_MAX_RANK + 1];
+  for (int32_t v = 0; v < k->n_outer; v++) names[v] = vars[v];
+  names[k->n_outer] = "0";
+  for (int32_t b = 0; b < k->n_buffers; b++) {
+    if (!g->row_buf[b]) continue;
+    const tc_kop *store = NULL;
+    for (int32_t i = 0; i < k->n_ops && !store; i++)
+      if (op_at(k, i)->kind == TC_KOP_STORE && op_at(k, i)->buffer == b) store = op_at(k, i);
+    char bname[80];
+    kgen_buf_name(k, b, bname, sizeof bname);
+    str_indent(s, depth);
+    str_printf(s, "tc_row_store_f32(&%s[", bname);
+    expr_index(s, &g->exprs, &store->index, k->n_outer + 1, names);
+    str_printf(s, "], row_%s, ", bname);
+    expr_ref(s, &g->exprs, k->inner);
+    str_printf(s, ", stream_%s);\n", bname);
   }
 }
 
@@ -285,7 +370,9 @@ tc_status kgen_body(icpu_str *s, const icpu_kgen *g, const char *const *vars, in
   int32_t cur = -1;  /* the inner loop open now */
   int32_t from = -1; /* the op that opened it */
   int d = depth;
-  if (!par_inner && !acc_expr) emit_row_prefetch(s, g, vars, depth);
+  int32_t n_loops = 0;
+  for (int32_t i = 0; i < k->n_ops; i++)
+    if (op_at(k, i)->loop + 1 > n_loops) n_loops = op_at(k, i)->loop + 1;
   for (int32_t i = 0; i < k->n_ops; i++) {
     const tc_kop *op = op_at(k, i);
     if (op->loop != cur) {
@@ -294,6 +381,7 @@ tc_status kgen_body(icpu_str *s, const icpu_kgen *g, const char *const *vars, in
       if (cur >= 0) {
         if (k->inner < 0) { snprintf(err, cap, "op %d is in inner loop %d but the kernel has no inner extent", i, cur); return TC_ERR_INVALID_ARGUMENT; }
         from = i;
+        if (!par_inner && !acc_expr) emit_row_prefetch(s, g, vars, depth, cur, n_loops);
         open_inner_loop(s, g, cur, from, rvar, depth, par_inner);
         d = depth + 1;
       }
@@ -313,6 +401,11 @@ tc_status kgen_body(icpu_str *s, const icpu_kgen *g, const char *const *vars, in
     const char *T = dtype_c(op->dtype);
     switch (op->kind) {
     case TC_KOP_LOAD: {
+      if (g->row_buf && g->row_buf[op->buffer]) {
+        str_indent(s, d);
+        str_printf(s, "const %s v%d = row_%s[%s];\n", T, i, bname, rvar);
+        break;
+      }
       bool guard = emit_index(s, g, i, op, vars, d);
       str_indent(s, d);
       if (guard) str_printf(s, "const %s v%d = ok%d ? %s[j%d] : (%s)0;\n", T, i, i, bname, i, T);
@@ -363,6 +456,11 @@ tc_status kgen_body(icpu_str *s, const icpu_kgen *g, const char *const *vars, in
       break;
     case TC_KOP_STORE:
     case TC_KOP_STORE_ADD: {
+      if (op->kind == TC_KOP_STORE && g->row_buf && g->row_buf[op->buffer]) {
+        str_indent(s, d);
+        str_printf(s, "row_%s[%s] = (float)%s;\n", bname, rvar, A);
+        break;
+      }
       bool guard = emit_index(s, g, i, op, vars, d);
       const char *bt = dtype_c(buf_at(k, op->buffer)->dtype);
       if (op->kind == TC_KOP_STORE_ADD) {
@@ -392,6 +490,7 @@ tc_status kgen_body(icpu_str *s, const icpu_kgen *g, const char *const *vars, in
     }
   }
   if (cur >= 0) close_inner_loop(s, g, cur, depth);
+  emit_row_stores(s, g, vars, depth);
   return s->oom ? TC_ERR_OUT_OF_MEMORY : TC_OK;
 }
 
@@ -408,6 +507,10 @@ static tc_status emit_nest(icpu_str *s, icpu_kgen *g, bool has_inner, bool par_i
     const tc_kop *op = TC_AT(tc_kop, k->ops, i);
     if (op->kind == TC_KOP_STORE_ADD || (op->kind == TC_KOP_STORE && op->index.indirect >= 0)) simd_ok = false;
   }
+  const bool *row_buf = g->row_buf;
+  g->row_buf = par_inner || k->n_outer == 0 ? NULL : row_buf;
+  bool rows = false;
+  for (int32_t b = 0; g->row_buf && b < k->n_buffers; b++) rows |= g->row_buf[b];
   int d = depth;
   if (k->n_outer == 0) {
     str_indent(s, d);
@@ -424,10 +527,33 @@ static tc_status emit_nest(icpu_str *s, icpu_kgen *g, bool has_inner, bool par_i
   } else {
     /* Row kernels parallelize every outer dim; pointwise kernels keep the last one for SIMD. */
     int32_t n_par = has_inner || k->n_outer == 1 ? k->n_outer : k->n_outer - 1;
-    str_indent(s, d);
-    str_printf(s, "#pragma omp parallel for%s", !has_inner && k->n_outer == 1 && simd_ok ? " simd" : "");
-    if (n_par > 1) str_printf(s, " collapse(%d)", n_par);
-    str_puts(s, " num_threads(tc_nthreads) schedule(static) if(work >= 32768)\n");
+    if (rows) {
+      /* A parallel region around the loop, so each thread has its scratch rows and fences its
+       * streaming stores once, after its last row. */
+      str_indent(s, d);
+      str_puts(s, "#pragma omp parallel num_threads(tc_nthreads) if(work >= 32768)\n");
+      str_indent(s, d);
+      str_puts(s, "{\n");
+      d++;
+      for (int32_t b = 0; b < k->n_buffers; b++) {
+        if (!g->row_buf[b]) continue;
+        char bname[80];
+        kgen_buf_name(k, b, bname, sizeof bname);
+        str_indent(s, d);
+        str_printf(s, "float row_%s[", bname);
+        expr_ref(s, &g->exprs, k->inner);
+        str_printf(s, "] __attribute__((aligned(64))); /* this thread's row of %s */\n", bname);
+      }
+      str_indent(s, d);
+      str_puts(s, "#pragma omp for");
+      if (n_par > 1) str_printf(s, " collapse(%d)", n_par);
+      str_puts(s, " schedule(static) nowait\n");
+    } else {
+      str_indent(s, d);
+      str_printf(s, "#pragma omp parallel for%s", !has_inner && k->n_outer == 1 && simd_ok ? " simd" : "");
+      if (n_par > 1) str_printf(s, " collapse(%d)", n_par);
+      str_puts(s, " num_threads(tc_nthreads) schedule(static) if(work >= 32768)\n");
+    }
     for (int32_t v = 0; v < k->n_outer; v++) {
       if (v == n_par && simd_ok) { str_indent(s, d); str_puts(s, "#pragma omp simd\n"); }
       str_indent(s, d);
@@ -438,13 +564,20 @@ static tc_status emit_nest(icpu_str *s, icpu_kgen *g, bool has_inner, bool par_i
     }
   }
   tc_status st = kgen_body(s, g, names, d, par_inner, NULL, err, cap);
+  g->row_buf = row_buf;
   if (st != TC_OK) return st;
   if (k->n_outer == 0) { str_indent(s, depth); str_puts(s, "}\n"); }
   else if (par_inner) {
     for (int32_t v = k->n_outer - 1; v >= 0; v--) { str_indent(s, depth + v); str_puts(s, "}\n"); }
   } else {
-    str_indent(s, depth);
+    str_indent(s, d - 1);
     str_puts(s, "}\n");
+    if (rows) {
+      str_indent(s, depth + 1);
+      str_puts(s, "tc_stream_fence();\n");
+      str_indent(s, depth);
+      str_puts(s, "}\n");
+    }
   }
   return TC_OK;
 }
@@ -468,6 +601,10 @@ tc_status codegen_loop(icpu_str *s, icpu_kgen *g, char *err, size_t cap) {
   }
   for (int32_t v = 0; v < k->n_outer; v++) expr_mark(&g->exprs, k->outer[v]);
   if (has_inner) expr_mark(&g->exprs, k->inner);
+  bool row_buf[64] = {false};
+  g->row_buf = has_inner && k->n_buffers <= 64 && kgen_row_buffers(g->list, k, row_buf) ? row_buf : NULL;
+  for (int32_t b = 0; g->row_buf && b < k->n_buffers; b++)
+    if (row_buf[b]) expr_mark(&g->exprs, buf_at(k, b)->numel);
 
   str_printf(s, "static void %s", g->fname);
   kgen_params(s, g);
@@ -479,6 +616,15 @@ tc_status codegen_loop(icpu_str *s, icpu_kgen *g, char *err, size_t cap) {
   str_puts(s, ";\n  const int64_t work = outer");
   if (has_inner) { str_puts(s, "*"); expr_ref(s, &g->exprs, k->inner); }
   str_puts(s, ";\n");
+  for (int32_t b = 0; g->row_buf && b < k->n_buffers; b++) {
+    if (!row_buf[b]) continue;
+    char bname[80];
+    kgen_buf_name(k, b, bname, sizeof bname);
+    str_printf(s, "  /* %s goes out with streaming stores when it is far bigger than the caches. */\n", bname);
+    str_printf(s, "  const int stream_%s = ", bname);
+    expr_ref(s, &g->exprs, buf_at(k, b)->numel);
+    str_printf(s, "*4 >= %d;\n", ICPU_STREAM_MIN_BYTES);
+  }
   tc_status st;
   /* A static outer domain with many points never takes the few-long-rows path: skip it (less
    * code to compile). */
@@ -503,5 +649,6 @@ tc_status codegen_loop(icpu_str *s, icpu_kgen *g, char *err, size_t cap) {
     if (st != TC_OK) return st;
   }
   str_puts(s, "}\n");
+  g->row_buf = NULL;
   return s->oom ? TC_ERR_OUT_OF_MEMORY : TC_OK;
 }

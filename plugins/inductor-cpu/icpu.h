@@ -80,8 +80,9 @@ bool dtype_float(int32_t dtype);
 /* Writes the C expression of elementwise prim `prim` over operands a, b, c (names), whose
  * operand dtype is `in` and result dtype `out`. Returns false for prims it does not know. */
 bool prim_c_expr(icpu_str *s, int32_t prim, int32_t in, int32_t out, const char *a, const char *b, const char *c);
-/* The prelude of helper functions every unit starts with. */
-void prim_emit_prelude(icpu_str *s, bool with_blas);
+/* The prelude of helper functions every unit starts with. with_stream: the unit writes rows
+ * with streaming stores (tc_row_store_f32, tc_stream_fence). */
+void prim_emit_prelude(icpu_str *s, bool with_blas, bool with_stream);
 
 /* ---------------------------------------------------------------- codegen_loop.c / _matmul.c */
 typedef struct icpu_kgen {
@@ -89,7 +90,15 @@ typedef struct icpu_kgen {
   const tc_kernel_desc *k;
   const char *fname; /* C function name: k_<name> */
   icpu_exprs exprs;
+  /* Per buffer, or NULL: the buffer's row is computed into a per-thread scratch row
+   * (row_<name>[r]) and written out once at the end of the row (kgen_row_buffers). */
+  const bool *row_buf;
 } icpu_kgen;
+
+/* Row buffers bigger than this (bytes in all) are written with streaming stores. */
+#define ICPU_STREAM_MIN_BYTES (4 << 20)
+/* The scratch rows of one kernel together, in bytes (they live on each thread's stack). */
+#define ICPU_ROW_SCRATCH_BYTES (64 << 10)
 
 /* The C name of buffer i of k (its descriptor name when usable, else b<i>). */
 void kgen_buf_name(const tc_kernel_desc *k, int32_t i, char *out, size_t cap);
@@ -100,6 +109,9 @@ void kgen_params(icpu_str *s, const icpu_kgen *g);
 tc_status kgen_body(icpu_str *s, const icpu_kgen *g, const char *const *vars, int depth, bool par_inner,
                     const char *acc_expr, char *err, size_t err_cap);
 tc_status codegen_loop(icpu_str *s, icpu_kgen *g, char *err, size_t err_cap);
+/* Marks in row_buf (k->n_buffers entries) the outputs of a row kernel that go through a scratch
+ * row and leave with streaming stores; returns whether there is any. */
+bool kgen_row_buffers(const tc_kernel_list *list, const tc_kernel_desc *k, bool *row_buf);
 tc_status codegen_matmul(icpu_str *s, icpu_kgen *g, char *err, size_t err_cap);
 
 /* ---------------------------------------------------------------- codegen_unit.c */
