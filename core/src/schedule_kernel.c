@@ -533,25 +533,32 @@ static void set_domain(kbuild *k, int32_t n_outer, const int32_t *outer, int32_t
   c->var_extent[n_outer] = inner >= 0 ? inner : sx_c(c, 1);
 }
 
+/* Appends one segment: dims [lo, hi) of the value, read as one run on loop var `var`. */
+static void access_push(sched_ctx *c, access *a, int32_t lo, int32_t hi, int32_t var) {
+  memset(&a->s[a->n], 0xff, sizeof(seg));
+  a->s[a->n].lo = lo;
+  a->s[a->n].hi = hi;
+  a->s[a->n].L = aff_var(c, var);
+  a->n++;
+}
+
 /* Where the root is stored and read: dims [0, p) on outer vars, dims [p, rank) as one run on
  * the inner var. */
 static access domain_access(kbuild *k, int32_t rank, int32_t p) {
   access a;
   access_clear(&a);
-  for (int32_t d = 0; d < p; d++) {
-    memset(&a.s[a.n], 0xff, sizeof(seg));
-    a.s[a.n].lo = d;
-    a.s[a.n].hi = d + 1;
-    a.s[a.n].L = aff_var(k->c, d);
-    a.n++;
-  }
-  if (p < rank) {
-    memset(&a.s[a.n], 0xff, sizeof(seg));
-    a.s[a.n].lo = p;
-    a.s[a.n].hi = rank;
-    a.s[a.n].L = aff_var(k->c, p);
-    a.n++;
-  }
+  for (int32_t d = 0; d < p; d++) access_push(k->c, &a, d, d + 1, d);
+  if (p < rank) access_push(k->c, &a, p, rank, p);
+  return a;
+}
+
+/* A matmul's (batch, row, col) domain over a rank-r value: the leading r-2 dims as one run on
+ * var 0 (the batch), then one dim each on vars 1 and 2. */
+static access matmul_domain_access(sched_ctx *c, int32_t r) {
+  access a;
+  access_clear(&a);
+  if (r > 2) access_push(c, &a, 0, r - 2, 0);
+  for (int32_t d = 0; d < 2; d++) access_push(c, &a, r - 2 + d, r - 1 + d, 1 + d);
   return a;
 }
 
@@ -579,22 +586,7 @@ static bool operand_map(kbuild *k, int32_t v, int32_t batch, int32_t rows, int32
   int32_t r = t->rank;
   int32_t outer[3] = {batch, rows, cols};
   set_domain(k, 3, outer, -1);
-  access a;
-  access_clear(&a);
-  if (r > 2) {
-    memset(&a.s[a.n], 0xff, sizeof(seg));
-    a.s[a.n].lo = 0;
-    a.s[a.n].hi = r - 2;
-    a.s[a.n].L = aff_var(c, 0);
-    a.n++;
-  }
-  for (int32_t d = 0; d < 2; d++) {
-    memset(&a.s[a.n], 0xff, sizeof(seg));
-    a.s[a.n].lo = r - 2 + d;
-    a.s[a.n].hi = r - 1 + d;
-    a.s[a.n].L = aff_var(c, 1 + d);
-    a.n++;
-  }
+  access a = matmul_domain_access(c, r);
   int32_t operand = v;
   for (int guard = 0; guard < 4096; guard++) {
     const tc_node *n = graph_value_node(k->g, v);
@@ -951,22 +943,7 @@ static bool build_matmul(kbuild *k, int32_t mm_value) {
   int32_t outer[3] = {batch, M, N};
   set_domain(k, 3, outer, -1);
   k->mm = k->root == mm_value ? -1 : mm_value;
-  access acc;
-  access_clear(&acc);
-  if (r > 2) {
-    memset(&acc.s[acc.n], 0xff, sizeof(seg));
-    acc.s[acc.n].lo = 0;
-    acc.s[acc.n].hi = r - 2;
-    acc.s[acc.n].L = aff_var(c, 0);
-    acc.n++;
-  }
-  for (int32_t d = 0; d < 2; d++) {
-    memset(&acc.s[acc.n], 0xff, sizeof(seg));
-    acc.s[acc.n].lo = r - 2 + d;
-    acc.s[acc.n].hi = r - 1 + d;
-    acc.s[acc.n].L = aff_var(c, 1 + d);
-    acc.n++;
-  }
+  access acc = matmul_domain_access(c, r);
   k->mm_acc = acc;
   /* Where the root's element for product element (b, m, n) lives: push the product's index
    * forward along the epilogue (reshapes and permutes change it; elementwise ops do not). */
