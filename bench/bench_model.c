@@ -1,6 +1,6 @@
-/* bench_model.c — the measurement of one bundled model: its ceiling, eager time, cold and
- * warm first calls (in fresh processes), then the median of timed calls after warm-up, with
- * input sets rotated when they fit in cache. */
+/* bench_model.c — the measurement of one bundled model: its ceiling (taken before and after,
+ * the faster kept), eager time, cold and warm first calls (in fresh processes), then the median
+ * of timed calls after warm-up, with input sets rotated when they fit in cache. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +108,15 @@ void bench_model_measure(const bench_config *cfg, const tc_model *m, bench_resul
   for (int s = 0; s < r->n_sets && !r->error[0]; s++)
     if (bench_place_inputs(sets[s], m->n_inputs, cfg->backend, &placed) != TC_OK) model_fail(r, "moving inputs");
   if (!r->error[0]) model_compiled(cfg, m, sets, r);
+  /* The ceiling again, right after the timed calls: on a shared machine bandwidth moves between
+   * moments, and one sample taken in a slow moment inflated ratios past 1. The faster of the
+   * two brackets is what the hardware showed it can do during this measurement. */
+  bench_ceiling again;
+  if (!r->error[0] && r->ceiling.kind && r->ceiling.seconds > 0 &&
+      bench_ceiling_measure(m, cfg->size, sets[0], cfg->backend, on_device, r->n_sets, cfg->options, &again) ==
+          TC_OK &&
+      again.seconds > 0 && again.seconds < r->ceiling.seconds)
+    r->ceiling = again;
   if (!r->error[0]) {
     r->figure = bench_figure(m, cfg->size, r->median_s);
     if (r->ceiling.kind && r->ceiling.value > 0 && r->figure > 0)
