@@ -151,61 +151,29 @@ const char *prim_name(int32_t prim) {
 }
 
 /* ---------------------------------------------------------------- text */
-typedef struct strbuf {
-  char *p;
-  size_t len, cap;
-  bool oom;
-} strbuf;
-
-static void sb_add(strbuf *b, const char *fmt, ...) TC_PRINTF(2, 3);
-static void sb_add(strbuf *b, const char *fmt, ...) {
-  if (b->oom) return;
-  for (;;) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) return;
-    if (b->p && b->len + (size_t)n < b->cap) {
-      b->len += (size_t)n;
-      return;
-    }
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap <= b->len + (size_t)n)
-      cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p) {
-      b->oom = true;
-      return;
-    }
-    b->p = p;
-    b->cap = cap;
-  }
-}
-
-static void sb_type(strbuf *b, const tc_graph *g, const tc_vtype *t) {
+static void sb_type(tc_text *b, const tc_graph *g, const tc_vtype *t) {
   char e[128];
-  sb_add(b, "%s[", tc_dtype_name(t->dtype));
+  tc_text_printf(b, "%s[", tc_dtype_name(t->dtype));
   for (int i = 0; i < t->rank; i++)
-    sb_add(b, "%s%s", i ? "x" : "", sxtab_str(&g->sx, t->shape[i], e, sizeof e));
-  sb_add(b, "]");
+    tc_text_printf(b, "%s%s", i ? "x" : "", sxtab_str(&g->sx, t->shape[i], e, sizeof e));
+  tc_text_printf(b, "]");
 }
 
 /* Attributes follow the operands: ", " before each, except first for creation prims. */
-static void sb_attr(strbuf *b, bool *first) {
-  if (!*first) sb_add(b, ", ");
+static void sb_attr(tc_text *b, bool *first) {
+  if (!*first) tc_text_printf(b, ", ");
   *first = false;
 }
 
-static void sb_list(strbuf *b, bool *first, const char *label, const int64_t *v, int n) {
+static void sb_list(tc_text *b, bool *first, const char *label, const int64_t *v, int n) {
   sb_attr(b, first);
-  sb_add(b, "%s=[", label);
+  tc_text_printf(b, "%s=[", label);
   for (int i = 0; i < n; i++)
-    sb_add(b, "%s%lld", i ? ", " : "", (long long)v[i]);
-  sb_add(b, "]");
+    tc_text_printf(b, "%s%lld", i ? ", " : "", (long long)v[i]);
+  tc_text_printf(b, "]");
 }
 
-static void sb_attrs(strbuf *b, const tc_graph *g, const tc_node *n) {
+static void sb_attrs(tc_text *b, const tc_graph *g, const tc_node *n) {
   const int r = n->n_iattrs / 2;
   bool first = n->n_in == 0;
   char e[128];
@@ -223,7 +191,7 @@ static void sb_attrs(strbuf *b, const tc_graph *g, const tc_node *n) {
   case TC_PRIM_IOTA:
     if (n->n_iattrs > 0) {
       sb_attr(b, &first);
-      sb_add(b, "dim=%lld", (long long)n->iattrs[0]);
+      tc_text_printf(b, "dim=%lld", (long long)n->iattrs[0]);
     }
     break;
   case TC_PRIM_BROADCAST_IN_DIM: sb_list(b, &first, "bdims", n->iattrs, n->n_iattrs); break;
@@ -236,19 +204,19 @@ static void sb_attrs(strbuf *b, const tc_graph *g, const tc_node *n) {
     sb_list(b, &first, "lo", n->iattrs, r);
     sb_list(b, &first, "hi", n->iattrs + r, r);
     sb_attr(b, &first);
-    sb_add(b, "value=%.9g", n->fattr);
+    tc_text_printf(b, "value=%.9g", n->fattr);
     break;
   case TC_PRIM_CONSTANT:
     sb_attr(b, &first);
     if (n->n_iattrs > 0 && n->iattrs[0] >= 0)
-      sb_add(b, "value=%s", sxtab_str(&g->sx, (int32_t)n->iattrs[0], e, sizeof e));
+      tc_text_printf(b, "value=%s", sxtab_str(&g->sx, (int32_t)n->iattrs[0], e, sizeof e));
     else
-      sb_add(b, "value=%.9g", n->fattr);
+      tc_text_printf(b, "value=%.9g", n->fattr);
     break;
   case TC_PRIM_RANDOM:
     if (n->n_iattrs >= 2) {
       sb_attr(b, &first);
-      sb_add(b, "seed=%llu, offset=%lld", (unsigned long long)n->iattrs[0], (long long)n->iattrs[1]);
+      tc_text_printf(b, "seed=%llu, offset=%lld", (unsigned long long)n->iattrs[0], (long long)n->iattrs[1]);
     }
     break;
   default: break;
@@ -256,39 +224,35 @@ static void sb_attrs(strbuf *b, const tc_graph *g, const tc_node *n) {
 }
 
 char *graph_to_string(const tc_graph *g) {
-  strbuf b = {0};
-  sb_add(&b, "graph %s(", g->name);
+  tc_text b = {0};
+  tc_text_printf(&b, "graph %s(", g->name);
   for (int32_t i = 0; i < g->n_inputs; i++) {
-    sb_add(&b, "%sv%d: ", i ? ", " : "", i);
+    tc_text_printf(&b, "%sv%d: ", i ? ", " : "", i);
     sb_type(&b, g, &g->inputs[i]);
   }
-  sb_add(&b, ")");
+  tc_text_printf(&b, ")");
   if (g->n_syms) {
-    sb_add(&b, " syms(");
+    tc_text_printf(&b, " syms(");
     for (int32_t s = 0; s < g->n_syms; s++)
-      sb_add(&b, "%ss%d", s ? ", " : "", s);
-    sb_add(&b, ")");
+      tc_text_printf(&b, "%ss%d", s ? ", " : "", s);
+    tc_text_printf(&b, ")");
   }
-  sb_add(&b, " {\n");
+  tc_text_printf(&b, " {\n");
   for (int32_t i = 0; i < g->n_nodes; i++) {
     const tc_node *n = &g->nodes[i];
-    sb_add(&b, "  v%d = %s(", g->n_inputs + i, prim_name(n->prim));
+    tc_text_printf(&b, "  v%d = %s(", g->n_inputs + i, prim_name(n->prim));
     for (int32_t k = 0; k < n->n_in; k++)
-      sb_add(&b, "%sv%d", k ? ", " : "", n->in[k]);
+      tc_text_printf(&b, "%sv%d", k ? ", " : "", n->in[k]);
     sb_attrs(&b, g, n);
-    sb_add(&b, ") : ");
+    tc_text_printf(&b, ") : ");
     sb_type(&b, g, &n->out);
-    sb_add(&b, "\n");
+    tc_text_printf(&b, "\n");
   }
-  sb_add(&b, "  return ");
+  tc_text_printf(&b, "  return ");
   for (int32_t i = 0; i < g->n_outputs; i++)
-    sb_add(&b, "%sv%d", i ? ", " : "", g->outputs[i]);
-  sb_add(&b, "\n}\n");
-  if (b.oom) {
-    free(b.p);
-    return NULL;
-  }
-  return b.p;
+    tc_text_printf(&b, "%sv%d", i ? ", " : "", g->outputs[i]);
+  tc_text_printf(&b, "\n}\n");
+  return tc_text_take(&b);
 }
 
 /* ---------------------------------------------------------------- hash */

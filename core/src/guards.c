@@ -121,79 +121,43 @@ out:
 }
 
 /* ---------------------------------------------------------------- text */
-typedef struct gbuf {
-  char *p;
-  size_t len, cap;
-} gbuf;
-
-static void gput(gbuf *b, const char *fmt, ...) TC_PRINTF(2, 3);
-static void gput(gbuf *b, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  va_list ap2;
-  va_copy(ap2, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (n < 0 || !b->p) {
-    va_end(ap2);
-    return;
-  }
-  if (b->len + (size_t)n + 1 > b->cap) {
-    size_t cap = (b->len + (size_t)n + 1) * 2;
-    char *q = realloc(b->p, cap);
-    if (!q) {
-      free(b->p);
-      b->p = NULL;
-      va_end(ap2);
-      return;
-    }
-    b->p = q;
-    b->cap = cap;
-  }
-  vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap2);
-  va_end(ap2);
-  b->len += (size_t)n;
-}
-
 char *guards_to_string(const cap_guards *g, const tc_sxtab *sx, const tc_backend *be, const cap_names *names,
                        const char *indent) {
-  gbuf b = {malloc(256), 0, 256};
-  if (!b.p) return NULL;
-  b.p[0] = 0;
-  if (be) gput(&b, "%sbackend == %s\n", indent, be->name);
+  tc_text b = {0};
+  if (be) tc_text_printf(&b, "%sbackend == %s\n", indent, be->name);
   int32_t n_call = 0;
   for (int32_t i = 0; i < g->n_inputs; i++) n_call += g->inputs[i].kind == CAP_SRC_CALL;
-  gput(&b, "%s%d graph inputs (%d from the call)\n", indent, (int)g->n_inputs, (int)n_call);
+  tc_text_printf(&b, "%s%d graph inputs (%d from the call)\n", indent, (int)g->n_inputs, (int)n_call);
   bool *seen = calloc((size_t)(g->n_syms ? g->n_syms : 1), sizeof *seen);
   for (int32_t i = 0; i < g->n_inputs; i++) {
     const cap_input_guard *ig = &g->inputs[i];
     char nm[96];
     guards_input_name(ig, names, nm, sizeof nm);
-    gput(&b, "%s%s: %s, rank %d, sizes [", indent, nm, tc_dtype_name(ig->dtype), (int)ig->rank);
+    tc_text_printf(&b, "%s%s: %s, rank %d, sizes [", indent, nm, tc_dtype_name(ig->dtype), (int)ig->rank);
     for (int d = 0; d < ig->rank; d++) {
       if (ig->sym[d] < 0)
-        gput(&b, "%s%lld", d ? ", " : "", (long long)ig->size[d]);
+        tc_text_printf(&b, "%s%lld", d ? ", " : "", (long long)ig->size[d]);
       else
-        gput(&b, "%ss%d", d ? ", " : "", (int)ig->sym[d]);
+        tc_text_printf(&b, "%ss%d", d ? ", " : "", (int)ig->sym[d]);
     }
-    gput(&b, "]");
-    if (ig->kind == CAP_SRC_CAPTURED) gput(&b, " (held by reference)");
-    gput(&b, "\n");
+    tc_text_printf(&b, "]");
+    if (ig->kind == CAP_SRC_CAPTURED) tc_text_printf(&b, " (held by reference)");
+    tc_text_printf(&b, "\n");
     for (int d = 0; d < ig->rank; d++) {
       int32_t k = ig->sym[d];
       if (k < 0) continue;
       /* Later dims carrying k are in the sizes line: the binding is what needs saying. */
       if (seen && !seen[k]) {
         seen[k] = true;
-        gput(&b, "%ss%d := %s dim %d (>= 2; traced as %lld)\n", indent, (int)k, nm, d, (long long)ig->size[d]);
+        tc_text_printf(&b, "%ss%d := %s dim %d (>= 2; traced as %lld)\n", indent, (int)k, nm, d, (long long)ig->size[d]);
       }
     }
   }
   free(seen);
   for (int32_t r = 0; r < g->n_rel; r++) {
     char ea[128], eb[128];
-    gput(&b, "%s%s %s %s\n", indent, sxtab_str(sx, g->rel[r].a, ea, sizeof ea), g->rel[r].equal ? "==" : "!=",
+    tc_text_printf(&b, "%s%s %s %s\n", indent, sxtab_str(sx, g->rel[r].a, ea, sizeof ea), g->rel[r].equal ? "==" : "!=",
          sxtab_str(sx, g->rel[r].b, eb, sizeof eb));
   }
-  return b.p;
+  return tc_text_take(&b);
 }

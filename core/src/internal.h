@@ -37,6 +37,16 @@ void tc_logs(const char *category, const char *fmt, ...) TC_PRINTF(2, 3);
 /* Logs a long text (a graph, generated source) whole, under a one-line header. */
 void tc_logs_text(const char *category, const char *header, const char *text);
 
+/* A growable string (text.c) for readable output. Start from (tc_text){0}; printf appends;
+ * take returns the string (caller frees) or NULL when memory ran out, and resets t. */
+typedef struct tc_text {
+  char *p;
+  size_t len, cap;
+  bool oom;
+} tc_text;
+void tc_text_printf(tc_text *t, const char *fmt, ...) TC_PRINTF(2, 3);
+char *tc_text_take(tc_text *t);
+
 /* Monotonic clock in seconds (log.c), for compile-time statistics. */
 double tc_now_seconds(void);
 
