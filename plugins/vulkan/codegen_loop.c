@@ -73,19 +73,6 @@ static void vec_index(vk_gen *g, vk_text *t, const tc_kop *op, const char *const
   vk_text_printf(t, ") >> 2)");
 }
 
-static void buffer_ident_of(vk_gen *g, int32_t b, char *out, size_t n) {
-  /* Same naming rule as codegen_ops.c's bindings. */
-  const tc_kbuffer *kb = TC_AT(tc_kbuffer, g->k->buffers, b);
-  const char *s = kb->name;
-  bool ok = s && *s && !(s[0] >= '0' && s[0] <= '9') && strncmp(s, "gl_", 3) != 0 && strlen(s) < 40;
-  for (const char *c = s; ok && *c; c++)
-    ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || (*c == '_' && c[1] != '_');
-  if (ok)
-    snprintf(out, n, "%s_%d", s, (int)b);
-  else
-    snprintf(out, n, "buf%d", (int)b);
-}
-
 static const char *comp_name[4] = {"x", "y", "z", "w"};
 
 /* ------------------------------------------------------------------ pointwise */
@@ -144,7 +131,7 @@ static void gen_pointwise(vk_gen *g, vk_text *t) {
       const tc_kop *op = op_at(k, i);
       if (op->kind == TC_KOP_LOAD && access_vectorizable(g, op, last)) {
         char bid[64];
-        buffer_ident_of(g, op->buffer, bid, sizeof bid);
+        vk_buffer_ident(g->k, op->buffer, bid, sizeof bid);
         vk_text_printf(&body, "      %s t%d = %s_v4[", op->dtype == TC_F32 ? "vec4" : "ivec4", (int)i, bid);
         vec_index(g, &body, op, vars);
         vk_text_printf(&body, "];\n");
@@ -173,7 +160,7 @@ static void gen_pointwise(vk_gen *g, vk_text *t) {
       const tc_kop *op = op_at(k, i);
       if (op->kind != TC_KOP_STORE || !access_vectorizable(g, op, last)) continue;
       char bid[64];
-      buffer_ident_of(g, op->buffer, bid, sizeof bid);
+      vk_buffer_ident(g->k, op->buffer, bid, sizeof bid);
       int a = op->args[0];
       vk_text_printf(&body, "      %s_v4[", bid);
       vec_index(g, &body, op, vars);
@@ -456,7 +443,7 @@ static void gen_row_body(vk_gen *g, vk_text *t, int mode, const rows_plan *pl, c
           continue;
         }
         char bid[64];
-        buffer_ident_of(g, ro->buffer, bid, sizeof bid);
+        vk_buffer_ident(g->k, ro->buffer, bid, sizeof bid);
         vk_text_printf(t, "      %s t%d = %s_v4[", V, (int)r, bid);
         vec_index(g, t, ro, vars);
         vk_text_printf(t, "];\n");
@@ -491,7 +478,7 @@ static void gen_row_body(vk_gen *g, vk_text *t, int mode, const rows_plan *pl, c
         const tc_kop *ro = op_at(k, r);
         if (ro->kind != TC_KOP_STORE || !pl->vecable[r]) continue;
         char bid[64];
-        buffer_ident_of(g, ro->buffer, bid, sizeof bid);
+        vk_buffer_ident(g->k, ro->buffer, bid, sizeof bid);
         int a = ro->args[0];
         bool comp = percomp[a];
         vk_text_printf(t, "      if (live) %s_v4[", bid);

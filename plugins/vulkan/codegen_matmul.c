@@ -16,18 +16,6 @@
 
 static const tc_kop *op_at(const tc_kernel_desc *k, int32_t i) { return TC_AT(tc_kop, k->ops, i); }
 
-static void buffer_ident_of(vk_gen *g, int32_t b, char *out, size_t n) {
-  const tc_kbuffer *kb = TC_AT(tc_kbuffer, g->k->buffers, b);
-  const char *s = kb->name;
-  bool ok = s && *s && !(s[0] >= '0' && s[0] <= '9') && strncmp(s, "gl_", 3) != 0 && strlen(s) < 40;
-  for (const char *c = s; ok && *c; c++)
-    ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || (*c == '_' && c[1] != '_');
-  if (ok)
-    snprintf(out, n, "%s_%d", s, (int)b);
-  else
-    snprintf(out, n, "buf%d", (int)b);
-}
-
 static void decl_int(vk_gen *g, vk_text *t, const char *name, int32_t id) {
   vk_text_printf(t, "  int %s = ", name);
   vk_gen_expr_ref(g, t, id);
@@ -52,9 +40,9 @@ tc_status vk_gen_matmul(vk_gen *g) {
   const char *T = f64 ? "double" : "float";
   int bk = f64 ? 8 : 16;
   char A[64], B[64], C[64];
-  buffer_ident_of(g, mm->a, A, sizeof A);
-  buffer_ident_of(g, mm->b, B, sizeof B);
-  buffer_ident_of(g, mm->c, C, sizeof C);
+  vk_buffer_ident(g->k, mm->a, A, sizeof A);
+  vk_buffer_ident(g->k, mm->b, B, sizeof B);
+  vk_buffer_ident(g->k, mm->c, C, sizeof C);
   /* epilogue variables: (batch, m, n) when n_outer is 3, (m, n) when 2 */
   int32_t nvar = k->n_outer;
   if (k->n_ops > 0 && nvar != 2 && nvar != 3) {

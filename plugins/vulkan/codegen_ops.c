@@ -137,7 +137,7 @@ void vk_gen_exprs_declare(vk_gen *g, vk_text *t, int indent) {
 }
 
 /* A GLSL identifier for buffer i: its name when that is one, else buf<i>. */
-static void buffer_ident(const tc_kernel_desc *k, int32_t i, char *out, size_t n) {
+void vk_buffer_ident(const tc_kernel_desc *k, int32_t i, char *out, size_t n) {
   const tc_kbuffer *b = TC_AT(tc_kbuffer, k->buffers, i);
   const char *s = b->name;
   bool ok = s && *s && !(s[0] >= '0' && s[0] <= '9') && strncmp(s, "gl_", 3) != 0 && strlen(s) < 40;
@@ -166,7 +166,7 @@ void vk_gen_prologue(vk_gen *g, vk_text *h, const vk_text *body) {
   for (int32_t i = 0; i < k->n_buffers; i++) {
     const tc_kbuffer *b = TC_AT(tc_kbuffer, k->buffers, i);
     char id[64];
-    buffer_ident(k, i, id, sizeof id);
+    vk_buffer_ident(k, i, id, sizeof id);
     const char *ro = b->role == TC_BUF_INPUT ? "readonly " : "";
     vk_text_printf(h, "layout(std430, set = 0, binding = %d) %sbuffer B%d { %s %s[]; };\n", (int)i, ro, (int)i,
                    storage_type(b->dtype), id);
@@ -365,7 +365,7 @@ void vk_gen_op(vk_gen *g, vk_text *t, int indent, int32_t i, const char *const *
       snprintf(g->err, sizeof g->err, "op %d: buffer %d out of range", (int)i, (int)op->buffer);
       return;
     }
-    buffer_ident(k, op->buffer, bufid, sizeof bufid);
+    vk_buffer_ident(k, op->buffer, bufid, sizeof bufid);
   }
   vk_text_indent(t, indent);
   if (value_override) {
@@ -499,7 +499,7 @@ void vk_gen_atomic_helpers(vk_gen *g, vk_text *t) {
     done[op->buffer] = true;
     int32_t bd = TC_AT(tc_kbuffer, k->buffers, op->buffer)->dtype;
     char id[64];
-    buffer_ident(k, op->buffer, id, sizeof id);
+    vk_buffer_ident(k, op->buffer, id, sizeof id);
     if (bd == TC_F32)
       vk_text_printf(t,
                      "void tc_atomic_add_f32_%s(int ix, float v) {\n"

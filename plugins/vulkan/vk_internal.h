@@ -285,6 +285,9 @@ void vk_gen_exprs_declare(vk_gen *g, vk_text *t, int indent);
 /* Validates a kernel's ops against the device: dtypes and prims the generators accept. */
 bool vk_gen_check_kernel(vk_gen *g);
 /* The shader prologue: version, extensions, buffer bindings and the push-constant block. */
+/* A GLSL identifier for kernel buffer i: its name (suffixed by the index) when that is a safe
+ * identifier, else buf<i>. Every generator names buffers through this. */
+void vk_buffer_ident(const tc_kernel_desc *k, int32_t i, char *out, size_t n);
 void vk_gen_prologue(vk_gen *g, vk_text *head, const vk_text *body);
 /* Emits op `i` as a statement defining v<i><suffix>. vars: GLSL expressions for the n_outer + 1
  * loop variables (NULL entries: variable not in scope). comp: component suffix ("" or "_2").
