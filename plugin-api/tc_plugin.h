@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 #define TC_ABI_MAJOR 1
-#define TC_ABI_MINOR 0
+#define TC_ABI_MINOR 1
 #define TC_PLUGIN_ENTRY_SYMBOL "tc_plugin_query"
 #define TC_MAX_RANK 8
 
@@ -373,6 +373,19 @@ typedef struct tc_matmul_desc {
   int32_t a_offset, a_stride_batch, a_stride_m, a_stride_k; /* expr ids, in elements */
   int32_t b_offset, b_stride_batch, b_stride_k, b_stride_n;
   int32_t c_offset, c_stride_batch, c_stride_m, c_stride_n;
+  /* Appended (ABI 1.0, after the fields above): a second batch level, an outer loop of extent
+   * batch2 around `batch`, for operands whose batch dims are two strided levels (q·kᵀ over
+   * (B, heads) read from views of one (B, T, 3, heads, d) buffer). With it, C[b2, b, m, n] =
+   * epilogue(sum_k A[b2, b, m, k] * B[b2, b, k, n]), A's element at a_offset + b2*a_stride_batch2
+   * + b*a_stride_batch + m*a_stride_m + k*a_stride_k (likewise B and C), and the epilogue's outer
+   * domain is (batch2, batch, m, n): n_outer is 4. A reader uses these fields only when
+   * struct_size covers them and batch_levels is 2; otherwise (an older writer, or a writer that
+   * zero-initializes and leaves them alone) there is one level and batch2 is -1 or unset. This
+   * struct is the last member of tc_kernel_desc, so appending here only appends to that too, and
+   * tc_kernel_list strides its kernels by their struct_size (TC_AT). */
+  int32_t batch_levels; /* 2: batch2 and the *_stride_batch2 below are in use; else one level */
+  int32_t batch2;       /* expr id, or -1 */
+  int32_t a_stride_batch2, b_stride_batch2, c_stride_batch2; /* expr ids, in elements */
 } tc_matmul_desc;
 
 typedef struct tc_kernel_desc {
@@ -380,7 +393,7 @@ typedef struct tc_kernel_desc {
   const char *name; /* what it fuses, e.g. "layer_norm_gelu_0" */
   int32_t kind;     /* tc_kernel_kind */
   int32_t n_outer;
-  int32_t outer[TC_MAX_RANK]; /* expr ids; MATMUL: (batch, m, n) */
+  int32_t outer[TC_MAX_RANK]; /* expr ids; MATMUL: (batch, m, n); (batch2, batch, m, n) with two batch levels */
   int32_t inner;              /* expr id of the reduction extent, or -1 */
   int32_t n_buffers;
   const tc_kbuffer *buffers;
@@ -484,6 +497,13 @@ typedef struct tc_plugin_api {
                       tc_recording **rec /* out */);
   tc_status (*replay)(tc_plugin_ctx *ctx, tc_recording *rec, const int64_t *syms);
   void (*recording_free)(tc_plugin_ctx *ctx, tc_recording *rec);
+  /* ABI 1.1. Starts the work queued so far on the device without waiting for it (a queue
+   * submit, a stream's kernels already running). A device-memory host calls it at the end of
+   * every call instead of synchronize, so the device runs while the host goes on; a plugin
+   * without it is synchronized instead. Whether or not flush exists, buffer_read, buffer_write
+   * and buffer_free take effect after every launch made before them (the plugin waits or orders
+   * them on its queue), so the host never needs synchronize for correctness. */
+  tc_status (*flush)(tc_plugin_ctx *ctx);
 } tc_plugin_api;
 
 /* The one exported symbol. The host fills host (its version, services) and out->struct_size

@@ -27,15 +27,24 @@ export TC_CACHE_DIR=/tmp/tc-cache
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 $B/bin/tc list-backends 2>&1 | tee "$OUT/backends.txt"
 
-# TC_GPU_QUICK=1 fits a short lease: the three single-kernel workloads, torch eager only.
+# TC_GPU_QUICK=1 fits one 10-minute call: the three single-kernel workloads only.
 gpu_backends=${TC_GPU_BACKENDS:-vulkan}
 t_conf=240 t_bench=240 t_torch=300 bench_models="" torch_args=()
 if [ -n "${TC_GPU_QUICK:-}" ]; then
-  t_conf=100 t_bench=80 t_torch=45
+  t_conf=100 t_bench=200 t_torch=150
   bench_models="--models ln_gelu,softmax,mlp --no-eager"
-  torch_args=(--models ln_gelu,softmax,mlp --skip-compile)
+  torch_args=(--models ln_gelu,softmax,mlp)
 fi
 for b in $gpu_backends; do
+  # A second process must take every kernel from the disk cache (shaderc / nvrtc skipped).
+  echo "=== warm start $b (TC_LOGS=cache, fresh cache, two processes)"
+  rm -rf /tmp/tc-cache-warm
+  for pass in cold warm; do
+    TC_CACHE_DIR=/tmp/tc-cache-warm TC_LOGS=cache timeout 60 $B/bin/tc run ln_gelu --backend "$b" --size test \
+      >"$OUT/cache_${b}_$pass.txt" 2>&1
+  done
+  echo "cold: $(grep -c 'cache store' "$OUT/cache_${b}_cold.txt") stored; warm: $(grep -c 'cache hit' "$OUT/cache_${b}_warm.txt") hits, $(grep -c 'cache store' "$OUT/cache_${b}_warm.txt") stored"
+  grep -m2 'cache hit' "$OUT/cache_${b}_warm.txt"
   echo "=== conformance $b"
   timeout $t_conf $B/bin/tc conformance "$b" -v >"$OUT/conformance_$b.txt" 2>&1
   tail -3 "$OUT/conformance_$b.txt"
@@ -43,6 +52,13 @@ for b in $gpu_backends; do
   timeout $t_bench $B/bin/tc bench --backend "$b" --size gpu $bench_models --json >"$OUT/bench_$b.json" 2>"$OUT/bench_$b.log"
   tail -5 "$OUT/bench_$b.log"
 done
+# TC_GPU_DIAG=1: GPU-only (timestamp) times of the vulkan plugin's row kernels per threads-per-row
+# (plugins/vulkan/bench/vk_diag.c; the copy-kernel sweeps are skipped).
+if [ -n "${TC_GPU_DIAG:-}" ] && [ -x $B/bin/tc-vulkan-diag ]; then
+  echo "=== vulkan row-kernel diagnostic"
+  VK_DIAG_SKIPCOPY=1 timeout 120 $B/bin/tc-vulkan-diag $B/lib/tc/plugins/tc-vulkan.so >"$OUT/vk_diag.txt" 2>&1
+  grep -E "TPR|plugin copy" "$OUT/vk_diag.txt" | head -40
+fi
 echo "=== torch"
 PYTHONUNBUFFERED=1 timeout $t_torch python3 bench/torch_compare.py --size gpu "${torch_args[@]}" --json >"$OUT/torch.json" 2>"$OUT/torch.log"
 tail -3 "$OUT/torch.log"

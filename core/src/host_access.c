@@ -212,3 +212,13 @@ tc_tensor *tc_to_device(tc_tensor *t, const char *name) {
   return d;
 }
 
+
+tc_status tc_synchronize(const char *name) {
+  if (!name) return tc_error(TC_ERR_INVALID_ARGUMENT, "tc_synchronize: name is NULL");
+  if (strcmp(name, "host") == 0) return TC_OK;
+  tc_backend *be = backend_find(name);
+  if (!be) return tc_last_status();
+  if (be->api.memory == TC_MEMORY_HOST || !be->api.synchronize) return TC_OK;
+  tc_status s = be->api.synchronize(be->ctx);
+  return s == TC_OK ? TC_OK : backend_fail(s, "tc_synchronize", "waiting for the device", be);
+}

@@ -73,11 +73,7 @@ static tc_status graph_run(tc_lowered *l, const int64_t *syms, tc_tensor *const 
     s = be->api.run_graph(be->ctx, gl->exe, syms, in_refs, out_refs);
     if (s != TC_OK) lowered_plugin_fail(s, be, "running", g->name);
   }
-  if (s == TC_OK && be->api.memory != TC_MEMORY_HOST && be->api.synchronize) {
-    /* Outputs may be read by the host right away (tc_item at a graph break). */
-    s = be->api.synchronize(be->ctx);
-    if (s != TC_OK) lowered_plugin_fail(s, be, "synchronizing after running", g->name);
-  }
+  if (s == TC_OK) s = lowered_after_run(be, g->name);
   if (s != TC_OK)
     for (int32_t k = 0; k < no; k++) {
       tc_release(outputs[k]);

@@ -177,10 +177,7 @@ static tc_status kernels_run(tc_lowered *l, const int64_t *syms, tc_tensor *cons
       lowered_plugin_fail(st, be, what, g->name);
     }
   }
-  if (st == TC_OK && be->api.memory != TC_MEMORY_HOST && be->api.synchronize) {
-    st = be->api.synchronize(be->ctx);
-    if (st != TC_OK) lowered_plugin_fail(st, be, "synchronizing after running", g->name);
-  }
+  if (st == TC_OK) st = lowered_after_run(be, g->name);
   /* Outputs that are inputs, or repeat an earlier output, share its tensor. */
   for (int32_t k = 0; k < no && st == TC_OK; k++) {
     if (outputs[k]) continue;

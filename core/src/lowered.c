@@ -31,6 +31,13 @@ void lowered_free(tc_lowered *l) {
   if (l) l->vt->free(l);
 }
 
+tc_status lowered_after_run(const tc_backend *be, const char *graph) {
+  if (be->api.memory == TC_MEMORY_HOST) return TC_OK;
+  bool flush = be->api.flush != NULL;
+  tc_status s = flush ? be->api.flush(be->ctx) : be->api.synchronize ? be->api.synchronize(be->ctx) : TC_OK;
+  return s == TC_OK ? TC_OK : lowered_plugin_fail(s, be, flush ? "starting the device work" : "synchronizing after running", graph);
+}
+
 tc_status lowered_plugin_fail(tc_status s, const tc_backend *be, const char *what, const char *graph) {
   char msg[1024];
   snprintf(msg, sizeof msg, "%s", tc_last_error());

@@ -44,6 +44,11 @@ void lowered_free(tc_lowered *l);
  * "running") and the graph's name; returns the status to report (s, or INTERNAL for TC_OK). */
 tc_status lowered_plugin_fail(tc_status s, const tc_backend *be, const char *what, const char *graph);
 
+/* After a device-memory backend ran a graph: starts its queued work without waiting (flush,
+ * ABI 1.1), or synchronizes a plugin that has no flush. Host reads of the outputs need
+ * neither: buffer_read orders itself after earlier launches. */
+tc_status lowered_after_run(const tc_backend *be, const char *graph);
+
 /* The kernel-level path, implemented in lower_kernels.c (lowered_build dispatches to it). */
 tc_status lower_kernels_build(tc_backend *be, const tc_graph *g, const tc_compile_options *opts, tc_lowered **out,
                               tc_lower_stats *stats);

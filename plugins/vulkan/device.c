@@ -191,11 +191,15 @@ tc_status vk_device_open(tc_plugin_ctx *ctx, int32_t index) {
                                      .commandPool = ctx->cmd_pool,
                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                      .commandBufferCount = 1};
-  r = fn->vkAllocateCommandBuffers(ctx->device, &cai, &ctx->batch_cmd);
-  if (r != VK_SUCCESS) return vk_err(ctx, TC_ERR_UNAVAILABLE, "vulkan init: command buffer (%s)", vk_result_name(r));
   VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  r = fn->vkCreateFence(ctx->device, &fci, NULL, &ctx->batch_fence);
-  if (r != VK_SUCCESS) return vk_err(ctx, TC_ERR_UNAVAILABLE, "vulkan init: fence (%s)", vk_result_name(r));
+  for (int32_t i = 0; i < VK_BATCH_SLOTS; i++) {
+    r = fn->vkAllocateCommandBuffers(ctx->device, &cai, &ctx->batches[i].cmd);
+    if (r != VK_SUCCESS) return vk_err(ctx, TC_ERR_UNAVAILABLE, "vulkan init: command buffer (%s)", vk_result_name(r));
+    r = fn->vkCreateFence(ctx->device, &fci, NULL, &ctx->batches[i].fence);
+    if (r != VK_SUCCESS) return vk_err(ctx, TC_ERR_UNAVAILABLE, "vulkan init: fence (%s)", vk_result_name(r));
+  }
+  /* Freed buffers kept for reuse: a quarter of the device's memory at most. */
+  ctx->free_limit = ctx->caps.memory_bytes ? ctx->caps.memory_bytes / 4 : (VkDeviceSize)1 << 30;
 
   /* The cache key of everything compiled for this device: name, ids and driver version. */
   char key[512];
@@ -212,7 +216,8 @@ void vk_device_close(tc_plugin_ctx *ctx) {
   vk_fns *fn = &ctx->fn;
   if (ctx->device) {
     fn->vkDeviceWaitIdle(ctx->device);
-    if (ctx->batch_fence) fn->vkDestroyFence(ctx->device, ctx->batch_fence, NULL);
+    for (int32_t i = 0; i < VK_BATCH_SLOTS; i++)
+      if (ctx->batches[i].fence) fn->vkDestroyFence(ctx->device, ctx->batches[i].fence, NULL);
     if (ctx->cmd_pool) fn->vkDestroyCommandPool(ctx->device, ctx->cmd_pool, NULL);
     fn->vkDestroyDevice(ctx->device, NULL);
   }

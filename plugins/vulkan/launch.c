@@ -27,34 +27,62 @@ static tc_status begin(tc_plugin_ctx *ctx, VkCommandBuffer cmd, VkCommandBufferU
   return TC_OK;
 }
 
-static tc_status submit_wait(tc_plugin_ctx *ctx, VkCommandBuffer cmd, VkFence fence) {
-  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
-  VkResult r = ctx->fn.vkQueueSubmit(ctx->queue, 1, &si, fence);
-  if (r == VK_SUCCESS) r = ctx->fn.vkWaitForFences(ctx->device, 1, &fence, VK_TRUE, UINT64_MAX);
+static tc_status wait_fence(tc_plugin_ctx *ctx, VkFence fence, const char *what) {
+  VkResult r = ctx->fn.vkWaitForFences(ctx->device, 1, &fence, VK_TRUE, UINT64_MAX);
   ctx->fn.vkResetFences(ctx->device, 1, &fence);
-  if (r != VK_SUCCESS) return vk_err(ctx, TC_ERR_INTERNAL, "vulkan: queue submit / wait failed (%s)", vk_result_name(r));
+  return r == VK_SUCCESS ? TC_OK : vk_err(ctx, TC_ERR_INTERNAL, "vulkan: waiting for %s failed (%s)", what, vk_result_name(r));
+}
+
+/* The current slot, free to record into: waits when it is still running from VK_BATCH_SLOTS
+ * flushes ago (the host is that far ahead of the device). */
+static tc_status batch_acquire(tc_plugin_ctx *ctx, vk_batch **out) {
+  vk_batch *b = &ctx->batches[ctx->batch_cur];
+  tc_status st = TC_OK;
+  if (b->in_flight) {
+    b->in_flight = false;
+    st = wait_fence(ctx, b->fence, "an earlier batch");
+  }
+  *out = b;
+  return st;
+}
+
+tc_status vk_flush(tc_plugin_ctx *ctx) {
+  if (!ctx->batch_open) return TC_OK;
+  vk_batch *b = &ctx->batches[ctx->batch_cur];
+  ctx->batch_open = false;
+  ctx->batch_launches = 0;
+  VkResult r = ctx->fn.vkEndCommandBuffer(b->cmd);
+  if (r != VK_SUCCESS) {
+    ctx->fn.vkResetCommandBuffer(b->cmd, 0);
+    return vk_err(ctx, TC_ERR_INTERNAL, "vulkan: vkEndCommandBuffer failed (%s)", vk_result_name(r));
+  }
+  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &b->cmd};
+  r = ctx->fn.vkQueueSubmit(ctx->queue, 1, &si, b->fence);
+  if (r != VK_SUCCESS) {
+    ctx->fn.vkResetCommandBuffer(b->cmd, 0);
+    return vk_err(ctx, TC_ERR_INTERNAL, "vulkan: vkQueueSubmit failed (%s)", vk_result_name(r));
+  }
+  b->in_flight = true;
+  ctx->batch_cur = (ctx->batch_cur + 1) % VK_BATCH_SLOTS;
   return TC_OK;
 }
 
 tc_status vk_flush_wait(tc_plugin_ctx *ctx) {
-  tc_status st = TC_OK;
-  if (ctx->batch_open) {
-    ctx->batch_open = false;
-    VkResult r = ctx->fn.vkEndCommandBuffer(ctx->batch_cmd);
-    if (r != VK_SUCCESS)
-      st = vk_err(ctx, TC_ERR_INTERNAL, "vulkan: vkEndCommandBuffer failed (%s)", vk_result_name(r));
-    else
-      st = submit_wait(ctx, ctx->batch_cmd, ctx->batch_fence);
-    ctx->fn.vkResetCommandBuffer(ctx->batch_cmd, 0);
-    ctx->batch_launches = 0;
+  tc_status st = vk_flush(ctx);
+  /* oldest first: the slot after the current one was submitted longest ago */
+  for (int32_t i = 1; i <= VK_BATCH_SLOTS; i++) {
+    vk_batch *b = &ctx->batches[(ctx->batch_cur + i) % VK_BATCH_SLOTS];
+    if (!b->in_flight) continue;
+    b->in_flight = false;
+    tc_status w = wait_fence(ctx, b->fence, "a batch");
+    if (st == TC_OK) st = w;
   }
   for (int32_t i = 0; i < ctx->n_pending; i++) {
     tc_recording *rec = ctx->pending[i];
     if (!rec->pending) continue;
-    VkResult r = ctx->fn.vkWaitForFences(ctx->device, 1, &rec->fence, VK_TRUE, UINT64_MAX);
-    ctx->fn.vkResetFences(ctx->device, 1, &rec->fence);
     rec->pending = false;
-    if (r != VK_SUCCESS && st == TC_OK) st = vk_err(ctx, TC_ERR_INTERNAL, "vulkan: waiting for a replay failed (%s)", vk_result_name(r));
+    tc_status w = wait_fence(ctx, rec->fence, "a replay");
+    if (st == TC_OK) st = w;
   }
   ctx->n_pending = 0;
   if (ctx->pipeline_cache_dirty) vk_pipeline_cache_save(ctx);
@@ -65,16 +93,22 @@ tc_status vk_synchronize(tc_plugin_ctx *ctx) { return vk_flush_wait(ctx); }
 
 tc_status vk_oneshot_begin(tc_plugin_ctx *ctx, VkCommandBuffer *cmd) {
   tc_status st = vk_flush_wait(ctx);
+  vk_batch *b;
+  if (st == TC_OK) st = batch_acquire(ctx, &b);
   if (st != TC_OK) return st;
-  *cmd = ctx->batch_cmd;
-  return begin(ctx, ctx->batch_cmd, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
+  *cmd = b->cmd;
+  return begin(ctx, b->cmd, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
 }
 
 tc_status vk_oneshot_end(tc_plugin_ctx *ctx, VkCommandBuffer cmd) {
   barrier_all(ctx, cmd);
   VkResult r = ctx->fn.vkEndCommandBuffer(cmd);
   if (r != VK_SUCCESS) return vk_err(ctx, TC_ERR_INTERNAL, "vulkan: vkEndCommandBuffer failed (%s)", vk_result_name(r));
-  tc_status st = submit_wait(ctx, cmd, ctx->batch_fence);
+  vk_batch *b = &ctx->batches[ctx->batch_cur];
+  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
+  r = ctx->fn.vkQueueSubmit(ctx->queue, 1, &si, b->fence);
+  tc_status st = r == VK_SUCCESS ? wait_fence(ctx, b->fence, "a transfer")
+                                 : vk_err(ctx, TC_ERR_INTERNAL, "vulkan: vkQueueSubmit failed (%s)", vk_result_name(r));
   ctx->fn.vkResetCommandBuffer(cmd, 0);
   return st;
 }
@@ -130,6 +164,8 @@ static tc_status record_dispatch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t
     if (nb <= 0 || m <= 0 || n <= 0) return TC_OK;
     gx = cap_groups((uint64_t)((n + VK_MM_BN - 1) / VK_MM_BN), ctx->caps.max_wg_count[0]);
     gy = cap_groups((uint64_t)((m + VK_MM_BM - 1) / VK_MM_BM), ctx->caps.max_wg_count[1]);
+    if (k->mm_batch2 >= 0) nb *= vals[k->mm_batch2] > 0 ? vals[k->mm_batch2] : 0; /* both batch levels on z */
+    if (nb <= 0) return TC_OK;
     gz = cap_groups((uint64_t)nb, ctx->caps.max_wg_count[2]);
   }
   uint32_t push[64];
@@ -187,19 +223,21 @@ tc_status vk_launch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t kernel, cons
   int64_t *vals;
   tc_status st = eval_sizes(ctx, exe, syms, &vals);
   if (st != TC_OK) return st;
+  vk_batch *b = &ctx->batches[ctx->batch_cur];
   if (!ctx->batch_open) {
-    /* a replay in flight may be writing what this launch reads: the barrier in begin() orders
-     * it, since it was submitted earlier on the same queue */
-    st = begin(ctx, ctx->batch_cmd, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
+    /* earlier batches and replays in flight may be writing what this launch reads: the
+     * barrier in begin() orders them, since they were submitted earlier on the same queue */
+    st = batch_acquire(ctx, &b);
+    if (st == TC_OK) st = begin(ctx, b->cmd, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
     if (st != TC_OK) {
       free(vals);
       return st;
     }
     ctx->batch_open = true;
   }
-  st = record_dispatch(ctx, exe, kernel, args, syms, vals, ctx->batch_cmd);
+  st = record_dispatch(ctx, exe, kernel, args, syms, vals, b->cmd);
   free(vals);
-  if (st == TC_OK && ++ctx->batch_launches >= 4096) st = vk_flush_wait(ctx);
+  if (st == TC_OK && ++ctx->batch_launches >= 4096) st = vk_flush(ctx);
   return st;
 }
 
@@ -262,7 +300,7 @@ tc_status vk_replay(tc_plugin_ctx *ctx, tc_recording *rec, const int64_t *syms) 
   if (exe->n_syms > 0 && !syms) return vk_err(ctx, TC_ERR_INVALID_ARGUMENT, "vulkan replay: syms is NULL");
   /* Earlier launches in the open batch go first. */
   tc_status st = TC_OK;
-  if (ctx->batch_open && (st = vk_flush_wait(ctx)) != TC_OK) return st;
+  if (ctx->batch_open && (st = vk_flush(ctx)) != TC_OK) return st;
   if (rec->pending) {
     ctx->fn.vkWaitForFences(ctx->device, 1, &rec->fence, VK_TRUE, UINT64_MAX);
     ctx->fn.vkResetFences(ctx->device, 1, &rec->fence);

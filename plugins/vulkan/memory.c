@@ -67,11 +67,67 @@ void vk_buffer_destroy(tc_plugin_ctx *ctx, tc_buffer *b) {
   b->mem = VK_NULL_HANDLE;
 }
 
+/* ---- the free-buffer cache ----
+ * A call's outputs are new buffers, and the caller frees them a call later: creating a
+ * VkBuffer and its memory per output costs more than a small kernel, and destroying one
+ * must wait until the device is done with it. Freed buffers are kept instead and handed out
+ * again for requests of at least half their size. Reuse needs no wait: every launch, copy
+ * and transfer of this context runs on one queue in submission order, with a full barrier
+ * between commands, so whatever the device still does with the old contents comes first. */
+
+/* Sizes are rounded so requests that differ by a little share buffers. */
+static VkDeviceSize cache_round(size_t bytes) {
+  VkDeviceSize b = bytes ? (VkDeviceSize)bytes : 1;
+  VkDeviceSize grain = b <= ((VkDeviceSize)1 << 20) ? 512 : ((VkDeviceSize)2 << 20);
+  return (b + grain - 1) / grain * grain;
+}
+
+static void cache_remove(tc_plugin_ctx *ctx, int32_t i) {
+  ctx->free_bytes -= ctx->free_bufs[i]->size;
+  memmove(&ctx->free_bufs[i], &ctx->free_bufs[i + 1], sizeof ctx->free_bufs[0] * (size_t)(ctx->n_free - i - 1));
+  ctx->n_free--;
+}
+
+/* Destroys cached buffers, oldest first, until `keep` bytes or fewer stay cached. */
+static void cache_trim(tc_plugin_ctx *ctx, VkDeviceSize keep) {
+  if (ctx->free_bytes <= keep) return;
+  vk_flush_wait(ctx); /* a cached buffer may still be in use by work in flight */
+  while (ctx->n_free > 0 && ctx->free_bytes > keep) {
+    tc_buffer *b = ctx->free_bufs[0];
+    cache_remove(ctx, 0);
+    vk_buffer_destroy(ctx, b);
+    free(b);
+  }
+}
+
+void vk_buffer_cache_release(tc_plugin_ctx *ctx) {
+  cache_trim(ctx, 0);
+  free(ctx->free_bufs);
+  ctx->free_bufs = NULL;
+  ctx->cap_free = 0;
+}
+
 tc_status vk_buffer_alloc(tc_plugin_ctx *ctx, size_t bytes, tc_buffer **buf) {
   *buf = NULL;
+  VkDeviceSize want = cache_round(bytes);
+  int32_t best = -1;
+  for (int32_t i = 0; i < ctx->n_free; i++) {
+    VkDeviceSize have = ctx->free_bufs[i]->size;
+    if (have >= want && have / 2 <= want && (best < 0 || have < ctx->free_bufs[best]->size)) best = i;
+  }
+  if (best >= 0) {
+    *buf = ctx->free_bufs[best];
+    cache_remove(ctx, best);
+    return TC_OK;
+  }
   tc_buffer *b = malloc(sizeof *b);
   if (!b) return vk_err(ctx, TC_ERR_OUT_OF_MEMORY, "vulkan buffer_alloc: out of host memory");
-  tc_status st = vk_buffer_create(ctx, bytes, false, b);
+  tc_status st = vk_buffer_create(ctx, want, false, b);
+  if (st != TC_OK && ctx->n_free > 0) {
+    /* the device is full: give the cached buffers back and try once more */
+    cache_trim(ctx, 0);
+    st = vk_buffer_create(ctx, want, false, b);
+  }
   if (st != TC_OK) {
     free(b);
     return st;
@@ -82,10 +138,27 @@ tc_status vk_buffer_alloc(tc_plugin_ctx *ctx, size_t bytes, tc_buffer **buf) {
 
 void vk_buffer_free(tc_plugin_ctx *ctx, tc_buffer *buf) {
   if (!buf) return;
-  /* Pending work may still use it: the host frees after its last launch, not after the GPU. */
-  vk_flush_wait(ctx);
-  vk_buffer_destroy(ctx, buf);
-  free(buf);
+  if (buf->size > ctx->free_limit) {
+    vk_flush_wait(ctx); /* pending work may still use it */
+    vk_buffer_destroy(ctx, buf);
+    free(buf);
+    return;
+  }
+  cache_trim(ctx, ctx->free_limit - buf->size);
+  if (ctx->n_free == ctx->cap_free) {
+    int32_t cap = ctx->cap_free * 2 + 16;
+    tc_buffer **grown = realloc(ctx->free_bufs, sizeof *grown * (size_t)cap);
+    if (!grown) {
+      vk_flush_wait(ctx);
+      vk_buffer_destroy(ctx, buf);
+      free(buf);
+      return;
+    }
+    ctx->free_bufs = grown;
+    ctx->cap_free = cap;
+  }
+  ctx->free_bufs[ctx->n_free++] = buf;
+  ctx->free_bytes += buf->size;
 }
 
 static tc_status staging_reserve(tc_plugin_ctx *ctx, VkDeviceSize want) {

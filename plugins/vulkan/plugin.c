@@ -213,6 +213,7 @@ static void vk_release(tc_plugin_ctx *ctx) {
     vk_pipeline_cache_save(ctx);
     if (ctx->pipeline_cache) ctx->fn.vkDestroyPipelineCache(ctx->device, ctx->pipeline_cache, NULL);
     vk_staging_release(ctx);
+    vk_buffer_cache_release(ctx);
   }
   vk_shader_compiler_release(ctx);
   vk_device_close(ctx);
@@ -277,6 +278,7 @@ TC_PLUGIN_EXPORT tc_status tc_plugin_query(const tc_host_api *host, tc_plugin_ap
       .record = vk_record,
       .replay = vk_replay,
       .recording_free = vk_recording_free,
+      .flush = vk_flush,
   };
   size_t n = out->struct_size < sizeof api ? out->struct_size : sizeof api;
   memcpy(out, &api, n);

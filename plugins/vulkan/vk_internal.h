@@ -130,11 +130,11 @@ typedef enum vk_kernel_shape {
 #define VK_ROWS_MIN_WG 128
 #define VK_MM_BM 128
 #define VK_MM_BN 128
-#define VK_ROW_CACHE 4 /* R: vec4s per thread per value kept in registers between inner loops */
-/* Threads per row are chosen for about this many vec4s per thread (8 floats, as Triton's
- * softmax heuristic): more warps per row keep more loads in flight and fewer registers per
- * thread than filling all R; rows longer than 1024 * 4 * this still use up to R. */
-#define VK_ROW_TARGET 2
+#define VK_ROW_CACHE 8 /* R: vec4s per thread per value kept in registers between inner loops (32 regs) */
+/* Threads per row are chosen for about this many vec4s per thread: a 1024-float row is one
+ * subgroup of 32 (reductions are shuffles, no barriers), 4096 is 128 threads; with R equal to
+ * it every row up to 1024 * 4 * R floats keeps in registers (MODE 2). */
+#define VK_ROW_TARGET 8
 
 typedef struct vk_set_entry {
   uint64_t *key; /* (serial, bound offset) per buffer */
@@ -152,6 +152,7 @@ typedef struct vk_kernel {
   int32_t outer[TC_MAX_RANK];
   int32_t inner;
   int32_t mm_batch, mm_m, mm_n; /* MATMUL: expr ids */
+  int32_t mm_batch2;             /* MATMUL with two batch levels: expr id of the outer one, else -1 */
   int32_t vec_width; /* POINTWISE: elements per invocation when vectorized (4) or 1 */
   uint32_t push_bytes;
   VkShaderModule module;
@@ -192,6 +193,13 @@ struct tc_recording {
 };
 
 /* ---- the context ---- */
+#define VK_BATCH_SLOTS 4
+typedef struct vk_batch {
+  VkCommandBuffer cmd;
+  VkFence fence;
+  bool in_flight; /* submitted, fence not yet waited for */
+} vk_batch;
+
 struct tc_plugin_ctx {
   const tc_host_api *host;
   vk_fns fn;
@@ -209,12 +217,18 @@ struct tc_plugin_ctx {
   /* staging: a host-visible buffer for buffer_write/read, grown on demand */
   tc_buffer staging;
   void *staging_map;
-  /* the batch: launches are recorded into one command buffer, submitted on flush */
-  VkCommandBuffer batch_cmd;
+  /* the batches: launches are recorded into the current slot's command buffer and submitted
+   * by flush (end of every call) without waiting; the host waits only when a slot comes round
+   * again while still running, and on reads, writes and synchronize */
+  vk_batch batches[VK_BATCH_SLOTS];
+  int32_t batch_cur;
   bool batch_open;
   int32_t batch_launches;
-  VkFence batch_fence;
-  bool batch_pending; /* submitted, not yet waited for */
+  /* freed device buffers kept for reuse (see memory.c): every use of a buffer is ordered on
+   * the one queue, so a freed buffer is handed out again without waiting for the device */
+  tc_buffer **free_bufs;
+  int32_t n_free, cap_free;
+  VkDeviceSize free_bytes, free_limit;
   uint64_t next_serial;
   void *shaderc_compiler; /* shaderc_compiler_t, made on the first cache miss */
   pthread_mutex_t lock; /* compile_kernels may run on several threads: shaderc, cache files */
@@ -251,6 +265,8 @@ void vk_buffer_free(tc_plugin_ctx *ctx, tc_buffer *buf);
 tc_status vk_buffer_write(tc_plugin_ctx *ctx, tc_buffer *dst, size_t offset, const void *src, size_t bytes);
 tc_status vk_buffer_read(tc_plugin_ctx *ctx, tc_buffer *src, size_t offset, void *dst, size_t bytes);
 void vk_staging_release(tc_plugin_ctx *ctx);
+/* Destroys the cached free buffers (after waiting for the device). */
+void vk_buffer_cache_release(tc_plugin_ctx *ctx);
 
 /* ---- code generation ---- */
 typedef struct vk_text {
@@ -342,6 +358,8 @@ const char *vk_executable_source(tc_plugin_ctx *ctx, tc_executable *exe);
 tc_status vk_launch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t kernel, const tc_buffer_arg *args,
                     const int64_t *syms);
 tc_status vk_synchronize(tc_plugin_ctx *ctx);
+/* Submits the open batch (if any) without waiting. */
+tc_status vk_flush(tc_plugin_ctx *ctx);
 /* Submits the open batch (if any) and waits for all submitted work. */
 tc_status vk_flush_wait(tc_plugin_ctx *ctx);
 tc_status vk_record(tc_plugin_ctx *ctx, tc_executable *exe, int32_t n_launches, const tc_launch *launches,

@@ -82,6 +82,10 @@ const char *tc_device_of(const tc_tensor *t);
 /* A copy of t on backend `name` ("host" for host memory). Compiled functions on a device
  * backend run fastest on tensors already there. */
 tc_tensor *tc_to_device(tc_tensor *t, const char *name);
+/* Waits until the work queued on backend `name` is done. Calls on a device backend return
+ * once their work is submitted; reading a result (tc_to_host, tc_item) waits by itself, so
+ * this is for timing and for handing memory to other code ("host": nothing to wait for). */
+tc_status tc_synchronize(const char *name);
 
 /* ---------------------------------------------------------------- views (no copies) */
 tc_tensor *tc_reshape(tc_tensor *x, int rank, const int64_t *sizes); /* one size may be -1 */
