@@ -9,6 +9,7 @@
 
 #include "schedule.h"
 #include "tc/tc.h"
+#include "tc_models.h"
 
 /* ---------------------------------------------------------------- building graphs */
 typedef struct gb {
@@ -367,6 +368,61 @@ Test(schedule_e2e, attention_batched, .init = e2e_init) {
   tc_release(want);
   tc_compiled_free(c);
   for (int i = 0; i < 3; i++) tc_release(in[i]);
+}
+
+/* Multi-head attention from one qkv tensor (B 2, so (B, heads) is two strided levels of it, not
+ * one): q·kᵀ reads q and k straight from qkv and a·v stores straight into the merged (B, T, H*D)
+ * layout, through matmuls with two batch levels. Three kernels (scores + scale, softmax,
+ * a·v + merge); copying q, k, v and the merge would make seven. */
+static tc_tensor *m_mha(tc_tensor *qkv) {
+  tc_scope *sc = tc_scope_open();
+  const int64_t split[3] = {3, 4, 4};
+  tc_tensor *heads = tc_permute(tc_unflatten(qkv, -1, 3, split), (const int[]){2, 0, 3, 1, 4});
+  tc_tensor *q = tc_squeeze(tc_slice(heads, 0, 0, 1, 1), 0), *k = tc_squeeze(tc_slice(heads, 0, 1, 2, 1), 0),
+            *v = tc_squeeze(tc_slice(heads, 0, 2, 3, 1), 0);
+  tc_tensor *a = tc_softmax(tc_mul_scalar(tc_matmul(q, tc_transpose(k, -2, -1)), 0.5), -1);
+  tc_tensor *y = tc_flatten(tc_contiguous(tc_permute(tc_matmul(a, v), (const int[]){0, 2, 1, 3})), 2, 3);
+  tc_scope_keep(sc, y);
+  tc_scope_close(sc);
+  return y;
+}
+
+Test(schedule_e2e, attention_heads_read_in_place, .init = e2e_init) {
+  tc_tensor *qkv = seq(3, (int64_t[]){2, 9, 48}, 1, 4);
+  tc_compiled *c = compile_icpu(TC_FN(m_mha), 1, "mha", TC_DYNAMIC_AUTO);
+  tc_tensor *got = tc_call(c, &qkv), *want = REF(m_mha(qkv));
+  assert_close(got, want, 1e-4);
+  cr_assert_eq(kernels_of(c), 3, "q, k, v and the merged heads are strided views, not copies");
+  tc_release(got);
+  tc_release(want);
+  tc_compiled_free(c);
+  tc_release(qkv);
+}
+
+/* The issue's model: attn_block with B 2 (the test size has B 1, where (B, heads) folds into
+ * one level) is 9 kernels: layer norms 2, matmuls 5, softmax 1, and no copies of q, k, v or of
+ * the merged heads (13 kernels when those are materialized). */
+Test(schedule_e2e, attn_block_without_head_copies, .init = e2e_init) {
+  const tc_model *m = tc_model_find("attn_block");
+  cr_assert_not_null(m);
+  tc_tensor *in[13];
+  cr_assert_eq(m->make_inputs(TC_SIZE_TEST, 5, in), TC_OK, "%s", tc_last_error());
+  tc_tensor *x2 = tc_randn(11, TC_F32, 3, (int64_t[]){2, tc_size(in[0], 1), tc_size(in[0], 2)});
+  tc_release(in[0]);
+  in[0] = x2;
+  tc_compiled *c = compile_icpu(m->fn, 13, "attn_block", TC_DYNAMIC_AUTO);
+  tc_tensor *got = tc_call(c, in);
+  tc_tensor *want = REF(((tc_tensor * (*)(tc_tensor *, tc_tensor *, tc_tensor *, tc_tensor *, tc_tensor *, tc_tensor *,
+                                          tc_tensor *, tc_tensor *, tc_tensor *, tc_tensor *, tc_tensor *, tc_tensor *,
+                                          tc_tensor *))m->fn)(in[0], in[1], in[2], in[3], in[4], in[5], in[6], in[7],
+                                                              in[8], in[9], in[10], in[11], in[12]));
+  assert_close(got, want, 1e-4);
+  cr_assert_eq(kernels_of(c), 9, "attn_block on inductor-cpu: %d kernels (13 means the head copies are back)",
+               kernels_of(c));
+  tc_release(got);
+  tc_release(want);
+  tc_compiled_free(c);
+  for (int i = 0; i < 13; i++) tc_release(in[i]);
 }
 
 Test(schedule_e2e, gather_scatter_cat, .init = e2e_init) {

@@ -552,13 +552,17 @@ static access domain_access(kbuild *k, int32_t rank, int32_t p) {
   return a;
 }
 
-/* A matmul's (batch, row, col) domain over a rank-r value: the leading r-2 dims as one run on
- * var 0 (the batch), then one dim each on vars 1 and 2. */
-static access matmul_domain_access(sched_ctx *c, int32_t r) {
+/* A matmul's domain over a rank-r value. One batch level (split 0): the leading r-2 dims as one
+ * run on var 0, then rows and cols on vars 1 and 2. Two levels (0 < split < r-2): dims
+ * [0, split) on var 0 (batch2), [split, r-2) on var 1 (batch), rows and cols on vars 2 and 3. */
+static access matmul_domain_access(sched_ctx *c, int32_t r, int32_t split) {
   access a;
   access_clear(&a);
-  if (r > 2) access_push(c, &a, 0, r - 2, 0);
-  for (int32_t d = 0; d < 2; d++) access_push(c, &a, r - 2 + d, r - 1 + d, 1 + d);
+  int32_t var = 0;
+  if (split > 0) access_push(c, &a, 0, split, var++);
+  if (r > 2) access_push(c, &a, split, r - 2, var);
+  var++;
+  for (int32_t d = 0; d < 2; d++) access_push(c, &a, r - 2 + d, r - 1 + d, var + d);
   return a;
 }
 
@@ -578,15 +582,16 @@ static bool store_root(kbuild *k, int32_t val, const access *a) {
   return true;
 }
 
-/* A matmul operand as (buffer, offset, strides of batch, row, col): the views between the
- * operand and a realized buffer folded into the strides. */
-static bool operand_map(kbuild *k, int32_t v, int32_t batch, int32_t rows, int32_t cols, int32_t *buf, aff *map) {
+/* A matmul operand as (buffer, offset, strides of the domain's vars): the views between the
+ * operand and a realized buffer folded into the strides. The domain (outer, n_outer, split) is
+ * the matmul's, with the operand's rows and cols in place of (m, n). */
+static bool operand_map(kbuild *k, int32_t v, const int32_t *outer, int32_t n_outer, int32_t split, int32_t *buf,
+                        aff *map) {
   sched_ctx *c = k->c;
   const tc_vtype *t = graph_value_type(k->g, v);
   int32_t r = t->rank;
-  int32_t outer[3] = {batch, rows, cols};
-  set_domain(k, 3, outer, -1);
-  access a = matmul_domain_access(c, r);
+  set_domain(k, n_outer, outer, -1);
+  access a = matmul_domain_access(c, r, split);
   int32_t operand = v;
   for (int guard = 0; guard < 4096; guard++) {
     const tc_node *n = graph_value_node(k->g, v);
@@ -928,71 +933,138 @@ static bool build_loop(kbuild *k) {
   return store_root(k, val, &a);
 }
 
-static bool build_matmul(kbuild *k, int32_t mm_value) {
+/* One way to lay a matmul kernel out: its domain, the operands' maps and where the epilogue's
+ * result for product element (batch..., m, n) lives. */
+typedef struct mm_layout {
+  int32_t split, n_outer, outer[4]; /* split 0: (batch, M, N); else (batch2, batch, M, N) */
+  int32_t ba, bb;                   /* operand buffers */
+  aff ma, mb;                       /* operand element offsets over the domain's vars */
+  access acc, acc_root;             /* the product's and the root's access over the domain */
+  aff ce;                           /* the root's element offset */
+  bool pure_view;                   /* the epilogue only reshapes/permutes the product */
+} mm_layout;
+
+/* Lays the kernel for matmul mm_value (root k->root) out with batch dims split at `split`;
+ * false with c->fail_value/why set when an operand or the epilogue's layout is not affine. */
+static bool matmul_layout(kbuild *k, int32_t mm_value, int32_t split, mm_layout *L) {
   sched_ctx *c = k->c;
-  tc_schedule *s = c->s;
   const tc_node *mm = graph_value_node(k->g, mm_value);
   const tc_vtype *to = &mm->out, *ta = graph_value_type(k->g, mm->in[0]);
   int32_t r = to->rank;
-  int32_t batch = sx_prod(c, to, 0, r - 2), M = sx_g(c, to->shape[r - 2]), N = sx_g(c, to->shape[r - 1]);
+  int32_t M = sx_g(c, to->shape[r - 2]), N = sx_g(c, to->shape[r - 1]);
   int32_t K = sx_g(c, ta->shape[ta->rank - 1]);
-  int32_t ba, bb;
-  aff ma, mb;
-  if (!operand_map(k, mm->in[0], batch, M, K, &ba, &ma)) return false;
-  if (!operand_map(k, mm->in[1], batch, K, N, &bb, &mb)) return false;
-  int32_t outer[3] = {batch, M, N};
-  set_domain(k, 3, outer, -1);
-  k->mm = k->root == mm_value ? -1 : mm_value;
-  access acc = matmul_domain_access(c, r);
-  k->mm_acc = acc;
-  /* Where the root's element for product element (b, m, n) lives: push the product's index
-   * forward along the epilogue (reshapes and permutes change it; elementwise ops do not). */
+  memset(L, 0, sizeof *L);
+  L->split = split;
+  int32_t nb = 0;
+  if (split > 0) L->outer[nb++] = sx_prod(c, to, 0, split);
+  L->outer[nb++] = sx_prod(c, to, split, r - 2);
+  L->n_outer = nb + 2;
+  int32_t dom[4];
+  memcpy(dom, L->outer, sizeof dom);
+  dom[nb] = M;
+  dom[nb + 1] = K;
+  if (!operand_map(k, mm->in[0], dom, L->n_outer, split, &L->ba, &L->ma)) return false;
+  dom[nb] = K;
+  dom[nb + 1] = N;
+  if (!operand_map(k, mm->in[1], dom, L->n_outer, split, &L->bb, &L->mb)) return false;
+  L->outer[nb] = M;
+  L->outer[nb + 1] = N;
+  set_domain(k, L->n_outer, L->outer, -1);
+  L->acc = matmul_domain_access(c, r, split);
+  /* Where the root's element for each product element lives: push the product's index forward
+   * along the epilogue (reshapes and permutes change it; elementwise ops do not). */
   int32_t path[512], n_path = 0;
-  bool pure_view = true;
+  L->pure_view = true;
   for (int32_t v = k->root; v != mm_value && n_path < 512;) {
     const tc_node *n = graph_value_node(k->g, v);
     int32_t next = -1;
     for (int32_t i = 0; i < n->n_in && next < 0; i++)
       if (reaches(k->g, n->in[i], mm_value)) next = n->in[i];
     if (next < 0) return fail(k, mm_value, "the epilogue does not lead back to the product");
-    if (n->prim != TC_PRIM_RESHAPE && n->prim != TC_PRIM_PERMUTE) pure_view = false;
+    if (n->prim != TC_PRIM_RESHAPE && n->prim != TC_PRIM_PERMUTE) L->pure_view = false;
     path[n_path++] = v;
     v = next;
   }
-  access acc_root = acc;
+  L->acc_root = L->acc;
   for (int32_t j = n_path - 1; j >= 0; j--) {
     const tc_node *n = graph_value_node(k->g, path[j]);
     if (n->prim != TC_PRIM_RESHAPE && n->prim != TC_PRIM_PERMUTE) continue;
     access next;
-    if (!access_forward(c, n, &acc_root, &next)) return fail(k, mm_value, "%s", c->why);
-    acc_root = next;
+    if (!access_forward(c, n, &L->acc_root, &next)) return fail(k, mm_value, "%s", c->why);
+    L->acc_root = next;
   }
-  const tc_vtype *troot = graph_value_type(k->g, k->root);
-  aff ce;
   int32_t cind, ccoef;
-  if (!access_address(c, &acc_root, troot, &ce, &cind, &ccoef) || cind >= 0)
+  if (!access_address(c, &L->acc_root, graph_value_type(k->g, k->root), &L->ce, &cind, &ccoef) || cind >= 0)
     return fail(k, mm_value, "the epilogue's result is not an affine layout of the product");
+  return true;
+}
+
+static bool build_matmul(kbuild *k, int32_t mm_value) {
+  sched_ctx *c = k->c;
+  tc_schedule *s = c->s;
+  const tc_node *mm = graph_value_node(k->g, mm_value);
+  const tc_vtype *to = &mm->out, *ta = graph_value_type(k->g, mm->in[0]);
+  int32_t r = to->rank;
+  /* One batch level first. When an operand or the result is not one strided run over the batch
+   * dims (attention's (B, heads) read through permutes of the qkv projection), split the batch
+   * dims into two levels rather than copying the operand into a contiguous buffer. */
+  mm_layout L;
+  int32_t first_fail = -1;
+  char first_why[sizeof c->why];
+  bool laid = false;
+  for (int32_t split = 0; split < (r > 3 ? r - 2 : 1) && !laid; split++) {
+    laid = matmul_layout(k, mm_value, split, &L);
+    if (laid && split > 0) {
+      c->fail_value = -1;
+      c->why[0] = 0;
+      tc_logs("fusion", "matmul v%d: two batch levels (dims 0..%d and %d..%d) instead of a copy", mm_value, split - 1,
+              split, r - 3);
+    } else if (!laid && split == 0) {
+      first_fail = c->fail_value;
+      snprintf(first_why, sizeof first_why, "%s", c->why);
+    }
+  }
+  if (!laid) {
+    c->fail_value = first_fail;
+    snprintf(c->why, sizeof c->why, "%s", first_why);
+    return false;
+  }
+  int32_t nb = L.n_outer - 2; /* batch vars: 1, or 2 with batch2 on var 0 */
+  int32_t M = L.outer[nb], N = L.outer[nb + 1], K = sx_g(c, ta->shape[ta->rank - 1]);
+  set_domain(k, L.n_outer, L.outer, -1);
+  k->mm = k->root == mm_value ? -1 : mm_value;
+  k->mm_acc = L.acc;
   /* The product goes straight into the root's buffer, in the root's layout, when the epilogue
    * keeps its dtype: the epilogue then updates it in place. */
   int32_t root_buf = s->value_buf[k->root];
   int32_t cb = root_buf;
   bool contiguous_c = s->bufs[root_buf].dtype != to->dtype;
   if (contiguous_c) cb = sched_buffer_for(s, -1, SBUF_TEMP, -1, to->dtype, sx_prod(c, to, 0, r));
-  int32_t one = sx_c(c, 1);
-  tc_matmul_desc d = {.struct_size = sizeof d, .a = kbuf(k, ba, false), .b = kbuf(k, bb, false), .c = kbuf(k, cb, true),
-                      .batch = batch, .m = M, .n = N, .k = K,
-                      .a_offset = ma.c, .a_stride_batch = ma.k[0], .a_stride_m = ma.k[1], .a_stride_k = ma.k[2],
-                      .b_offset = mb.c, .b_stride_batch = mb.k[0], .b_stride_k = mb.k[1], .b_stride_n = mb.k[2],
-                      .c_offset = contiguous_c ? -1 : ce.c, .c_stride_batch = contiguous_c ? sx_mul(c, M, N) : ce.k[0],
-                      .c_stride_m = contiguous_c ? N : ce.k[1], .c_stride_n = contiguous_c ? one : ce.k[2]};
+  int32_t one = sx_c(c, 1), cmn = sx_mul(c, M, N);
+  int32_t vb = nb - 1; /* the (inner) batch var */
+  tc_matmul_desc d = {.struct_size = sizeof d, .a = kbuf(k, L.ba, false), .b = kbuf(k, L.bb, false), .c = kbuf(k, cb, true),
+                      .batch = L.outer[vb], .m = M, .n = N, .k = K,
+                      .a_offset = L.ma.c, .a_stride_batch = L.ma.k[vb], .a_stride_m = L.ma.k[nb], .a_stride_k = L.ma.k[nb + 1],
+                      .b_offset = L.mb.c, .b_stride_batch = L.mb.k[vb], .b_stride_k = L.mb.k[nb], .b_stride_n = L.mb.k[nb + 1],
+                      .c_offset = contiguous_c ? -1 : L.ce.c, .c_stride_batch = contiguous_c ? cmn : L.ce.k[vb],
+                      .c_stride_m = contiguous_c ? N : L.ce.k[nb], .c_stride_n = contiguous_c ? one : L.ce.k[nb + 1],
+                      .batch_levels = nb, .batch2 = -1, .a_stride_batch2 = -1, .b_stride_batch2 = -1, .c_stride_batch2 = -1};
+  if (nb == 2) {
+    d.batch2 = L.outer[0];
+    d.a_stride_batch2 = L.ma.k[0];
+    d.b_stride_batch2 = L.mb.k[0];
+    d.c_stride_batch2 = contiguous_c ? sx_mul(c, L.outer[1], cmn) : L.ce.k[0];
+  }
   int32_t *fields[] = {&d.a_offset, &d.a_stride_batch, &d.a_stride_m, &d.a_stride_k, &d.b_offset, &d.b_stride_batch,
-                       &d.b_stride_k, &d.b_stride_n, &d.c_offset, &d.c_stride_batch, &d.c_stride_m, &d.c_stride_n};
-  for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+                       &d.b_stride_k, &d.b_stride_n, &d.c_offset, &d.c_stride_batch, &d.c_stride_m, &d.c_stride_n,
+                       &d.a_stride_batch2, &d.b_stride_batch2, &d.c_stride_batch2};
+  int32_t n_fields = nb == 2 ? 15 : 12;
+  for (int32_t i = 0; i < n_fields; i++)
     if (*fields[i] < 0) *fields[i] = sx_c(c, 0);
-  if (k->mm >= 0 && !pure_view) {
-    int32_t val = emit(k, k->root, &acc_root);
+  if (k->mm >= 0 && !L.pure_view) {
+    int32_t val = emit(k, k->root, &L.acc_root);
     if (val < 0) return false;
-    if (!store_root(k, val, &acc_root)) return false;
+    if (!store_root(k, val, &L.acc_root)) return false;
     if (cb == root_buf) k->loaded[d.c] = true;
   }
   note_prim(k, TC_PRIM_MATMUL);

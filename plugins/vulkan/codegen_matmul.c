@@ -43,10 +43,13 @@ tc_status vk_gen_matmul(vk_gen *g) {
   vk_buffer_ident(g->k, mm->a, A, sizeof A);
   vk_buffer_ident(g->k, mm->b, B, sizeof B);
   vk_buffer_ident(g->k, mm->c, C, sizeof C);
-  /* epilogue variables: (batch, m, n) when n_outer is 3, (m, n) when 2 */
+  /* Two batch levels when the host filled them: bz2 (outer) and bz, both walked on the grid's z. */
+  bool two = TC_HAS_FIELD(mm, tc_matmul_desc, c_stride_batch2) && mm->batch_levels == 2;
+  /* epilogue variables: (batch2, batch, m, n) with two batch levels; else (batch, m, n) when
+   * n_outer is 3, (m, n) when 2 */
   int32_t nvar = k->n_outer;
-  if (k->n_ops > 0 && nvar != 2 && nvar != 3) {
-    snprintf(g->err, sizeof g->err, "matmul epilogue over %d outer dims (want 2 or 3)", (int)nvar);
+  if (k->n_ops > 0 && (two ? nvar != 4 : nvar != 2 && nvar != 3)) {
+    snprintf(g->err, sizeof g->err, "matmul epilogue over %d outer dims (want %s)", (int)nvar, two ? "4" : "2 or 3");
     return TC_ERR_INVALID_ARGUMENT;
   }
   for (int32_t i = 0; i < k->n_ops; i++)
@@ -64,6 +67,11 @@ tc_status vk_gen_matmul(vk_gen *g) {
   vk_text_printf(&b, "void main() {\n");
   vk_text body = {0};
   decl_int(g, &body, "NB", mm->batch);
+  if (two) {
+    decl_int(g, &body, "NB2", mm->batch2);
+    decl_int(g, &body, "a_sb2", mm->a_stride_batch2);
+    decl_int(g, &body, "b_sb2", mm->b_stride_batch2);
+  }
   decl_int(g, &body, "M", mm->m);
   decl_int(g, &body, "N", mm->n);
   decl_int(g, &body, "K", mm->k);
@@ -80,6 +88,7 @@ tc_status vk_gen_matmul(vk_gen *g) {
     decl_int(g, &body, "c_sb", mm->c_stride_batch);
     decl_int(g, &body, "c_sm", mm->c_stride_m);
     decl_int(g, &body, "c_sn", mm->c_stride_n);
+    if (two) decl_int(g, &body, "c_sb2", mm->c_stride_batch2);
   }
   vk_text_printf(&body,
                  "  int tid = int(gl_LocalInvocationID.x), tx = tid %% 16, ty = tid / 16;\n"
@@ -88,23 +97,36 @@ tc_status vk_gen_matmul(vk_gen *g) {
     vk_text_printf(&body, "  const bool a_vec = false, b_vec = false;\n");
   } else {
     vk_text_printf(&body,
-                   "  bool a_vec = a_sk == 1 && a_sm %% 4 == 0 && a_sb %% 4 == 0 && (p.o%d + a_off) %% 4 == 0 && K %% 4 == 0;\n"
-                   "  bool b_vec = b_sn == 1 && b_sk %% 4 == 0 && b_sb %% 4 == 0 && (p.o%d + b_off) %% 4 == 0 && N %% 4 == 0;\n",
-                   (int)mm->a, (int)mm->b);
+                   "  bool a_vec = a_sk == 1 && a_sm %% 4 == 0 && a_sb %% 4 == 0 && (p.o%d + a_off) %% 4 == 0 && K %% 4 == 0%s;\n"
+                   "  bool b_vec = b_sn == 1 && b_sk %% 4 == 0 && b_sb %% 4 == 0 && (p.o%d + b_off) %% 4 == 0 && N %% 4 == 0%s;\n",
+                   (int)mm->a, two ? " && a_sb2 % 4 == 0" : "", (int)mm->b, two ? " && b_sb2 % 4 == 0" : "");
   }
   vk_text_printf(&body,
                  "  bool a_mfast = a_sm == 1 && a_sk != 1; // transposed A: walk m between neighbours\n"
                  "  bool b_kfast = b_sk == 1 && b_sn != 1; // transposed B: walk k between neighbours\n");
+  if (two) {
+    vk_text_printf(&body,
+                   "  for (int bzz = int(gl_WorkGroupID.z); bzz < NB2 * NB; bzz += int(gl_NumWorkGroups.z))\n"
+                   "  for (int tmi = int(gl_WorkGroupID.y); tmi < tiles_m; tmi += int(gl_NumWorkGroups.y))\n"
+                   "  for (int tni = int(gl_WorkGroupID.x); tni < tiles_n; tni += int(gl_NumWorkGroups.x)) {\n"
+                   "    int bz2 = bzz / NB, bz = bzz %% NB; // the two batch levels\n"
+                   "    int m0 = tmi * BM, n0 = tni * BN;\n"
+                   "    int a_base = p.o%d + a_off + bz2 * a_sb2 + bz * a_sb, b_base = p.o%d + b_off + bz2 * b_sb2 + bz * b_sb;\n",
+                   (int)mm->a, (int)mm->b);
+  } else {
+    vk_text_printf(&body,
+                   "  for (int bz = int(gl_WorkGroupID.z); bz < NB; bz += int(gl_NumWorkGroups.z))\n"
+                   "  for (int tmi = int(gl_WorkGroupID.y); tmi < tiles_m; tmi += int(gl_NumWorkGroups.y))\n"
+                   "  for (int tni = int(gl_WorkGroupID.x); tni < tiles_n; tni += int(gl_NumWorkGroups.x)) {\n"
+                   "    int m0 = tmi * BM, n0 = tni * BN;\n"
+                   "    int a_base = p.o%d + a_off + bz * a_sb, b_base = p.o%d + b_off + bz * b_sb;\n",
+                   (int)mm->a, (int)mm->b);
+  }
   vk_text_printf(&body,
-                 "  for (int bz = int(gl_WorkGroupID.z); bz < NB; bz += int(gl_NumWorkGroups.z))\n"
-                 "  for (int tmi = int(gl_WorkGroupID.y); tmi < tiles_m; tmi += int(gl_NumWorkGroups.y))\n"
-                 "  for (int tni = int(gl_WorkGroupID.x); tni < tiles_n; tni += int(gl_NumWorkGroups.x)) {\n"
-                 "    int m0 = tmi * BM, n0 = tni * BN;\n"
-                 "    int a_base = p.o%d + a_off + bz * a_sb, b_base = p.o%d + b_off + bz * b_sb;\n"
                  "    %s acc[8][8];\n"
                  "    [[unroll]] for (int i = 0; i < 8; i++) [[unroll]] for (int j = 0; j < 8; j++) acc[i][j] = %s(0);\n"
                  "    %s ra[LA], rb[LA]; // the next K step, staged in registers\n",
-                 (int)mm->a, (int)mm->b, T, T, T);
+                 T, T, T);
   /* global -> registers for K step kt */
   vk_text_printf(&body, "    for (int kt = -1; kt < nk; kt++) {\n");
   vk_text_printf(&body, "      int cur = kt & 1, nxt = (kt + 1) & 1;\n");
@@ -204,10 +226,16 @@ tc_status vk_gen_matmul(vk_gen *g) {
                  "        int n = n0 + (j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4);\n"
                  "        if (m >= M || n >= N) continue;\n");
   if (k->n_ops == 0) {
-    vk_text_printf(&body, "        %s[p.o%d + c_off + bz * c_sb + m * c_sm + n * c_sn] = acc[i][j];\n", C, (int)mm->c);
+    vk_text_printf(&body, "        %s[p.o%d + c_off + %sbz * c_sb + m * c_sm + n * c_sn] = acc[i][j];\n", C, (int)mm->c,
+                   two ? "bz2 * c_sb2 + " : "");
   } else {
     const char *vars[TC_MAX_RANK + 1] = {0};
-    if (nvar == 3) {
+    if (nvar == 4) {
+      vars[0] = "bz2";
+      vars[1] = "bz";
+      vars[2] = "m";
+      vars[3] = "n";
+    } else if (nvar == 3) {
       vars[0] = "bz";
       vars[1] = "m";
       vars[2] = "n";

@@ -60,6 +60,8 @@ static tc_status kernel_build(tc_plugin_ctx *ctx, const tc_kernel_list *list, in
   } else if (k->kind == TC_KERNEL_MATMUL) {
     out->shape = VK_SHAPE_MATMUL;
     out->mm_batch = k->matmul.batch;
+    out->mm_batch2 = TC_HAS_FIELD(&k->matmul, tc_matmul_desc, c_stride_batch2) && k->matmul.batch_levels == 2
+                         ? k->matmul.batch2 : -1;
     out->mm_m = k->matmul.m;
     out->mm_n = k->matmul.n;
     st = vk_gen_matmul(&g);

@@ -920,6 +920,48 @@ CONF_CASE(ops, nn_matmul) {
   free(a), free(b), free(want);
 }
 
+/* Attention's head split and merge around two batched matmuls: qkv (B, T, 3*H*D) is split into
+ * q, k, v (B, H, T, D) views by unflatten + permute + slice, and the (B, H) batch of q·kᵀ and of
+ * (q·kᵀ)·v is not one strided run of qkv, nor is the merged (B, T, H*D) result's: a backend must
+ * honor a matmul with two batch levels (or copy). */
+enum { MH_B = 2, MH_T = 5, MH_H = 3, MH_D = 4 };
+static tc_tensor *m_matmul_heads(tc_tensor *qkv) {
+  tc_scope *s = tc_scope_open();
+  const int64_t split[3] = {3, MH_H, MH_D};
+  tc_tensor *heads = tc_permute(tc_unflatten(qkv, -1, 3, split), (const int[]){2, 0, 3, 1, 4});
+  tc_tensor *q = tc_squeeze(tc_slice(heads, 0, 0, 1, 1), 0), *k = tc_squeeze(tc_slice(heads, 0, 1, 2, 1), 0),
+            *v = tc_squeeze(tc_slice(heads, 0, 2, 3, 1), 0);
+  tc_tensor *y = tc_matmul(tc_matmul(q, tc_transpose(k, -2, -1)), v);
+  y = tc_flatten(tc_contiguous(tc_permute(y, (const int[]){0, 2, 1, 3})), 2, 3);
+  tc_scope_keep(s, y);
+  tc_scope_close(s);
+  return y;
+}
+
+CONF_CASE(ops, nn_matmul_two_batch_levels) {
+  const int64_t C3 = 3 * MH_H * MH_D;
+  double *x = randf(185, MH_B * MH_T * C3), want[MH_B * MH_T * MH_H * MH_D], sc[MH_T];
+#define QKV(b, t, part, h, d) x[((b) * MH_T + (t)) * C3 + (part) * MH_H * MH_D + (h) * MH_D + (d)]
+  for (int b = 0; b < MH_B; b++)
+    for (int h = 0; h < MH_H; h++)
+      for (int t = 0; t < MH_T; t++) {
+        for (int u = 0; u < MH_T; u++) {
+          double s = 0;
+          for (int d = 0; d < MH_D; d++) s += QKV(b, t, 0, h, d) * QKV(b, u, 1, h, d);
+          sc[u] = f32(s);
+        }
+        for (int d = 0; d < MH_D; d++) {
+          double s = 0;
+          for (int u = 0; u < MH_T; u++) s += sc[u] * QKV(b, u, 2, h, d);
+          want[((b * MH_T + t) * MH_H + h) * MH_D + d] = s;
+        }
+      }
+#undef QKV
+  run_check(c, "tc_matmul over (B, heads) views of one qkv tensor, merged back to (B, T, H*D)", TC_FN(m_matmul_heads), 1,
+            (tc_tensor *[]){mk(TC_F32, x, 3, SIZES(MH_B, MH_T, C3))}, 3, SIZES(MH_B, MH_T, MH_H * MH_D), want, 1e-4, 1e-4);
+  free(x);
+}
+
 CONF_CASE(ops, nn_linear) {
   /* x (2, 3, 16), w (8, 16), b (8): y = x @ w^T + b */
   double *x = randf(190, 96), *w = randf(191, 128), *b = randf(192, 8), want[48], nb[48];

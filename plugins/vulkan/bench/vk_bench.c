@@ -125,7 +125,7 @@ static tc_executable *build_mm(int64_t m, int64_t kk, int64_t n, bool do_gelu) {
   h = do_gelu ? gelu(&b, -1, h) : P2(&b, -1, TC_PRIM_ADD, h, ld(&b, -1, br, IX(z, -1, N, one)));
   st(&b, -1, bo, IX(z, -1, N, one), h);
   tc_kernel_desc k = {.name = do_gelu ? "mm_bias_gelu" : "mm_bias_residual", .kind = TC_KERNEL_MATMUL, .n_outer = 3, .outer = {B1, M, N}, .inner = -1};
-  k.matmul = (tc_matmul_desc){sizeof(tc_matmul_desc), ba, bw, bo, B1, M, N, Kx, z, z, Kx, one, z, z, N, one, z, z, N, one};
+  k.matmul = (tc_matmul_desc){sizeof(tc_matmul_desc), ba, bw, bo, B1, M, N, Kx, z, z, Kx, one, z, z, N, one, z, z, N, one, 1, -1, -1, -1, -1};
   return compile(&b, &k);
 }
 
