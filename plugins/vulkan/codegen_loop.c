@@ -11,8 +11,9 @@
  * across the row with subgroup shuffles (when the device has them) and shared memory. Three
  * bodies, the one to run chosen at launch from the sizes and offsets (specialization constant
  * MODE, so each pipeline holds one body and its registers only):
- *   mode 2: vec4 accesses and the row kept in registers: a value loaded in an earlier inner
- *           loop is not read again (one pass over memory), when the row fits in TPR*4*R;
+ *   mode 2: vec4 accesses and the row kept in registers: a value an earlier inner loop loaded
+ *           or stored is not read again, and a store a later loop overwrites is not made (one
+ *           pass over memory), when the row fits in TPR*4*R;
  *   mode 1: vec4 accesses, re-reading per loop (long rows);
  *   mode 0: scalar (unaligned or strided layouts).
  */
@@ -332,7 +333,7 @@ static void gen_group_reduce(vk_gen *g, vk_text *t, red_kind rk) {
   vk_text_printf(t, "  return v;\n}\n\n");
 }
 
-/* Load ops equal to an earlier loop's load (same buffer, index): cache_of[i] = that op. */
+/* Two accesses of one element: same offset and strides, no indirection. */
 static bool same_index(const tc_index *a, const tc_index *b, int32_t nv) {
   if (a->offset != b->offset || a->indirect >= 0 || b->indirect >= 0) return false;
   for (int32_t d = 0; d < nv; d++)
@@ -340,11 +341,79 @@ static bool same_index(const tc_index *a, const tc_index *b, int32_t nv) {
   return true;
 }
 
+static bool touches(const tc_kop *op, int32_t buffer) {
+  return (op->kind == TC_KOP_LOAD || op->kind == TC_KOP_STORE || op->kind == TC_KOP_STORE_ADD) && op->buffer == buffer;
+}
+
+/* What MODE 2 keeps in registers (c<op>[R], a vec4 per TPR-strided slot of the row): */
 typedef struct rows_plan {
-  int32_t *cache_of;   /* per op: the op whose cached registers hold its value, or -1 */
-  bool *cached;        /* per op: its value is kept in registers for later loops */
-  bool *vecable;       /* per op: vec4 access along the inner variable */
+  int32_t *cache_of; /* per load: the earlier load or store whose registers hold its value, or -1 */
+  bool *cached;      /* per op: its value is kept in registers for later loops */
+  bool *dead;        /* per store: a later loop overwrites it and nothing reads it from memory */
+  bool *vecable;     /* per op: vec4 access along the inner variable */
 } rows_plan;
+
+/* MODE 2 runs each inner loop over the same TPR-strided vec4 slots of the row, so a vec4 load
+ * of an element an earlier inner loop loaded or stored (same buffer and index, no other store
+ * to that buffer in between) takes the value from registers; softmax's exp(x - max), parked in
+ * the output by the core, is then never read back. A store that a later loop overwrites at the
+ * same index, with no load of the buffer left that reads memory in between, is not emitted. */
+static void rows_plan_build(vk_gen *g, rows_plan *pl) {
+  const tc_kernel_desc *k = g->k;
+  int32_t nv = k->n_outer + 1;
+  for (int32_t i = 0; i < k->n_ops; i++) {
+    const tc_kop *op = op_at(k, i);
+    if (!pl->vecable[i] || op->kind != TC_KOP_LOAD) continue;
+    for (int32_t e = i - 1; e >= 0; e--) {
+      const tc_kop *eo = op_at(k, e);
+      if (!touches(eo, op->buffer)) continue;
+      bool same = pl->vecable[e] && eo->loop >= 0 && eo->loop < op->loop && eo->dtype == op->dtype &&
+                  same_index(&eo->index, &op->index, nv);
+      if (eo->kind == TC_KOP_LOAD) {
+        if (!same) continue; /* loads leave memory as it was */
+        pl->cache_of[i] = pl->cache_of[e] >= 0 ? pl->cache_of[e] : e;
+      } else if (eo->kind == TC_KOP_STORE && same) {
+        pl->cache_of[i] = e;
+      }
+      break; /* the nearest store decides: forwarded, or the load reads memory */
+    }
+    if (pl->cache_of[i] >= 0) pl->cached[pl->cache_of[i]] = true;
+  }
+  for (int32_t s = 0; s < k->n_ops; s++) {
+    const tc_kop *so = op_at(k, s);
+    if (!pl->vecable[s] || so->kind != TC_KOP_STORE) continue;
+    for (int32_t e = s + 1; e < k->n_ops; e++) {
+      const tc_kop *eo = op_at(k, e);
+      if (!touches(eo, so->buffer)) continue;
+      if (eo->kind == TC_KOP_LOAD && pl->cache_of[e] >= 0) continue; /* reads registers */
+      if (eo->kind != TC_KOP_STORE) break;                           /* reads memory */
+      if (pl->vecable[e] && eo->loop >= so->loop && same_index(&eo->index, &so->index, nv)) {
+        pl->dead[s] = true;
+        break;
+      }
+    }
+  }
+}
+
+/* "(p.oB + offset + outer terms) >> 2": the vec4 index of op's element at inner position 0.
+ * Exact for any inner position j = 4 * j4: ((x + 4 * j4) >> 2) == (x >> 2) + j4. */
+static void vec_row_base(vk_gen *g, vk_text *t, const tc_kop *op, const char *const *vars) {
+  int32_t inner = g->k->n_outer;
+  vk_text_printf(t, "(p.o%d + ", (int)op->buffer);
+  vk_gen_expr_ref(g, t, op->index.offset);
+  for (int32_t d = 0; d < inner; d++) {
+    int32_t s = op->index.strides[d];
+    if (s < 0 || vk_expr_is_const(g->list, s, 0)) continue;
+    vk_text_printf(t, " + ");
+    if (vk_expr_is_const(g->list, s, 1)) {
+      vk_text_printf(t, "%s", vars[d]);
+    } else {
+      vk_gen_expr_ref(g, t, s);
+      vk_text_printf(t, " * %s", vars[d]);
+    }
+  }
+  vk_text_printf(t, ") >> 2");
+}
 
 static void emit_reduce_update(vk_gen *g, vk_text *t, int indent, int32_t i, const char *suffix, const char *jexpr) {
   const tc_kop *op = op_at(g->k, i);
@@ -424,6 +493,15 @@ static void gen_row_body(vk_gen *g, vk_text *t, int mode, const rows_plan *pl, c
       }
       vk_text_printf(t, "    }\n");
     } else {
+      /* each memory access's vec4 index at the row's start: the loop adds j4 only */
+      for (int32_t r = i; r < end; r++) {
+        const tc_kop *ro = op_at(k, r);
+        if (!pl->vecable[r] || (ro->kind != TC_KOP_LOAD && ro->kind != TC_KOP_STORE)) continue;
+        if (mode == 2 && (ro->kind == TC_KOP_LOAD ? pl->cache_of[r] >= 0 : pl->dead[r])) continue;
+        vk_text_printf(t, "    int a%d = ", (int)r);
+        vec_row_base(g, t, ro, vars);
+        vk_text_printf(t, ";\n");
+      }
       if (mode == 1) {
         vk_text_printf(t, "    for (int j4 = tid; j4 < N / 4; j4 += TPR) {\n");
       } else {
@@ -437,16 +515,15 @@ static void gen_row_body(vk_gen *g, vk_text *t, int mode, const rows_plan *pl, c
         const tc_kop *ro = op_at(k, r);
         if (ro->kind != TC_KOP_LOAD || !pl->vecable[r]) continue;
         const char *V = ro->dtype == TC_F32 ? "vec4" : "ivec4";
-        if (mode == 2 && pl->cache_of[r] >= 0) {
-          vk_text_printf(t, "      %s t%d = c%d[it]; // kept in registers since inner loop %d\n", V, (int)r,
-                         (int)pl->cache_of[r], (int)op_at(k, pl->cache_of[r])->loop);
+        int32_t src = mode == 2 ? pl->cache_of[r] : -1;
+        if (src >= 0) {
+          vk_text_printf(t, "      %s t%d = c%d[it]; // %s in inner loop %d, kept in registers\n", V, (int)r, (int)src,
+                         op_at(k, src)->kind == TC_KOP_STORE ? "stored" : "loaded", (int)op_at(k, src)->loop);
           continue;
         }
         char bid[64];
         vk_buffer_ident(g->k, ro->buffer, bid, sizeof bid);
-        vk_text_printf(t, "      %s t%d = %s_v4[", V, (int)r, bid);
-        vec_index(g, t, ro, vars);
-        vk_text_printf(t, "];\n");
+        vk_text_printf(t, "      %s t%d = %s_v4[a%d + j4];\n", V, (int)r, bid, (int)r);
         if (mode == 2 && pl->cached[r]) vk_text_printf(t, "      c%d[it] = t%d;\n", (int)r, (int)r);
       }
       char cvar[4][32];
@@ -477,16 +554,23 @@ static void gen_row_body(vk_gen *g, vk_text *t, int mode, const rows_plan *pl, c
       for (int32_t r = i; r < end; r++) {
         const tc_kop *ro = op_at(k, r);
         if (ro->kind != TC_KOP_STORE || !pl->vecable[r]) continue;
-        char bid[64];
+        char bid[64], val[96];
         vk_buffer_ident(g->k, ro->buffer, bid, sizeof bid);
         int a = ro->args[0];
-        bool comp = percomp[a];
-        vk_text_printf(t, "      if (live) %s_v4[", bid);
-        vec_index(g, t, ro, vars);
-        if (comp)
-          vk_text_printf(t, "] = %s(v%d_0, v%d_1, v%d_2, v%d_3);\n", ro->dtype == TC_F32 ? "vec4" : "ivec4", a, a, a, a);
+        const char *V = ro->dtype == TC_F32 ? "vec4" : "ivec4";
+        if (percomp[a])
+          snprintf(val, sizeof val, "%s(v%d_0, v%d_1, v%d_2, v%d_3)", V, a, a, a, a);
         else
-          vk_text_printf(t, "] = %s(v%d);\n", ro->dtype == TC_F32 ? "vec4" : "ivec4", a);
+          snprintf(val, sizeof val, "%s(v%d)", V, a);
+        bool keep = mode == 2 && pl->cached[r], dead = mode == 2 && pl->dead[r];
+        if (keep) {
+          vk_text_printf(t, "      c%d[it] = %s;\n", (int)r, val);
+          snprintf(val, sizeof val, "c%d[it]", (int)r);
+        }
+        if (dead)
+          vk_text_printf(t, "      // %s: not stored, a later inner loop overwrites it\n", bid);
+        else
+          vk_text_printf(t, "      if (live) %s_v4[a%d + j4] = %s;\n", bid, (int)r, val);
       }
       vk_text_printf(t, mode == 2 ? "    } }\n" : "    }\n");
     }
@@ -515,28 +599,27 @@ static void gen_row_body(vk_gen *g, vk_text *t, int mode, const rows_plan *pl, c
 
 static void gen_rows(vk_gen *g, vk_text *t) {
   const tc_kernel_desc *k = g->k;
-  int32_t nv = k->n_outer + 1, inner = k->n_outer;
+  int32_t inner = k->n_outer;
   rows_plan pl;
   pl.cache_of = malloc(sizeof(int32_t) * ((size_t)k->n_ops + 1));
   pl.cached = calloc((size_t)k->n_ops + 1, 1);
+  pl.dead = calloc((size_t)k->n_ops + 1, 1);
   pl.vecable = calloc((size_t)k->n_ops + 1, 1);
+  if (!pl.cache_of || !pl.cached || !pl.dead || !pl.vecable) {
+    snprintf(g->err, sizeof g->err, "out of memory generating GLSL");
+    free(pl.cache_of);
+    free(pl.cached);
+    free(pl.dead);
+    free(pl.vecable);
+    return;
+  }
   bool any_vec = false;
   for (int32_t i = 0; i < k->n_ops; i++) {
-    const tc_kop *op = op_at(k, i);
     pl.cache_of[i] = -1;
-    pl.vecable[i] = op->loop >= 0 && access_vectorizable(g, op, inner);
+    pl.vecable[i] = op_at(k, i)->loop >= 0 && access_vectorizable(g, op_at(k, i), inner);
     any_vec |= pl.vecable[i];
-    if (!pl.vecable[i] || op->kind != TC_KOP_LOAD) continue;
-    for (int32_t e = 0; e < i; e++) {
-      const tc_kop *eo = op_at(k, e);
-      if (pl.vecable[e] && eo->kind == TC_KOP_LOAD && eo->loop < op->loop && eo->buffer == op->buffer &&
-          eo->dtype == op->dtype && same_index(&eo->index, &op->index, nv)) {
-        pl.cache_of[i] = pl.cache_of[e] >= 0 ? pl.cache_of[e] : e;
-        pl.cached[pl.cache_of[i]] = true;
-        break;
-      }
-    }
   }
+  rows_plan_build(g, &pl);
   /* reduction kinds used, for the shared arrays and helpers */
   red_kind kinds[16];
   int n_kinds = 0;
@@ -631,6 +714,7 @@ static void gen_rows(vk_gen *g, vk_text *t) {
   free(body.s);
   free(pl.cache_of);
   free(pl.cached);
+  free(pl.dead);
   free(pl.vecable);
 }
 

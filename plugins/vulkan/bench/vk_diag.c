@@ -245,6 +245,23 @@ static const char *source(kb *b, tc_kernel_desc *k) {
   const char *v = strstr(s, "#version");
   return strdup(v ? v : s);
 }
+/* A copy of s with every `from` replaced by `to` (longer or shorter), or NULL when s has none.
+ * A fresh allocation: editing in place overran strdup's buffer when `to` is longer. */
+static char *replace_all(const char *s, const char *from, const char *to) {
+  size_t lf = strlen(from), lt = strlen(to), n = 0;
+  for (const char *at = strstr(s, from); at; at = strstr(at + lf, from)) n++;
+  if (n == 0) return NULL;
+  char *out = malloc(strlen(s) + n * lt + 1), *w = out;
+  if (!out) return NULL;
+  for (const char *at; (at = strstr(s, from)); s = at + lf) {
+    memcpy(w, s, (size_t)(at - s));
+    w += at - s;
+    memcpy(w, to, lt);
+    w += lt;
+  }
+  strcpy(w, s);
+  return out;
+}
 static const char *src_copy(int64_t n) {
   kb b = {0}; int N = C(&b, n), one = C(&b, 1), z = C(&b, 0);
   int x = bf(&b, "in_x", TC_BUF_INPUT, N), y = bf(&b, "out_y", TC_BUF_OUTPUT, N);
@@ -295,6 +312,7 @@ static void fill(buf *b, float scale) {
 
 int main(int argc, char **argv) {
   const char *plugin = argc > 1 ? argv[1] : "tc-vulkan.so";
+  setvbuf(stdout, NULL, _IOLBF, 0); /* a line per variant as it finishes, even when piped and killed */
   VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .apiVersion = VK_API_VERSION_1_2};
   VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
   VkInstance inst;
@@ -431,22 +449,13 @@ int main(int argc, char **argv) {
   for (int r = 0; r < 2; r++) {
     double rb = 2.0 * rk[r].m * rk[r].n * 4;
     for (int e = 0; e < 4; e++) {
-      char *src = strdup(rk[r].src);
-      if (edits[e][0]) {
-        char *at = strstr(src, edits[e][0]);
-        if (!at) { free(src); continue; }
-        while (at) {
-          size_t lo = strlen(edits[e][0]), ln = strlen(edits[e][1]);
-          memmove(at + ln, at + lo, strlen(at + lo) + 1);
-          memcpy(at, edits[e][1], ln);
-          at = strstr(at + ln, edits[e][0]);
-        }
-      }
+      char *src = edits[e][0] ? replace_all(rk[r].src, edits[e][0], edits[e][1]) : strdup(rk[r].src);
+      if (!src) continue; /* the text to edit is not there */
       for (int tpr = 32; tpr <= (getenv("VK_DIAG_SMALL") ? 64 : 1024); tpr *= 2) {
         if (e > 0 && tpr != 64 && tpr != 256 && tpr != 1024) continue;
         int wg = tpr < 128 ? 128 : tpr, rpw = wg / tpr;
-        /* the plugin's rule: the row in registers when it fits in TPR * 4 * R floats (R = 4) */
-        int mode = rk[r].n / 4 <= tpr * 4 ? 2 : 1;
+        /* the plugin's rule: the row in registers when it fits in TPR * 4 * R floats (R = VK_ROW_CACHE, 8) */
+        int mode = rk[r].n / 4 <= tpr * 8 ? 2 : 1;
         kern k = mkkern(rk[r].name, src, rk[r].nb, rk[r].b, (uint32_t)(4 * rk[r].nb), wg, tpr, mode);
         g = gpu_time(&k, (uint32_t)((rk[r].m + rpw - 1) / rpw), NULL, NULL, &host);
         char nm[96];
@@ -458,6 +467,9 @@ int main(int argc, char **argv) {
     }
   }
   if (getenv("VK_DIAG_SOURCE")) printf("\n%s\n%s\n", s_ln, s_sm);
+  free((char *)s_copy);
+  free((char *)s_ln);
+  free((char *)s_sm);
   api.release(pctx);
   return 0;
 }
