@@ -49,14 +49,65 @@ void bench_set_threads(int threads);
 /* The thread count OpenMP would use. */
 int bench_default_threads(void);
 
-/* Times calls: `warmup` untimed, then timed calls until `iters` or until budget_s is spent
- * (at least min_iters), cycling over n_sets input sets. *median: seconds per call. */
+/* How to time calls: `warmup` untimed, then samples until `iters` or until budget_s is spent (at
+ * least min_iters). group_s: when the inputs live on a device, each sample is a group of
+ * back-to-back calls worth about group_s seconds followed by one wait, divided by its calls (how
+ * bench/torch_compare.py times CUDA: a device backend's per-call host<->device round trip is not
+ * the kernels' cost); 0, or host inputs: each call is timed alone and waited for. */
 typedef struct bench_timing {
   int warmup, iters, min_iters;
   double budget_s;
+  double group_s;
 } bench_timing;
+
+#define BENCH_GROUP_S 0.020 /* a device sample: about 20 ms of work */
+enum { BENCH_MAX_GROUP = 200 };
+
+/* Calls of one runner, taken a sample at a time: rotating over n_sets input sets, each output
+ * released as soon as the next call is made. */
+typedef struct bench_calls {
+  bench_runner *runner;
+  tc_tensor **const *sets;
+  int n_sets;
+  int next;      /* input set of the next call */
+  int group;     /* calls per sample: 1 on the host */
+  int64_t timed; /* calls made in samples so far */
+} bench_calls;
+/* Makes `warmup` untimed calls, then picks the group size: 1 for host inputs or group_s <= 0;
+ * on a device, group_s over one timed call (call + wait), within 1..BENCH_MAX_GROUP. */
+tc_status bench_calls_init(bench_calls *c, bench_runner *r, tc_tensor **const *sets, int n_sets, int warmup,
+                           double group_s);
+/* One sample; *seconds: per call. */
+tc_status bench_calls_sample(bench_calls *c, double *seconds);
+/* True when some input lives in a device's own memory (see bench_place_inputs). */
+bool bench_inputs_on_device(tc_tensor *const *inputs, int n);
+
+/* Times calls of r as t says (groups on a device when t->group_s > 0). *median: seconds per
+ * call; *n_timed: calls timed. */
 tc_status bench_time_calls(bench_runner *r, tc_tensor **const *sets, int n_sets, const bench_timing *t,
                            double *median, int *n_timed);
+
+/* ---------------------------------------------------------------- interleaved rounds (bench_rounds.c) */
+/* Something to time: one sample, in seconds. */
+typedef struct bench_sampler {
+  tc_status (*sample)(void *ctx, double *seconds);
+  void *ctx;
+} bench_sampler;
+
+/* A model timed against its ceiling in one interleaved window. */
+typedef struct bench_rounds {
+  int rounds;               /* model samples */
+  double model_s;           /* median model sample */
+  double ceiling_s;         /* median ceiling sample (rounds + 1 of them) */
+  double ratio;             /* median over rounds of ceiling / model time (see bench_rounds.c) */
+  double ratio_q1, ratio_q3; /* quartiles of the per-round ratios */
+  double ratio_of_medians;  /* ceiling_s / model_s, for comparison */
+} bench_rounds;
+/* Samples ceiling, model, ceiling, model, ..., ceiling: rounds until t->iters or until
+ * t->budget_s of wall time is spent (at least t->min_iters). ceiling NULL: the model alone
+ * (ratios 0). Warm-up is the samplers' own business. */
+tc_status bench_rounds_measure(const bench_sampler *model, const bench_sampler *ceiling, const bench_timing *t,
+                               bench_rounds *out);
 
 /* ---------------------------------------------------------------- ceilings (bench_ceiling.c) */
 typedef struct bench_ceiling {
@@ -65,11 +116,19 @@ typedef struct bench_ceiling {
   double value;      /* in the model's unit: GB/s, TF/s, or ms / us for time figures */
   const char *note;  /* why there is none, or NULL */
 } bench_ceiling;
-/* The ceiling for model m at inputs (host tensors) on backend, with n_sets rotated buffers:
- * memory-bound models (GB/s) get a streaming copy of the same bytes; models with matmuls get
- * the bare GEMMs at the same shapes. */
-tc_status bench_ceiling_measure(const tc_model *m, tc_size_class size, tc_tensor *const *inputs, const char *backend,
-                                bool on_device, int n_sets, const char *options, bench_ceiling *out);
+/* The ceiling workload of model m at inputs on backend, with n_sets rotated buffers, ready to
+ * sample: memory-bound models (GB/s) get a streaming copy of the same bytes; models with matmuls
+ * get the bare GEMMs at the same shapes (each in the fastest of the BLAS's ways, chosen here).
+ * Warmed up. Fills out->kind and out->note (seconds and value come from the samples); *run is
+ * NULL when the model has no ceiling or it cannot be measured (out->note says why). */
+typedef struct bench_ceiling_run bench_ceiling_run;
+tc_status bench_ceiling_open(const tc_model *m, tc_size_class size, tc_tensor *const *inputs, const char *backend,
+                             bool on_device, int n_sets, const char *options, bench_ceiling *out,
+                             bench_ceiling_run **run);
+/* One sample of the whole ceiling workload (all its GEMMs): seconds. On a device, each op is
+ * timed in groups like the model (bench_calls). */
+tc_status bench_ceiling_sample(void *run, double *seconds);
+void bench_ceiling_close(bench_ceiling_run *run);
 
 /* ---------------------------------------------------------------- the process (bench_env.c) */
 /* Prepares this process for measuring; call first, before anything loads a plugin. Fixes a

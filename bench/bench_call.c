@@ -1,5 +1,5 @@
 /* bench_call.c — calling a model (eagerly or compiled), waiting for its result, checksums,
- * input placement and timed loops. */
+ * input placement and thread counts. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,32 +161,4 @@ int bench_default_threads(void) {
 #else
   return 1;
 #endif
-}
-
-tc_status bench_time_calls(bench_runner *r, tc_tensor **const *sets, int n_sets, const bench_timing *t,
-                           double *median, int *n_timed) {
-  int cap = t->iters > 0 ? t->iters : 1;
-  double *times = malloc((size_t)cap * sizeof(double));
-  if (!times) return TC_ERR_OUT_OF_MEMORY;
-  tc_status st = TC_OK;
-  int done = 0, call = 0;
-  for (int w = 0; w < t->warmup && st == TC_OK; w++, call++) {
-    tc_tensor *out = bench_runner_call(r, sets[call % n_sets]);
-    st = out ? TC_OK : TC_ERR_INTERNAL;
-    tc_release(out);
-  }
-  double spent = 0;
-  while (st == TC_OK && done < cap && (done < t->min_iters || spent < t->budget_s)) {
-    double t0 = bench_now();
-    tc_tensor *out = bench_runner_call(r, sets[call++ % n_sets]);
-    double dt = bench_now() - t0;
-    st = out ? TC_OK : TC_ERR_INTERNAL;
-    tc_release(out);
-    if (st == TC_OK) times[done++] = dt;
-    spent += dt;
-  }
-  *n_timed = done;
-  *median = bench_median(times, done);
-  free(times);
-  return st;
 }

@@ -2,7 +2,8 @@
  * (BENCHMARKS.md, "How to report"): a streaming copy of the same bytes for memory-bound
  * models; the bare GEMMs of the model at the same shapes for models with matmuls. On a host
  * backend these are a plain OpenMP copy loop and OpenBLAS; on a device backend, single-op
- * kernels compiled through that backend. */
+ * kernels compiled through that backend, timed in groups like the model. The workload is opened
+ * once and sampled one at a time, so bench_rounds.c can interleave it with the model's calls. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,7 @@ typedef struct bench_gemm {
   int64_t batch, m, n, k;
 } bench_gemm;
 
-static const bench_timing ceiling_timing = {.warmup = 2, .iters = 200, .min_iters = 5, .budget_s = 1.0};
+enum { CEILING_WARMUP = 2 };
 
 /* ---------------------------------------------------------------- the GEMMs of each model */
 static int ceiling_gemms(const tc_model *m, tc_tensor *const *in, bench_gemm *g) {
@@ -54,6 +55,38 @@ static int ceiling_gemms(const tc_model *m, tc_tensor *const *in, bench_gemm *g)
   return 0;
 }
 
+
+/* ---------------------------------------------------------------- the workload, opened */
+typedef struct ceiling_sgemm {
+  bench_gemm g;
+  float *a, *b, *c;
+  int how; /* the fastest way (ceiling_sgemm_run) */
+} ceiling_sgemm;
+
+/* Device: one compiled single-op model over its own input sets. */
+typedef struct ceiling_op {
+  bench_runner runner;
+  tc_tensor *bufs[8][2];
+  tc_tensor **sets[8];
+  int n_sets;
+  bench_calls calls;
+} ceiling_op;
+
+struct bench_ceiling_run {
+  enum { CEILING_HOST_COPY, CEILING_HOST_GEMMS, CEILING_DEVICE_OPS } what;
+  int threads;
+  /* host copy: n floats per set */
+  float *src, *dst;
+  int64_t n;
+  int n_sets, next;
+  /* host GEMMs */
+  int n_gemms;
+  ceiling_sgemm gemm[CEILING_MAX_GEMMS];
+  /* device */
+  int n_ops;
+  ceiling_op op[CEILING_MAX_GEMMS];
+};
+
 /* ---------------------------------------------------------------- host: OpenMP copy */
 static void ceiling_copy_once(float *dst, const float *src, int64_t n) {
 #ifdef _OPENMP
@@ -68,38 +101,35 @@ static void ceiling_copy_once(float *dst, const float *src, int64_t n) {
 #endif
 }
 
-static tc_status ceiling_host_copy(double bytes, int n_sets, double *seconds) {
-  int64_t n = (int64_t)(bytes / sizeof(float));
-  size_t total = (size_t)n * (size_t)n_sets * sizeof(float);
-  float *src = NULL, *dst = NULL;
-  if (posix_memalign((void **)&src, 64, total) || posix_memalign((void **)&dst, 64, total)) {
-    free(src);
+static tc_status ceiling_host_copy_open(bench_ceiling_run *run, double bytes, int n_sets) {
+  run->what = CEILING_HOST_COPY;
+  run->n = (int64_t)(bytes / sizeof(float));
+  run->n_sets = n_sets > 0 ? n_sets : 1;
+  size_t total = (size_t)run->n * (size_t)run->n_sets * sizeof(float);
+  if (posix_memalign((void **)&run->src, 64, total ? total : 64)) run->src = NULL;
+  if (!run->src || posix_memalign((void **)&run->dst, 64, total ? total : 64)) {
+    run->dst = NULL;
     return TC_ERR_OUT_OF_MEMORY;
   }
   /* First touch by the threads that copy, so pages sit near them; copy once to warm up. */
-  for (int s = 0; s < n_sets; s++) {
-    ceiling_copy_once(src + (size_t)s * (size_t)n, dst + (size_t)s * (size_t)n, n);
-    ceiling_copy_once(dst + (size_t)s * (size_t)n, src + (size_t)s * (size_t)n, n);
+  for (int s = 0; s < run->n_sets; s++) {
+    size_t off = (size_t)s * (size_t)run->n;
+    ceiling_copy_once(run->src + off, run->dst + off, run->n);
+    ceiling_copy_once(run->dst + off, run->src + off, run->n);
   }
-  double times[200];
-  int done = 0;
-  double spent = 0;
-  while (done < ceiling_timing.iters && (done < ceiling_timing.min_iters || spent < ceiling_timing.budget_s)) {
-    size_t off = (size_t)(done % n_sets) * (size_t)n;
-    double t0 = bench_now();
-    ceiling_copy_once(dst + off, src + off, n);
-    times[done] = bench_now() - t0;
-    spent += times[done++];
-  }
-  *seconds = bench_median(times, done);
-  free(src);
-  free(dst);
   return TC_OK;
+}
+
+static double ceiling_host_copy_sample(bench_ceiling_run *run) {
+  size_t off = (size_t)(run->next++ % run->n_sets) * (size_t)run->n;
+  double t0 = bench_now();
+  ceiling_copy_once(run->dst + off, run->src + off, run->n);
+  return bench_now() - t0;
 }
 
 /* ---------------------------------------------------------------- host: OpenBLAS */
 #ifdef TC_HAVE_OPENBLAS
-/* One GEMM (all its batch) in one of three ways; the ceiling takes the fastest per GEMM:
+/* One GEMM (all its batch) in one of three ways; the ceiling uses the fastest per GEMM:
  * 0: the BLAS's own threads, batch after batch (OpenBLAS splits some shapes poorly);
  * 1: batch × row blocks split over OpenMP threads, each calling a single-threaded BLAS (what a
  *    backend calling the BLAS does; right for many small products such as attention's heads);
@@ -123,13 +153,18 @@ static void ceiling_sgemm_run(const bench_gemm *g, const float *a, const float *
   }
 }
 
-static double ceiling_sgemm_time(const bench_gemm *g, const float *a, const float *b, float *c, int how) {
-  double times[200], spent = 0;
+/* The BLAS thread count a way needs: its own threads for way 0, one otherwise. */
+static void ceiling_sgemm_threads(int how, int threads) { openblas_set_num_threads(how == 0 ? threads : 1); }
+
+/* A quick median of one way, to choose it: a few runs, not a measurement. */
+static double ceiling_sgemm_probe(const ceiling_sgemm *s, int how, int threads) {
+  double times[5], spent = 0;
   int done = 0;
-  for (int w = 0; w < ceiling_timing.warmup; w++) ceiling_sgemm_run(g, a, b, c, how);
-  while (done < ceiling_timing.iters && (done < ceiling_timing.min_iters || spent < ceiling_timing.budget_s / 4)) {
+  ceiling_sgemm_threads(how, threads);
+  for (int w = 0; w < CEILING_WARMUP; w++) ceiling_sgemm_run(&s->g, s->a, s->b, s->c, how);
+  while (done < 5 && (done < 3 || spent < 0.1)) {
     double t0 = bench_now();
-    ceiling_sgemm_run(g, a, b, c, how);
+    ceiling_sgemm_run(&s->g, s->a, s->b, s->c, how);
     times[done] = bench_now() - t0;
     spent += times[done++];
   }
@@ -137,133 +172,185 @@ static double ceiling_sgemm_time(const bench_gemm *g, const float *a, const floa
 }
 #endif
 
-static tc_status ceiling_host_gemms(const bench_gemm *g, int n, double *seconds, const char **note) {
+static tc_status ceiling_host_gemms_open(bench_ceiling_run *run, const bench_gemm *g, int n, const char **note) {
+  run->what = CEILING_HOST_GEMMS;
 #ifdef TC_HAVE_OPENBLAS
-  tc_status st = TC_OK;
   /* The process's thread count, not the BLAS's current one: a backend's generated code may have
    * set the BLAS to one thread (it splits the work over its own threads). */
-  int threads = bench_default_threads();
-  *seconds = 0;
-  for (int i = 0; i < n && st == TC_OK; i++) {
+  run->threads = bench_default_threads();
+  for (int i = 0; i < n; i++) {
+    ceiling_sgemm *s = &run->gemm[run->n_gemms++];
+    s->g = g[i];
     size_t na = (size_t)(g[i].batch * g[i].m * g[i].k), nb = (size_t)(g[i].batch * g[i].k * g[i].n),
            nc = (size_t)(g[i].batch * g[i].m * g[i].n);
-    float *a = malloc(na * sizeof(float)), *b = malloc(nb * sizeof(float)), *c = malloc(nc * sizeof(float));
-    if (a && b && c) {
-      /* Small nonzero values: denormals or NaNs would change the speed. */
-      for (size_t j = 0; j < na; j++) a[j] = (float)((int)(j * 7 % 13) - 6) * 0.01f;
-      for (size_t j = 0; j < nb; j++) b[j] = (float)((int)(j * 5 % 11) - 5) * 0.01f;
-      double t[3] = {0, INFINITY, 0};
-      openblas_set_num_threads(threads);
-      t[0] = ceiling_sgemm_time(&g[i], a, b, c, 0);
-      openblas_set_num_threads(1);
-      if (threads > 1) t[1] = ceiling_sgemm_time(&g[i], a, b, c, 1);
-      t[2] = ceiling_sgemm_time(&g[i], a, b, c, 2);
-      openblas_set_num_threads(threads);
-      double best = fmin(t[0], fmin(t[1], t[2]));
-      if (getenv("TC_BENCH_DEBUG")) /* the three ways, for checking the BLAS */
-        fprintf(stderr, "tc bench: gemm %lldx%lldx%lldx%lld: blas threads %.3f ms, split %.3f ms, one thread %.3f ms\n",
-                (long long)g[i].batch, (long long)g[i].m, (long long)g[i].n, (long long)g[i].k, t[0] * 1e3,
-                t[1] * 1e3, t[2] * 1e3);
-      *seconds += best;
-    } else {
-      st = TC_ERR_OUT_OF_MEMORY;
-    }
-    free(a);
-    free(b);
-    free(c);
+    s->a = malloc(na * sizeof(float));
+    s->b = malloc(nb * sizeof(float));
+    s->c = malloc(nc * sizeof(float));
+    if (!s->a || !s->b || !s->c) return TC_ERR_OUT_OF_MEMORY;
+    /* Small nonzero values: denormals or NaNs would change the speed. */
+    for (size_t j = 0; j < na; j++) s->a[j] = (float)((int)(j * 7 % 13) - 6) * 0.01f;
+    for (size_t j = 0; j < nb; j++) s->b[j] = (float)((int)(j * 5 % 11) - 5) * 0.01f;
+    double t[3] = {ceiling_sgemm_probe(s, 0, run->threads), INFINITY, ceiling_sgemm_probe(s, 2, run->threads)};
+    if (run->threads > 1) t[1] = ceiling_sgemm_probe(s, 1, run->threads);
+    s->how = t[1] < t[0] && t[1] <= t[2] ? 1 : t[2] < t[0] ? 2 : 0;
+    if (getenv("TC_BENCH_DEBUG")) /* the three ways, for checking the BLAS */
+      fprintf(stderr,
+              "tc bench: gemm %lldx%lldx%lldx%lld: blas threads %.3f ms, split %.3f ms, one thread %.3f ms: way %d\n",
+              (long long)g[i].batch, (long long)g[i].m, (long long)g[i].n, (long long)g[i].k, t[0] * 1e3, t[1] * 1e3,
+              t[2] * 1e3, s->how);
   }
-  return st;
+  openblas_set_num_threads(run->threads);
+  return TC_OK;
 #else
   (void)g;
   (void)n;
-  (void)seconds;
   *note = "built without OpenBLAS";
   return TC_ERR_UNAVAILABLE;
 #endif
 }
 
+/* Every GEMM once, each in its chosen way; the thread switches are not timed. */
+static double ceiling_host_gemms_sample(bench_ceiling_run *run) {
+  double total = 0;
+#ifdef TC_HAVE_OPENBLAS
+  for (int i = 0; i < run->n_gemms; i++) {
+    ceiling_sgemm *s = &run->gemm[i];
+    ceiling_sgemm_threads(s->how, run->threads);
+    double t0 = bench_now();
+    ceiling_sgemm_run(&s->g, s->a, s->b, s->c, s->how);
+    total += bench_now() - t0;
+  }
+  openblas_set_num_threads(run->threads);
+#else
+  (void)run;
+#endif
+  return total;
+}
+
 /* ---------------------------------------------------------------- device: single-op kernels */
 static tc_tensor *ceiling_neg(tc_tensor *x) { return tc_neg(x); }
 static tc_tensor *ceiling_matmul(tc_tensor *a, tc_tensor *b) { return tc_matmul(a, b); }
+static const tc_model ceiling_copy_model = {.name = "ceiling_copy", .n_inputs = 1, .fn = TC_FN(ceiling_neg)};
+static const tc_model ceiling_matmul_model = {.name = "ceiling_matmul", .n_inputs = 2, .fn = TC_FN(ceiling_matmul)};
 
-/* Median seconds of one compiled single-op model over n_sets input sets made on the host. */
-static tc_status ceiling_device_op(const tc_model *op, tc_tensor ***sets, int n_sets, const char *backend,
-                                   const char *options, double *seconds) {
+/* Moves op's input sets (made on the host) to the device, compiles op and warms it up. */
+static tc_status ceiling_op_open(ceiling_op *o, const tc_model *model, const char *backend, const char *options) {
   bool on_device;
   tc_status st = TC_OK;
-  for (int s = 0; s < n_sets && st == TC_OK; s++) st = bench_place_inputs(sets[s], op->n_inputs, backend, &on_device);
-  bench_runner r;
-  if (st == TC_OK) st = bench_runner_init(&r, op, backend, options);
-  if (st != TC_OK) return st;
-  int n_timed;
-  st = bench_time_calls(&r, (tc_tensor **const *)sets, n_sets, &ceiling_timing, seconds, &n_timed);
-  bench_runner_free(&r);
-  return st;
-}
-
-static tc_status ceiling_device_copy(double bytes, int n_sets, const char *backend, const char *options,
-                                     double *seconds) {
-  const tc_model op = {.name = "ceiling_copy", .n_inputs = 1, .fn = TC_FN(ceiling_neg)};
-  int64_t n = (int64_t)(bytes / sizeof(float));
-  tc_tensor *bufs[8] = {0}, **sets[8];
-  if (n_sets > 8) n_sets = 8;
-  for (int s = 0; s < n_sets; s++) {
-    bufs[s] = tc_full(1.0 + s, TC_F32, 1, &n);
-    sets[s] = &bufs[s];
+  for (int s = 0; s < o->n_sets; s++) {
+    o->sets[s] = o->bufs[s];
+    for (int i = 0; i < model->n_inputs; i++)
+      if (!o->bufs[s][i]) st = TC_ERR_OUT_OF_MEMORY;
+    if (st == TC_OK) st = bench_place_inputs(o->bufs[s], model->n_inputs, backend, &on_device);
   }
-  tc_status st = TC_OK;
-  for (int s = 0; s < n_sets; s++)
-    if (!bufs[s]) st = TC_ERR_OUT_OF_MEMORY;
-  if (st == TC_OK) st = ceiling_device_op(&op, sets, n_sets, backend, options, seconds);
-  for (int s = 0; s < n_sets; s++) tc_release(bufs[s]);
+  if (st == TC_OK) st = bench_runner_init(&o->runner, model, backend, options);
+  if (st == TC_OK)
+    st = bench_calls_init(&o->calls, &o->runner, (tc_tensor **const *)o->sets, o->n_sets, CEILING_WARMUP,
+                          BENCH_GROUP_S);
   return st;
 }
 
-static tc_status ceiling_device_gemms(const bench_gemm *g, int n, const char *backend, const char *options,
-                                      double *seconds) {
-  const tc_model op = {.name = "ceiling_matmul", .n_inputs = 2, .fn = TC_FN(ceiling_matmul)};
+static tc_status ceiling_device_copy_open(bench_ceiling_run *run, double bytes, int n_sets, const char *backend,
+                                          const char *options) {
+  run->what = CEILING_DEVICE_OPS;
+  ceiling_op *o = &run->op[run->n_ops++];
+  int64_t n = (int64_t)(bytes / sizeof(float));
+  o->n_sets = n_sets < 1 ? 1 : n_sets > 8 ? 8 : n_sets;
+  for (int s = 0; s < o->n_sets; s++) o->bufs[s][0] = tc_full(1.0 + s, TC_F32, 1, &n);
+  return ceiling_op_open(o, &ceiling_copy_model, backend, options);
+}
+
+static tc_status ceiling_device_gemms_open(bench_ceiling_run *run, const bench_gemm *g, int n, const char *backend,
+                                           const char *options) {
+  run->what = CEILING_DEVICE_OPS;
   tc_status st = TC_OK;
-  *seconds = 0;
   for (int i = 0; i < n && st == TC_OK; i++) {
+    ceiling_op *o = &run->op[run->n_ops++];
     int64_t as[3] = {g[i].batch, g[i].m, g[i].k}, bs[3] = {g[i].batch, g[i].k, g[i].n};
     int rank = g[i].batch > 1 ? 3 : 2, skip = g[i].batch > 1 ? 0 : 1;
-    tc_tensor *ab[2] = {tc_randn(1, TC_F32, rank, as + skip), tc_randn(2, TC_F32, rank, bs + skip)}, **sets[1] = {ab};
+    o->n_sets = 1;
+    o->bufs[0][0] = tc_randn(1, TC_F32, rank, as + skip);
+    o->bufs[0][1] = tc_randn(2, TC_F32, rank, bs + skip);
+    st = ceiling_op_open(o, &ceiling_matmul_model, backend, options);
+  }
+  return st;
+}
+
+/* Every op once (a group of calls each on a device): the sum of their per-call times. */
+static tc_status ceiling_device_sample(bench_ceiling_run *run, double *seconds) {
+  tc_status st = TC_OK;
+  *seconds = 0;
+  for (int i = 0; i < run->n_ops && st == TC_OK; i++) {
     double t = 0;
-    st = ab[0] && ab[1] ? ceiling_device_op(&op, sets, 1, backend, options, &t) : TC_ERR_OUT_OF_MEMORY;
+    st = bench_calls_sample(&run->op[i].calls, &t);
     *seconds += t;
-    tc_release(ab[0]);
-    tc_release(ab[1]);
   }
   return st;
 }
 
 /* ---------------------------------------------------------------- the ceiling of a model */
-tc_status bench_ceiling_measure(const tc_model *m, tc_size_class size, tc_tensor *const *inputs, const char *backend,
-                                bool on_device, int n_sets, const char *options, bench_ceiling *out) {
+tc_status bench_ceiling_open(const tc_model *m, tc_size_class size, tc_tensor *const *inputs, const char *backend,
+                             bool on_device, int n_sets, const char *options, bench_ceiling *out,
+                             bench_ceiling_run **run) {
   memset(out, 0, sizeof *out);
+  *run = NULL;
   double work = m->work ? m->work(size) : 0.0;
+  bench_ceiling_run *r = calloc(1, sizeof *r);
+  if (!r) {
+    out->note = "ceiling: out of memory";
+    return TC_ERR_OUT_OF_MEMORY;
+  }
   tc_status st;
   if (!strcmp(m->unit, "GB/s")) {
     /* work counts bytes read + written; a copy of half of them moves the same. */
     out->kind = on_device ? "backend-copy" : "copy";
-    st = on_device ? ceiling_device_copy(work / 2, n_sets, backend, options, &out->seconds)
-                   : ceiling_host_copy(work / 2, n_sets, &out->seconds);
+    st = on_device ? ceiling_device_copy_open(r, work / 2, n_sets, backend, options)
+                   : ceiling_host_copy_open(r, work / 2, n_sets);
   } else {
     bench_gemm g[CEILING_MAX_GEMMS];
     int n = ceiling_gemms(m, inputs, g);
     if (n == 0) {
       out->note = "no ceiling for this model";
+      free(r);
       return TC_OK;
     }
     out->kind = on_device ? "backend-matmul" : "sgemm";
-    st = on_device ? ceiling_device_gemms(g, n, backend, options, &out->seconds)
-                   : ceiling_host_gemms(g, n, &out->seconds, &out->note);
+    st = on_device ? ceiling_device_gemms_open(r, g, n, backend, options) : ceiling_host_gemms_open(r, g, n, &out->note);
   }
   if (st != TC_OK) {
     out->kind = NULL;
-    if (!out->note) out->note = "ceiling measurement failed";
+    if (!out->note) out->note = st == TC_ERR_OUT_OF_MEMORY ? "ceiling: out of memory" : "ceiling measurement failed";
+    bench_ceiling_close(r);
     return st;
   }
-  out->value = bench_figure(m, size, out->seconds);
+  *run = r;
   return TC_OK;
+}
+
+tc_status bench_ceiling_sample(void *ctx, double *seconds) {
+  bench_ceiling_run *run = ctx;
+  switch (run->what) {
+  case CEILING_HOST_COPY: *seconds = ceiling_host_copy_sample(run); return TC_OK;
+  case CEILING_HOST_GEMMS: *seconds = ceiling_host_gemms_sample(run); return TC_OK;
+  default: return ceiling_device_sample(run, seconds);
+  }
+}
+
+void bench_ceiling_close(bench_ceiling_run *run) {
+  if (!run) return;
+  free(run->src);
+  free(run->dst);
+  for (int i = 0; i < run->n_gemms; i++) {
+    free(run->gemm[i].a);
+    free(run->gemm[i].b);
+    free(run->gemm[i].c);
+  }
+  for (int i = 0; i < run->n_ops; i++) {
+    bench_runner_free(&run->op[i].runner);
+    for (int s = 0; s < 8; s++) {
+      tc_release(run->op[i].bufs[s][0]);
+      tc_release(run->op[i].bufs[s][1]);
+    }
+  }
+  free(run);
 }

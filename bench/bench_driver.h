@@ -40,9 +40,11 @@ typedef struct bench_result {
   bench_first_call eager;     /* a child process too: on the reference interpreter it can take minutes */
   bench_first_call cold, warm; /* fresh processes: empty cache, then the cache the first left */
   double first_call_s;         /* in this process */
-  double median_s;
-  int n_timed, n_sets;
-  double figure, ratio;
+  double median_s;             /* median model sample: seconds per call */
+  int n_timed, n_sets;         /* calls timed; rotated input sets */
+  int rounds, group;           /* interleaved rounds (model samples); calls per sample (1 on the host) */
+  double figure, ratio;        /* ratio: median of per-round ratios (bench_rounds.c) */
+  double ratio_q1, ratio_q3, ratio_of_medians;
   double sum, abs_sum;
   int kernels, graphs;
 } bench_result;

@@ -114,7 +114,7 @@ static int main_models(const char *list, const char **names, int cap) {
 int bench_main(int argc, char **argv) {
   main_args a = {.cfg = {.eager = true,
                          .eager_limit_s = 30,
-                         .timing = {.warmup = 3, .iters = 50, .min_iters = 5, .budget_s = 2.0},
+                         .timing = {.warmup = 3, .iters = 50, .min_iters = 5, .budget_s = 2.0, .group_s = BENCH_GROUP_S},
                          .eager_timing = {.warmup = 0, .iters = 5, .min_iters = 1, .budget_s = 3.0}}};
   int rc = main_parse(argc, argv, &a);
   if (rc >= 0) return rc;

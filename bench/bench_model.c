@@ -1,6 +1,6 @@
-/* bench_model.c — the measurement of one bundled model: its ceiling (taken before and after,
- * the faster kept), eager time, cold and warm first calls (in fresh processes), then the median
- * of timed calls after warm-up, with input sets rotated when they fit in cache. */
+/* bench_model.c — the measurement of one bundled model: eager time, cold and warm first calls
+ * (in fresh processes), then timed calls after warm-up interleaved with its ceiling workload
+ * (bench_rounds.c), with input sets rotated when they fit in cache. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +50,12 @@ static void model_fail(bench_result *r, const char *what) {
   if (!r->error[0]) snprintf(r->error, sizeof r->error, "%s: %s", what, tc_last_error());
 }
 
-static void model_compiled(const bench_config *cfg, const tc_model *m, tc_tensor ***sets, bench_result *r) {
+static tc_status model_sample(void *ctx, double *seconds) { return bench_calls_sample(ctx, seconds); }
+
+/* Compiles m, makes the first call (checksum), then times calls interleaved with the ceiling
+ * workload (bench_rounds.c): the figure and the ceiling come from the same window. */
+static void model_compiled(const bench_config *cfg, const tc_model *m, tc_tensor ***sets, bool on_device,
+                           bench_result *r) {
   bench_runner run;
   if (bench_runner_init(&run, m, cfg->backend, cfg->options) != TC_OK) {
     model_fail(r, "tc_compile");
@@ -67,10 +72,38 @@ static void model_compiled(const bench_config *cfg, const tc_model *m, tc_tensor
       r->kernels = st.n_kernels;
       r->graphs = st.n_graphs;
     }
-    if (bench_time_calls(&run, (tc_tensor **const *)sets, r->n_sets, &cfg->timing, &r->median_s, &r->n_timed) != TC_OK)
-      model_fail(r, "timed calls");
   }
   tc_release(out);
+  bench_ceiling_run *ceiling = NULL;
+  if (!r->error[0] && bench_ceiling_open(m, cfg->size, sets[0], cfg->backend, on_device, r->n_sets, cfg->options,
+                                         &r->ceiling, &ceiling) != TC_OK)
+    fprintf(stderr, "tc bench: %s: %s (%s)\n", m->name, r->ceiling.note, tc_last_error());
+  bench_calls calls;
+  bench_rounds rounds = {0};
+  if (!r->error[0] && bench_calls_init(&calls, &run, (tc_tensor **const *)sets, r->n_sets, cfg->timing.warmup,
+                                       cfg->timing.group_s) != TC_OK)
+    model_fail(r, "warm-up calls");
+  if (!r->error[0]) {
+    r->group = calls.group;
+    bench_sampler model_s = {model_sample, &calls}, ceiling_s = {bench_ceiling_sample, ceiling};
+    if (bench_rounds_measure(&model_s, ceiling ? &ceiling_s : NULL, &cfg->timing, &rounds) != TC_OK)
+      model_fail(r, "timed calls");
+    r->n_timed = (int)calls.timed;
+    r->rounds = rounds.rounds;
+    r->median_s = rounds.model_s;
+  }
+  if (!r->error[0] && ceiling) {
+    r->ceiling.seconds = rounds.ceiling_s;
+    r->ceiling.value = bench_figure(m, cfg->size, rounds.ceiling_s);
+    r->ratio = rounds.ratio;
+    r->ratio_q1 = rounds.ratio_q1;
+    r->ratio_q3 = rounds.ratio_q3;
+    r->ratio_of_medians = rounds.ratio_of_medians;
+  } else if (ceiling) {
+    r->ceiling.kind = NULL;
+    r->ceiling.note = "not measured (the model failed)";
+  }
+  bench_ceiling_close(ceiling);
   bench_runner_free(&run);
 }
 
@@ -92,9 +125,6 @@ void bench_model_measure(const bench_config *cfg, const tc_model *m, bench_resul
   tc_release(probe);
   r->n_sets = model_rotation(bench_bytes(sets[0], m->n_inputs), on_device);
 
-  if (bench_ceiling_measure(m, cfg->size, sets[0], cfg->backend, on_device, r->n_sets, cfg->options, &r->ceiling) !=
-      TC_OK)
-    fprintf(stderr, "tc bench: %s: ceiling: %s\n", m->name, tc_last_error());
   char dir[4096];
   snprintf(dir, sizeof dir, "%s/%s", cfg->tmp_root, m->name);
   if (cfg->eager) bench_child_spawn(cfg, "eager", m->name, dir, cfg->eager_limit_s, &r->eager);
@@ -107,20 +137,10 @@ void bench_model_measure(const bench_config *cfg, const tc_model *m, bench_resul
   bool placed = on_device;
   for (int s = 0; s < r->n_sets && !r->error[0]; s++)
     if (bench_place_inputs(sets[s], m->n_inputs, cfg->backend, &placed) != TC_OK) model_fail(r, "moving inputs");
-  if (!r->error[0]) model_compiled(cfg, m, sets, r);
-  /* The ceiling again, right after the timed calls: on a shared machine bandwidth moves between
-   * moments, and one sample taken in a slow moment inflated ratios past 1. The faster of the
-   * two brackets is what the hardware showed it can do during this measurement. */
-  bench_ceiling again;
-  if (!r->error[0] && r->ceiling.kind && r->ceiling.seconds > 0 &&
-      bench_ceiling_measure(m, cfg->size, sets[0], cfg->backend, on_device, r->n_sets, cfg->options, &again) ==
-          TC_OK &&
-      again.seconds > 0 && again.seconds < r->ceiling.seconds)
-    r->ceiling = again;
+  if (!r->error[0]) model_compiled(cfg, m, sets, placed, r);
   if (!r->error[0]) {
     r->figure = bench_figure(m, cfg->size, r->median_s);
-    if (r->ceiling.kind && r->ceiling.value > 0 && r->figure > 0)
-      r->ratio = m->work && m->work(cfg->size) > 0 ? r->figure / r->ceiling.value : r->ceiling.value / r->figure;
+    if (!(r->ratio > 0)) r->ratio = 0;
   }
   for (int s = 0; s < MODEL_MAX_SETS; s++)
     for (int i = 0; i < MODEL_MAX_INPUTS; i++) tc_release(store[s][i]);

@@ -21,7 +21,7 @@ static const char *fmt_first_call(const bench_first_call *f, double s, char *buf
 }
 
 static void report_table_row(const bench_result *r) {
-  char fig[32], ceil[48], ratio[16], med[32], eager[32], cold[32], warm[32];
+  char fig[32], ceil[48], ratio[16], iqr[24], med[32], eager[32], cold[32], warm[32];
   if (r->error[0] && !r->cold.ok) {
     printf("%-12s %-5s error: %s\n", r->name, r->unit, r->error);
     return;
@@ -36,12 +36,18 @@ static void report_table_row(const bench_result *r) {
   snprintf(fig, sizeof fig, "%.4g", r->figure);
   if (r->ceiling.kind) snprintf(ceil, sizeof ceil, "%s %.4g", r->ceiling.kind, r->ceiling.value);
   else snprintf(ceil, sizeof ceil, "-");
-  if (r->ratio > 0) snprintf(ratio, sizeof ratio, "%.2f", r->ratio);
-  else snprintf(ratio, sizeof ratio, "-");
-  printf("%-12s %-5s %10s %-22s %6s %10s %10s %10s %10s %4d %4d\n", r->name, r->unit, r->error[0] ? "-" : fig, ceil,
-         ratio, fmt_time(r->median_s, med, sizeof med), fmt_first_call(&r->eager, r->eager.median_s, eager, sizeof eager),
+  if (r->ratio > 0) {
+    snprintf(ratio, sizeof ratio, "%.2f", r->ratio);
+    snprintf(iqr, sizeof iqr, "%.2f-%.2f", r->ratio_q1, r->ratio_q3);
+  } else {
+    snprintf(ratio, sizeof ratio, "-");
+    snprintf(iqr, sizeof iqr, "-");
+  }
+  printf("%-12s %-5s %10s %-22s %6s %-10s %10s %10s %10s %10s %4d %4d %4d %4d\n", r->name, r->unit,
+         r->error[0] ? "-" : fig, ceil, ratio, iqr, fmt_time(r->median_s, med, sizeof med),
+         fmt_first_call(&r->eager, r->eager.median_s, eager, sizeof eager),
          fmt_first_call(&r->cold, r->cold.seconds, cold, sizeof cold),
-         fmt_first_call(&r->warm, r->warm.seconds, warm, sizeof warm), r->kernels, r->n_sets);
+         fmt_first_call(&r->warm, r->warm.seconds, warm, sizeof warm), r->kernels, r->n_sets, r->rounds, r->group);
   if (r->error[0]) printf("%-12s error: %s\n", "", r->error);
   if (!r->eager.ok && !r->eager.timed_out && r->eager.error[0]) printf("%-12s eager: %s\n", "", r->eager.error);
   if (!r->cold.ok && r->cold.error[0]) printf("%-12s cold start: %s\n", "", r->cold.error);
@@ -50,15 +56,23 @@ static void report_table_row(const bench_result *r) {
 
 static void report_table(const bench_config *cfg, const bench_result *rs, int n) {
   const char *eager_backend = getenv("TC_EAGER_BACKEND");
-  printf("tc bench: backend %s, size %s, %d threads; eager on %s; ceilings measured in this run (BLAS: %s)\n",
+  printf("tc bench: backend %s, size %s, %d threads; eager on %s; ceilings interleaved with the timed calls (BLAS: %s)\n",
          cfg->backend, bench_size_name(cfg->size), cfg->threads,
          eager_backend && *eager_backend ? eager_backend : "debug-eager", bench_blas_name());
-  printf("%-12s %-5s %10s %-22s %6s %10s %10s %10s %10s %4s %4s\n", "model", "unit", "figure", "ceiling", "ratio",
-         "median", "eager", "cold 1st", "warm 1st", "krn", "sets");
+  printf("%-12s %-5s %10s %-22s %6s %-10s %10s %10s %10s %10s %4s %4s %4s %4s\n", "model", "unit", "figure", "ceiling",
+         "ratio", "ratio iqr", "median", "eager", "cold 1st", "warm 1st", "krn", "sets", "rnds", "grp");
   for (int i = 0; i < n; i++) report_table_row(&rs[i]);
-  printf("figure: GB/s and TF/s from the median call; ms and us are the median call itself. ratio: figure/ceiling\n"
-         "(time figures: ceiling time/median, the ceiling being their GEMMs alone). eager: median eager call.\n"
-         "cold/warm 1st: first call (capture + compile + run) in a new process with an empty / warm cache.\n");
+  printf("figure: GB/s and TF/s from the median call; ms and us are the median call itself. Timed calls run in\n"
+         "interleaved rounds with the ceiling workload (ceiling, model, ceiling, model, ..., ceiling); figure and\n"
+         "ceiling are each side's median over that same window. ratio: the median over rounds of ceiling time /\n"
+         "model time, the ceiling time being the mean of the two ceiling samples around the model sample (pairing\n"
+         "samples milliseconds apart cancels the machine's drift; the median drops rounds a burst hit on one side),\n"
+         "so it can differ a little from figure/ceiling; ratio iqr: quartiles of the per-round ratios. For time\n"
+         "figures the ceiling is their GEMMs alone. rnds: rounds. grp: calls per sample: 1 on the host (each call\n"
+         "timed alone); on a device, a group of back-to-back calls (about %.0f ms of work, at most %d) with one\n"
+         "wait at the end, divided by its calls, the device ceilings likewise. eager: median eager call.\n"
+         "cold/warm 1st: first call (capture + compile + run) in a new process with an empty / warm cache.\n",
+         cfg->timing.group_s * 1e3, BENCH_MAX_GROUP);
 }
 
 /* ---------------------------------------------------------------- JSON */
@@ -112,6 +126,13 @@ static void report_json_row(const bench_result *r) {
   json_num(r->median_s);
   printf(", \"timed_calls\": %d, \"input_sets\": %d, \"ratio\": ", r->n_timed, r->n_sets);
   json_num(r->ratio);
+  printf(", \"ratio_q1\": ");
+  json_num(r->ratio_q1);
+  printf(", \"ratio_q3\": ");
+  json_num(r->ratio_q3);
+  printf(", \"ratio_of_medians\": ");
+  json_num(r->ratio_of_medians);
+  printf(", \"rounds\": %d, \"group_calls\": %d", r->rounds, r->group);
   printf(", \"ceiling\": {\"kind\": ");
   if (r->ceiling.kind) json_str(r->ceiling.kind);
   else printf("null");
@@ -145,6 +166,15 @@ static void report_json(const bench_config *cfg, const bench_result *rs, int n) 
   json_str(eager_backend && *eager_backend ? eager_backend : "debug-eager");
   printf(",\n  \"blas\": ");
   json_str(bench_blas_name());
+  printf(",\n  \"timing\": {\"ratio\": ");
+  json_str("median over interleaved rounds (ceiling, model, ceiling, ...) of ceiling seconds (mean of the two "
+           "samples around the model sample) / model seconds; figure and ceiling.value: each side's median over the "
+           "same window");
+  printf(", \"device_group_s\": ");
+  json_num(cfg->timing.group_s);
+  printf(", \"device_max_group\": %d, \"iters\": %d, \"budget_s\": ", BENCH_MAX_GROUP, cfg->timing.iters);
+  json_num(cfg->timing.budget_s);
+  printf("}");
   printf(",\n  \"models\": [\n");
   for (int i = 0; i < n; i++) {
     report_json_row(&rs[i]);

@@ -170,7 +170,7 @@ def main(argv):
     h200 = "; BENCHMARKS.md: about 4300 on the H200" if size == "gpu" else ""
     print(f"\ntorch ceilings: copy {fmt(get(mc, 'copy', 'value'))} GB/s (read + written{h200}), mm at the mlp shapes "
           f"{fmt(get(mc, 'mm', 'value'))} TF/s")
-    print("ratio: figure/ceiling (ms, us: ceiling time/median). dyn_attn: total seconds of the 40 calls with a cold "
+    print("ratio: median over interleaved rounds of ceiling time / model time (tc bench). dyn_attn: total seconds of the 40 calls with a cold "
           "cache,\n(Ng) = graphs compiled; its warm-cache total is in the first-call table. ref: BENCHMARKS.md.")
     for b in backends:
         for n, m in tc_models[b].items():
