@@ -373,14 +373,16 @@ typedef struct tc_matmul_desc {
   int32_t a_offset, a_stride_batch, a_stride_m, a_stride_k; /* expr ids, in elements */
   int32_t b_offset, b_stride_batch, b_stride_k, b_stride_n;
   int32_t c_offset, c_stride_batch, c_stride_m, c_stride_n;
-  /* Appended (ABI 1.0, after the fields above): a second batch level, an outer loop of extent
+  /* Appended in ABI 1.1 (after the fields above): a second batch level, an outer loop of extent
    * batch2 around `batch`, for operands whose batch dims are two strided levels (q·kᵀ over
    * (B, heads) read from views of one (B, T, 3, heads, d) buffer). With it, C[b2, b, m, n] =
    * epilogue(sum_k A[b2, b, m, k] * B[b2, b, k, n]), A's element at a_offset + b2*a_stride_batch2
    * + b*a_stride_batch + m*a_stride_m + k*a_stride_k (likewise B and C), and the epilogue's outer
    * domain is (batch2, batch, m, n): n_outer is 4. A reader uses these fields only when
    * struct_size covers them and batch_levels is 2; otherwise (an older writer, or a writer that
-   * zero-initializes and leaves them alone) there is one level and batch2 is -1 or unset. This
+   * zero-initializes and leaves them alone) there is one level and batch2 is -1 or unset. The
+   * host sets batch_levels 2 only for a plugin whose table reports abi_minor >= 1: a plugin built
+   * against 1.0 never reads these fields, so it gets one level (operands copied) instead. This
    * struct is the last member of tc_kernel_desc, so appending here only appends to that too, and
    * tc_kernel_list strides its kernels by their struct_size (TC_AT). */
   int32_t batch_levels; /* 2: batch2 and the *_stride_batch2 below are in use; else one level */

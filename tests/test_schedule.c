@@ -209,6 +209,109 @@ Test(schedule, temporaries_reuse_memory) {
   graph_free(&b.g);
 }
 
+/* softmax(softmax(x) * x) + softmax(x): one kernel of five loops in which both exp(x - max) and
+ * the outer softmax's exp are computed by earlier loops at the store loop's element. Only one
+ * of them may be parked in the output for the store loop: both would go to the same index, and
+ * the second store would overwrite the first before it is read back (the kernel then added
+ * the same exp twice). */
+Test(schedule, one_stash_per_kernel) {
+  gb b;
+  graph_init(&b.g, "softmax_twice");
+  int32_t shape[2] = {C(&b, 4), C(&b, 64)};
+  int32_t x = IN(&b, T(TC_F32, 2, shape));
+  int32_t a = softmax_graph(&b, x);
+  int32_t y = BIN(&b, TC_PRIM_ADD, softmax_graph(&b, BIN(&b, TC_PRIM_MUL, a, x)), a);
+  graph_set_outputs(&b.g, 1, &y);
+  tc_schedule *s = sched(&b);
+  cr_assert_eq(s->n_kernels, 1);
+  const sched_kernel *k = &s->kernels[0];
+  cr_assert_eq(loops_of(k), 5, "max, sum, max, sum, store");
+  int32_t out = -1;
+  for (int32_t i = 0; i < k->n_bufs; i++)
+    if (s->bufs[k->buf_ids[i]].kind == SBUF_OUTPUT) out = i;
+  cr_assert_geq(out, 0);
+  int stores = 0, store_loop = -1;
+  for (int32_t i = 0; i < k->n_ops; i++)
+    if (k->ops[i].kind == TC_KOP_STORE && k->ops[i].buffer == out) {
+      stores++;
+      if (k->ops[i].loop > store_loop) store_loop = k->ops[i].loop;
+    }
+  cr_assert_eq(stores, 2, "the result and one stashed exp (%d stores into the output: stashes alias)", stores);
+  /* Every load of the output in the store loop reads the one stashed value. */
+  int loads = 0;
+  for (int32_t i = 0; i < k->n_ops; i++) loads += k->ops[i].kind == TC_KOP_LOAD && k->ops[i].buffer == out;
+  cr_assert_eq(loads, 1);
+  schedule_free(s);
+  graph_free(&b.g);
+}
+
+/* q·kᵀ over (B, heads) with B 2 and q, k permuted views of (B, T, heads, D) inputs: the batch
+ * dims are two strided levels. A plugin of ABI 1.1 gets one matmul kernel with batch_levels 2;
+ * a plugin built against ABI 1.0 ignores those fields, so it must get the copies as before. */
+static tc_schedule *sched_heads(gb *b, const tc_plugin_api *plugin) {
+  graph_init(&b->g, "heads");
+  int32_t B = C(b, 2), T_ = C(b, 6), H = C(b, 3), D = C(b, 4);
+  tc_vtype tin = T(TC_F32, 4, (int32_t[]){B, T_, H, D});
+  int32_t q = IN(b, tin), k = IN(b, tin);
+  int32_t qh = NODE(b, TC_PRIM_PERMUTE, T(TC_F32, 4, (int32_t[]){B, H, T_, D}), 1, (int32_t[]){q}, 4,
+                    (int64_t[]){0, 2, 1, 3}, 0);
+  int32_t kt = NODE(b, TC_PRIM_PERMUTE, T(TC_F32, 4, (int32_t[]){B, H, D, T_}), 1, (int32_t[]){k}, 4,
+                    (int64_t[]){0, 2, 3, 1}, 0);
+  int32_t y = NODE(b, TC_PRIM_MATMUL, T(TC_F32, 4, (int32_t[]){B, H, T_, T_}), 2, (int32_t[]){qh, kt}, 0, NULL, 0);
+  graph_set_outputs(&b->g, 1, &y);
+  const sched_options o = schedule_options_for(plugin);
+  tc_schedule *s = NULL;
+  tc_status st = schedule_build_opts(&b->g, &o, &s);
+  cr_assert_eq(st, TC_OK, "schedule_build_opts: %s", tc_last_error());
+  return s;
+}
+
+static const tc_kernel_desc *only_matmul(const tc_schedule *s) {
+  const tc_kernel_desc *mm = NULL;
+  for (int32_t i = 0; i < s->n_kernels; i++)
+    if (s->kernels[i].desc.kind == TC_KERNEL_MATMUL) {
+      cr_assert_null(mm, "one matmul kernel");
+      mm = &s->kernels[i].desc;
+    }
+  cr_assert_not_null(mm);
+  return mm;
+}
+
+Test(schedule, matmul_two_batch_levels_for_abi_1_1) {
+  gb b;
+  tc_plugin_api api = {.struct_size = sizeof api, .abi_major = TC_ABI_MAJOR, .abi_minor = 1};
+  tc_schedule *s = sched_heads(&b, &api);
+  cr_assert_eq(s->n_kernels, 1, "q and k read in place: %d kernels", s->n_kernels);
+  const tc_kernel_desc *mm = only_matmul(s);
+  cr_assert_eq(mm->matmul.batch_levels, 2);
+  cr_assert_eq(mm->n_outer, 4, "(batch2, batch, m, n)");
+  int64_t b2, sa2, sa;
+  cr_assert(sxtab_is_const(&s->sx, mm->matmul.batch2, &b2) && sxtab_is_const(&s->sx, mm->matmul.a_stride_batch2, &sa2) &&
+            sxtab_is_const(&s->sx, mm->matmul.a_stride_batch, &sa));
+  cr_assert_eq(b2, 2);
+  cr_assert_eq(sa2, 6 * 3 * 4, "q's B stride: T*H*D");
+  cr_assert_eq(sa, 4, "q's head stride: D");
+  schedule_free(s);
+  graph_free(&b.g);
+}
+
+Test(schedule, matmul_one_batch_level_for_abi_1_0) {
+  gb b;
+  tc_plugin_api api = {.struct_size = sizeof api, .abi_major = TC_ABI_MAJOR, .abi_minor = 0};
+  tc_schedule *s = sched_heads(&b, &api);
+  cr_assert_eq(s->n_kernels, 3, "q and k copied into contiguous buffers, then the matmul: %d kernels", s->n_kernels);
+  const tc_kernel_desc *mm = only_matmul(s);
+  cr_assert_neq(mm->matmul.batch_levels, 2, "a 1.0 plugin would ignore the second level");
+  cr_assert_eq(mm->n_outer, 3, "(batch, m, n)");
+  int64_t nb;
+  cr_assert(sxtab_is_const(&s->sx, mm->matmul.batch, &nb));
+  cr_assert_eq(nb, 2 * 3, "B and heads as one level");
+  for (int32_t i = 0; i < s->n_kernels; i++)
+    if (s->kernels[i].desc.kind != TC_KERNEL_MATMUL) cr_assert_eq(s->bufs[s->kernels[i].buf_ids[0]].kind, SBUF_INPUT);
+  schedule_free(s);
+  graph_free(&b.g);
+}
+
 /* ---------------------------------------------------------------- end to end on inductor-cpu */
 static tc_tensor *seq(int rank, const int64_t *sizes, float scale, int salt) {
   int64_t n = 1;

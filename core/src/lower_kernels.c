@@ -239,7 +239,9 @@ tc_status lower_kernels_build(tc_backend *be, const tc_graph *g, const tc_compil
   if (be->api.memory != TC_MEMORY_HOST && (!be->api.buffer_alloc || !be->api.buffer_free))
     return tc_error(TC_ERR_INTERNAL, "%s: device-memory backend without buffer_alloc/buffer_free", be->name);
   tc_schedule *s = NULL;
-  TC_RETURN_IF_ERROR(schedule_build(g, &s));
+  /* Only what the plugin's ABI minor says it reads (a 1.0 plugin ignores two-level matmuls). */
+  const sched_options so = schedule_options_for(&be->api);
+  TC_RETURN_IF_ERROR(schedule_build_opts(g, &so, &s));
   kernels_lowered *kl = calloc(1, sizeof *kl);
   int32_t ns = s->n_slots + 1;
   if (kl) {

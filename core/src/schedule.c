@@ -247,7 +247,16 @@ void schedule_free(tc_schedule *s) {
   free(s);
 }
 
-tc_status schedule_build(const tc_graph *g, tc_schedule **out) {
+sched_options schedule_options_for(const tc_plugin_api *api) {
+  sched_options o;
+  memset(&o, 0, sizeof o);
+  o.matmul_batch2 = api && api->abi_minor >= SCHED_ABI_MINOR_MATMUL_BATCH2;
+  return o;
+}
+
+tc_status schedule_build(const tc_graph *g, tc_schedule **out) { return schedule_build_opts(g, NULL, out); }
+
+tc_status schedule_build_opts(const tc_graph *g, const sched_options *opts, tc_schedule **out) {
   *out = NULL;
   tc_schedule *s = calloc(1, sizeof *s);
   driver d;
@@ -260,6 +269,8 @@ tc_status schedule_build(const tc_graph *g, tc_schedule **out) {
   c->g = g;
   c->s = s;
   c->sx = &s->sx;
+  if (opts) c->opts = *opts;
+  else c->opts.matmul_batch2 = true;
   c->n_values = g->n_inputs + g->n_nodes;
   int32_t nv = c->n_values + 1;
   c->sx_map = malloc(sizeof(int32_t) * (size_t)(g->sx.n + 1));

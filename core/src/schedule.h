@@ -54,7 +54,25 @@ typedef struct tc_schedule {
   int32_t n_slots;
 } tc_schedule;
 
-/* Schedules g (borrowed; must outlive the schedule). */
+/* What the plugin that runs the kernels understands, which bounds what the scheduler may hand
+ * it. Zero-initialized: only what every plugin of ABI 1.0 reads. */
+typedef struct sched_options {
+  /* tc_matmul_desc's second batch level (batch_levels 2, ABI 1.1). A plugin built against 1.0
+   * ignores those fields and would multiply the wrong elements, so without it an operand whose
+   * batch dims are not one strided run is copied into a contiguous buffer first. */
+  bool matmul_batch2;
+} sched_options;
+
+/* The ABI minor from which tc_matmul_desc.batch_levels is honored. */
+#define SCHED_ABI_MINOR_MATMUL_BATCH2 1u
+
+/* The options for a plugin whose table is api: what its ABI minor (the header it was built
+ * with) allows. */
+sched_options schedule_options_for(const tc_plugin_api *api);
+/* Schedules g (borrowed; must outlive the schedule) for a plugin understanding opts (NULL:
+ * everything this host's ABI has). */
+tc_status schedule_build_opts(const tc_graph *g, const sched_options *opts, tc_schedule **out);
+/* schedule_build_opts with opts NULL. */
 tc_status schedule_build(const tc_graph *g, tc_schedule **out);
 void schedule_free(tc_schedule *s);
 /* The plan as text (kernels, their buffers, lifetimes and slots), for TC_LOGS=schedule. */
@@ -94,6 +112,7 @@ typedef struct sched_ctx {
   bool *realized;        /* per value */
   int32_t *epi_end;      /* per matmul node value: the end of its epilogue (itself when none) */
   int32_t *inline_count; /* per reduction value: kernels it was inlined into (this round) */
+  sched_options opts;     /* what the plugin understands */
   /* the kernel's vars: extents (expr ids) of var 0..n_vars-1 */
   int32_t n_vars;
   int32_t var_extent[SCHED_MAX_VARS];

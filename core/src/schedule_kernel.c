@@ -36,7 +36,10 @@ typedef struct kbuild {
   int32_t store_loop; /* the inner loop that stores the root, or -1 */
   access root_acc;    /* where the root is stored */
   int32_t *after;     /* per op: an op it must follow though it reads none of its values, or -1 */
-  int32_t stash_src[16], stash_op[16], n_stash;
+  /* The one value parked in the root's buffer for the store loop (emit_stashed): its source op
+   * and the store that parks it. */
+  bool stashed;
+  int32_t stash_src, stash_op;
   int32_t reductions[64];
   int32_t n_reductions;
   bool oom;
@@ -423,7 +426,13 @@ static bool op_heavy(const kbuild *k, int32_t op, int depth) {
 
 /* In the store loop, a transcendental value an earlier loop already computed at the same
  * element (softmax's exp(x - max)) is parked in the root's buffer by that loop and read back
- * here instead of computed twice: the row is still in cache. */
+ * here instead of computed twice: the row is still in cache.
+ *
+ * Every stash lands at the same place: the root's buffer at the root's index (the store loop's
+ * element). So a kernel stashes at most one value: a second one would be stored at that very
+ * index, by its own loop or by the same one, and overwrite the first before the store loop reads
+ * it back (softmax(softmax(x) * x) + softmax(x): both exps are computed in the inner softmax's
+ * sum loop, and whichever store came last was read back as both). Other values are recomputed. */
 static int32_t emit_stashed(kbuild *k, int32_t v, const access *a) {
   sched_ctx *c = k->c;
   if (k->store_loop < 0 || k->cur_loop != k->store_loop || !access_same(a, &k->root_acc)) return -1;
@@ -436,29 +445,26 @@ static int32_t emit_stashed(kbuild *k, int32_t v, const access *a) {
     if (m->value == v && m->loop >= 0 && m->loop != k->cur_loop && access_same(&m->acc, a) && op_heavy(k, m->op, 0))
       src = m->op;
   }
-  if (src < 0) return -1;
+  if (src < 0 || (k->stashed && k->stash_src != src)) return -1;
   int32_t b = c->s->value_buf[k->root];
   aff addr;
   int32_t ind, ind_coef;
   if (!access_address(c, a, tr, &addr, &ind, &ind_coef) || ind >= 0) return -1;
-  int32_t st = -1;
-  for (int32_t i = 0; i < k->n_stash; i++)
-    if (k->stash_src[i] == src) st = k->stash_op[i];
-  if (st < 0) {
-    if (k->n_stash == 16) return -1;
-    st = op_new(k, TC_KOP_STORE, tr->dtype, k->lvl[src]);
+  if (!k->stashed) {
+    int32_t st = op_new(k, TC_KOP_STORE, tr->dtype, k->lvl[src]);
     if (st < 0) return -1;
     k->ops[st].args[0] = src;
     k->ops[st].buffer = kbuf(k, b, true);
     k->ops[st].index = index_of(k, &addr, -1, -1);
-    k->stash_src[k->n_stash] = src;
-    k->stash_op[k->n_stash++] = st;
+    k->stashed = true;
+    k->stash_src = src;
+    k->stash_op = st;
   }
   int32_t ld = op_new(k, TC_KOP_LOAD, tr->dtype, k->cur_loop);
   if (ld < 0) return -1;
   k->ops[ld].buffer = kbuf(k, b, false);
   k->ops[ld].index = index_of(k, &addr, -1, -1);
-  k->after[ld] = st;
+  k->after[ld] = k->stash_op;
   return ld;
 }
 
@@ -1007,12 +1013,14 @@ static bool build_matmul(kbuild *k, int32_t mm_value) {
   int32_t r = to->rank;
   /* One batch level first. When an operand or the result is not one strided run over the batch
    * dims (attention's (B, heads) read through permutes of the qkv projection), split the batch
-   * dims into two levels rather than copying the operand into a contiguous buffer. */
+   * dims into two levels rather than copying the operand into a contiguous buffer, if the
+   * plugin reads the second level (ABI 1.1); else the failure realizes the operand (a copy). */
   mm_layout L;
   int32_t first_fail = -1;
   char first_why[sizeof c->why];
   bool laid = false;
-  for (int32_t split = 0; split < (r > 3 ? r - 2 : 1) && !laid; split++) {
+  int32_t n_splits = r > 3 && c->opts.matmul_batch2 ? r - 2 : 1;
+  for (int32_t split = 0; split < n_splits && !laid; split++) {
     laid = matmul_layout(k, mm_value, split, &L);
     if (laid && split > 0) {
       c->fail_value = -1;

@@ -228,8 +228,9 @@ static void open_inner_loop(icpu_str *s, const icpu_kgen *g, int32_t loop, int32
     int32_t d = op->args[1];
     const char *sx = dtype_suffix(op->dtype);
     str_indent(s, depth);
-    str_printf(s, "const %s v%d_recip = tc_recip_%s(v%d), v%d_recip_scale = tc_recip_scale_%s(v%d);\n", dtype_c(op->dtype), d,
-               sx, d, d, sx, d);
+    /* named per inner loop: sibling loops may divide by the same value */
+    str_printf(s, "const %s v%d_recip_l%d = tc_recip_%s(v%d), v%d_recip_scale_l%d = tc_recip_scale_%s(v%d);\n",
+               dtype_c(op->dtype), d, (int)loop, sx, d, d, (int)loop, sx, d);
   }
   bool simd = loop_is_simd_safe(k, loop);
   str_indent(s, depth);
@@ -424,7 +425,7 @@ tc_status kgen_body(icpu_str *s, const icpu_kgen *g, const char *const *vars, in
       str_indent(s, d);
       str_printf(s, "const %s v%d = ", T, i);
       if (cur >= 0 && div_by_invariant(k, op, from)) {
-        str_printf(s, "%s * %s_recip * %s_recip_scale; /* %s / %s */\n", A, B, B, A, B);
+        str_printf(s, "%s * %s_recip_l%d * %s_recip_scale_l%d; /* %s / %s */\n", A, B, (int)op->loop, B, (int)op->loop, A, B);
         break;
       }
       if (!prim_c_expr(s, op->prim, in, op->dtype, A, B, C)) {

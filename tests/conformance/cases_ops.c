@@ -824,6 +824,61 @@ CONF_CASE(ops, nn_softmax) {
   free(x), free(y);
 }
 
+/* Softmax chains whose reductions share a row: each model is one kernel with several inner
+ * loops on a kernel-level backend, where an earlier loop's exp can be reused by the store loop
+ * (parked in the output). Two such values must not share that one place: softmax(softmax(x) * x)
+ * + softmax(x) once read the same exp back for both terms. */
+static tc_tensor *m_sm_of_sm_times_x_plus_sm(tc_tensor *x) {
+  SCOPED(tc_add(tc_softmax(tc_mul(tc_softmax(x, -1), x), -1), tc_softmax(x, -1)));
+}
+static tc_tensor *m_lsm_of_sm_times_x_plus_sm(tc_tensor *x) {
+  SCOPED(tc_add(tc_log_softmax(tc_mul(tc_softmax(x, -1), x), -1), tc_softmax(x, -1)));
+}
+static tc_tensor *m_sm_of_lsm_times_sm(tc_tensor *x) {
+  SCOPED(tc_mul(tc_softmax(tc_log_softmax(x, -1), -1), tc_softmax(tc_mul_scalar(x, 2), -1)));
+}
+static tc_tensor *m_sm_sm_sm_plus_sm(tc_tensor *x) {
+  SCOPED(tc_add(tc_softmax(tc_softmax(tc_softmax(x, -1), -1), -1), tc_softmax(x, -1)));
+}
+
+CONF_CASE(ops, nn_softmax_chains_share_rows) {
+  static const int64_t shapes[2][2] = {{3, 7}, {2, 257}};
+  for (int sh = 0; sh < 2; sh++) {
+    int rows = (int)shapes[sh][0], cols = (int)shapes[sh][1], n = rows * cols;
+    double *x = randf(162 + (unsigned long long)sh, n), *a = zalloc(n), *t = zalloc(n), *u = zalloc(n), *want = zalloc(n);
+    for (int i = 0; i < n; i++) x[i] = f32(x[i] * 2);
+    char what[96];
+    softmax_ref(x, rows, cols, cols, 1, a, false);
+    for (int i = 0; i < n; i++) t[i] = a[i] * x[i];
+    softmax_ref(t, rows, cols, cols, 1, u, false);
+    for (int i = 0; i < n; i++) want[i] = u[i] + a[i];
+    snprintf(what, sizeof what, "softmax(softmax(x) * x) + softmax(x), x %dx%d", rows, cols);
+    run_check(c, what, TC_FN(m_sm_of_sm_times_x_plus_sm), 1, (tc_tensor *[]){mk(TC_F32, x, 2, SIZES(rows, cols))}, 2,
+              SIZES(rows, cols), want, 2e-5, 1e-6);
+    softmax_ref(t, rows, cols, cols, 1, u, true);
+    for (int i = 0; i < n; i++) want[i] = u[i] + a[i];
+    snprintf(what, sizeof what, "log_softmax(softmax(x) * x) + softmax(x), x %dx%d", rows, cols);
+    run_check(c, what, TC_FN(m_lsm_of_sm_times_x_plus_sm), 1, (tc_tensor *[]){mk(TC_F32, x, 2, SIZES(rows, cols))}, 2,
+              SIZES(rows, cols), want, 2e-5, 1e-5);
+    softmax_ref(x, rows, cols, cols, 1, t, true);
+    softmax_ref(t, rows, cols, cols, 1, u, false);
+    for (int i = 0; i < n; i++) t[i] = 2 * x[i];
+    softmax_ref(t, rows, cols, cols, 1, a, false);
+    for (int i = 0; i < n; i++) want[i] = u[i] * a[i];
+    snprintf(what, sizeof what, "softmax(log_softmax(x)) * softmax(2x), x %dx%d", rows, cols);
+    run_check(c, what, TC_FN(m_sm_of_lsm_times_sm), 1, (tc_tensor *[]){mk(TC_F32, x, 2, SIZES(rows, cols))}, 2,
+              SIZES(rows, cols), want, 2e-5, 1e-7);
+    softmax_ref(x, rows, cols, cols, 1, a, false);
+    softmax_ref(a, rows, cols, cols, 1, t, false);
+    softmax_ref(t, rows, cols, cols, 1, u, false);
+    for (int i = 0; i < n; i++) want[i] = u[i] + a[i];
+    snprintf(what, sizeof what, "softmax(softmax(softmax(x))) + softmax(x), x %dx%d", rows, cols);
+    run_check(c, what, TC_FN(m_sm_sm_sm_plus_sm), 1, (tc_tensor *[]){mk(TC_F32, x, 2, SIZES(rows, cols))}, 2,
+              SIZES(rows, cols), want, 2e-5, 1e-7);
+    free(x), free(a), free(t), free(u), free(want);
+  }
+}
+
 static tc_tensor *m_layer_norm_wb(tc_tensor *x, tc_tensor *w, tc_tensor *b) { return tc_layer_norm(x, 1, w, b, 1e-5); }
 static tc_tensor *m_layer_norm_2(tc_tensor *x) { return tc_layer_norm(x, 2, NULL, NULL, 1e-3); }
 static tc_tensor *m_rms_norm(tc_tensor *x, tc_tensor *w) { return tc_rms_norm(x, 1, w, 1e-6); }
