@@ -61,7 +61,7 @@ typedef struct bench_timing {
 } bench_timing;
 
 #define BENCH_GROUP_S 0.020 /* a device sample: about 20 ms of work */
-enum { BENCH_MAX_GROUP = 200 };
+enum { BENCH_MAX_GROUP = 1000 };
 
 /* Calls of one runner, taken a sample at a time: rotating over n_sets input sets, each output
  * released as soon as the next call is made. */

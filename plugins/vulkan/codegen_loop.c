@@ -439,6 +439,37 @@ static void emit_reduce_update(vk_gen *g, vk_text *t, int indent, int32_t i, con
 }
 
 /* One row's body for a mode (0 scalar, 1 vec4, 2 vec4 + registers). */
+/* An f32 division inside inner loop `loop` by a value of the row (defined outside the loop):
+ * softmax's normalization. It becomes a multiply by the reciprocal made once per row. */
+static bool div_by_row_value(const tc_kernel_desc *k, int32_t r, int32_t loop) {
+  const tc_kop *op = op_at(k, r);
+  if (op->kind != TC_KOP_PRIM || op->prim != TC_PRIM_DIV || op->dtype != TC_F32 || op->args[1] < 0) return false;
+  return op_at(k, op->args[1])->loop != loop;
+}
+
+/* Before inner loop `loop` (ops i..end): the reciprocals its row-value divisions use, once each. */
+static void emit_row_recips(vk_gen *g, vk_text *t, int32_t i, int32_t end, int32_t loop) {
+  const tc_kernel_desc *k = g->k;
+  for (int32_t r = i; r < end; r++) {
+    if (!div_by_row_value(k, r, loop)) continue;
+    int32_t d = op_at(k, r)->args[1];
+    bool seen = false;
+    for (int32_t q = i; q < r && !seen; q++) seen = div_by_row_value(k, q, loop) && op_at(k, q)->args[1] == d;
+    if (seen) continue;
+    vk_text_printf(t, "    float v%d_rcp%d = tc_recip_f32(v%d), v%d_rsc%d = tc_recip_scale_f32(v%d);\n", (int)d, (int)loop,
+                   (int)d, (int)d, (int)loop, (int)d);
+  }
+}
+
+/* Element r of the loop as x * (1/d) * scale (see emit_row_recips). */
+static void emit_row_div(vk_gen *g, vk_text *t, int indent, int32_t r, const char *suffix) {
+  const tc_kop *op = op_at(g->k, r);
+  int32_t a = op->args[0], d = op->args[1];
+  vk_text_indent(t, indent);
+  vk_text_printf(t, "precise float v%d%s = (v%d%s * v%d_rcp%d) * v%d_rsc%d; // v%d / v%d\n", (int)r, suffix, (int)a,
+                 g->percomp && g->percomp[a] ? suffix : "", (int)d, (int)op->loop, (int)d, (int)op->loop, (int)a, (int)d);
+}
+
 static void gen_row_body(vk_gen *g, vk_text *t, int mode, const rows_plan *pl, const char *const *outer_vars) {
   const tc_kernel_desc *k = g->k;
   int32_t nv = k->n_outer + 1, inner = k->n_outer;
@@ -475,6 +506,7 @@ static void gen_row_body(vk_gen *g, vk_text *t, int mode, const rows_plan *pl, c
       if (prim == TC_PRIM_ARGMAX || prim == TC_PRIM_ARGMIN) vk_text_printf(t, "    int acci%d = 2147483647;\n", (int)r);
     }
     for (int32_t r = i; r < end; r++) percomp[r] = mode != 0 && op_at(k, r)->kind != TC_KOP_REDUCE;
+    emit_row_recips(g, t, i, end, loop);
     int ind = 6;
     if (mode == 0) {
       vk_text_printf(t, "    for (int j = tid; j < N; j += TPR) {\n");
@@ -487,6 +519,8 @@ static void gen_row_body(vk_gen *g, vk_text *t, int mode, const rows_plan *pl, c
           vk_text_printf(t, "      if (live) {\n");
           vk_gen_op(g, t, ind + 2, r, vars, "", NULL);
           vk_text_printf(t, "      }\n");
+        } else if (div_by_row_value(k, r, loop)) {
+          emit_row_div(g, t, ind, r, "");
         } else {
           vk_gen_op(g, t, ind, r, vars, "", NULL);
         }
@@ -545,6 +579,8 @@ static void gen_row_body(vk_gen *g, vk_text *t, int mode, const rows_plan *pl, c
           } else if (ro->kind == TC_KOP_LOAD && pl->vecable[r]) {
             snprintf(ov, sizeof ov, "t%d.%s", (int)r, comp_name[c]);
             vk_gen_op(g, t, ind, r, vars, suf, ov);
+          } else if (div_by_row_value(k, r, loop)) {
+            emit_row_div(g, t, ind, r, suf);
           } else {
             vk_gen_op(g, t, ind, r, vars, suf, NULL);
           }

@@ -71,6 +71,20 @@ static const char *k_exp_f32 =
     "  y = x < -103.97208 ? 0.0 : y;\n"
     "  return isnan(x) ? x : y;\n"
     "}\n";
+static const char *k_recip_f32 =
+    "// x / d for a d fixed over a row, as x * tc_recip(d) * tc_recip_scale(d): one division per\n"
+    "// row instead of one per element (within 2 ulp of the quotient, as inductor-cpu). Where 1/d\n"
+    "// would leave the normal range, d is scaled by 2^64 first and the scale multiplied back.\n"
+    "float tc_recip_f32(float d) {\n"
+    "  float a = abs(d);\n"
+    "  return (a > uintBitsToFloat(0x7e000000u) && !isinf(a)) ? 1.0 / (d * uintBitsToFloat(0x1f800000u))\n"
+    "       : (a > 0.0 && a < uintBitsToFloat(0x01000000u)) ? 1.0 / (d * uintBitsToFloat(0x5f800000u)) : 1.0 / d;\n"
+    "}\n"
+    "float tc_recip_scale_f32(float d) {\n"
+    "  float a = abs(d);\n"
+    "  return (a > uintBitsToFloat(0x7e000000u) && !isinf(a)) ? uintBitsToFloat(0x1f800000u)\n"
+    "       : (a > 0.0 && a < uintBitsToFloat(0x01000000u)) ? uintBitsToFloat(0x5f800000u) : 1.0;\n"
+    "}\n";
 static const char *k_log_f32 =
     "float tc_log_f32(float x) {\n"
     "  if (isnan(x) || x < 0.0) return uintBitsToFloat(0x7fc00000u);\n"
@@ -298,6 +312,7 @@ void vk_gen_math_helpers(vk_gen *g, vk_text *t, const char *body) {
   bool f32_erf = used(body, "tc_erf_f32"), f64_erf = used(body, "tc_erf_f64");
   if (used(body, "tc_exp_f32") || f32_pow || f32_tanh || f32_erf) vk_text_printf(t, "%s", k_exp_f32);
   if (used(body, "tc_log_f32") || f32_pow) vk_text_printf(t, "%s", k_log_f32);
+  if (used(body, "tc_recip_f32")) vk_text_printf(t, "%s", k_recip_f32);
   if (used(body, "tc_sin_f32") || used(body, "tc_cos_f32")) vk_text_printf(t, "%s", k_trig_f32);
   if (f32_tanh) vk_text_printf(t, "%s", k_tanh_f32);
   if (f32_erf) vk_text_printf(t, "%s", k_erf_f32);

@@ -62,8 +62,15 @@ tc_status vk_gen_matmul(vk_gen *g) {
   vk_text b = {0};
   vk_text_printf(&b, "layout(local_size_x = 256) in;\n");
   vk_text_printf(&b, "#define BM 128\n#define BN 128\n#define BK %d\n#define LA (BM * BK / 256) // tile elements per invocation\n", bk);
-  vk_text_printf(&b, "shared %s As[2][BK][BM]; // A tile, k-major: a thread's 4 rows are adjacent\n", T);
-  vk_text_printf(&b, "shared %s Bs[2][BK][BN];\n\n", T);
+  /* f32 tiles are vec4 arrays so the FMA loop reads a thread's 4 adjacent rows (columns) with
+   * one 16-byte shared load instead of four */
+  if (f64) {
+    vk_text_printf(&b, "shared %s As[2][BK][BM]; // A tile, k-major: a thread's 4 rows are adjacent\n", T);
+    vk_text_printf(&b, "shared %s Bs[2][BK][BN];\n\n", T);
+  } else {
+    vk_text_printf(&b, "shared vec4 As[2][BK][BM / 4]; // A tile, k-major: a thread's 4 rows are one vec4\n");
+    vk_text_printf(&b, "shared vec4 Bs[2][BK][BN / 4];\n\n");
+  }
   vk_text_printf(&b, "void main() {\n");
   vk_text body = {0};
   decl_int(g, &body, "NB", mm->batch);
@@ -173,16 +180,23 @@ tc_status vk_gen_matmul(vk_gen *g) {
   vk_text_printf(&body,
                  "      if (kt >= 0) {\n"
                  "        [[unroll]] for (int kk = 0; kk < BK; kk++) {\n"
-                 "          %s a[8], bv[8];\n"
-                 "          [[unroll]] for (int c = 0; c < 4; c++) {\n"
-                 "            a[c] = As[cur][kk][ty * 4 + c]; a[4 + c] = As[cur][kk][64 + ty * 4 + c];\n"
-                 "            bv[c] = Bs[cur][kk][tx * 4 + c]; bv[4 + c] = Bs[cur][kk][64 + tx * 4 + c];\n"
-                 "          }\n"
+                 "          %s a[8], bv[8];\n", T);
+  if (f64)
+    vk_text_printf(&body,
+                   "          [[unroll]] for (int c = 0; c < 4; c++) {\n"
+                   "            a[c] = As[cur][kk][ty * 4 + c]; a[4 + c] = As[cur][kk][64 + ty * 4 + c];\n"
+                   "            bv[c] = Bs[cur][kk][tx * 4 + c]; bv[4 + c] = Bs[cur][kk][64 + tx * 4 + c];\n"
+                   "          }\n");
+  else
+    vk_text_printf(&body,
+                   "          vec4 a0 = As[cur][kk][ty], a1 = As[cur][kk][16 + ty];\n"
+                   "          vec4 b0 = Bs[cur][kk][tx], b1 = Bs[cur][kk][16 + tx];\n"
+                   "          [[unroll]] for (int c = 0; c < 4; c++) { a[c] = a0[c]; a[4 + c] = a1[c]; bv[c] = b0[c]; bv[4 + c] = b1[c]; }\n");
+  vk_text_printf(&body,
                  "          [[unroll]] for (int i = 0; i < 8; i++)\n"
                  "            [[unroll]] for (int j = 0; j < 8; j++) acc[i][j] = fma(a[i], bv[j], acc[i][j]);\n"
                  "        }\n"
-                 "      }\n",
-                 T);
+                 "      }\n");
   /* registers -> the other shared buffer */
   vk_text_printf(&body, "      if (kt + 1 < nk) {\n");
   if (!f64) {
@@ -190,7 +204,7 @@ tc_status vk_gen_matmul(vk_gen *g) {
                    "        if (a_vec) {\n"
                    "          [[unroll]] for (int i = 0; i < 2; i++) {\n"
                    "            int v = tid + i * 256, m = v / (BK / 4), kq = (v %% (BK / 4)) * 4;\n"
-                   "            [[unroll]] for (int c = 0; c < 4; c++) As[nxt][kq + c][m] = ra[i * 4 + c];\n"
+                   "            [[unroll]] for (int c = 0; c < 4; c++) As[nxt][kq + c][m >> 2][m & 3] = ra[i * 4 + c];\n"
                    "          }\n"
                    "        } else\n");
   }
@@ -198,14 +212,14 @@ tc_status vk_gen_matmul(vk_gen *g) {
                  "        [[unroll]] for (int i = 0; i < LA; i++) {\n"
                  "          int e = tid + i * 256;\n"
                  "          int m = a_mfast ? e %% BM : e / BK, kk = a_mfast ? e / BM : e %% BK;\n"
-                 "          As[nxt][kk][m] = ra[i];\n"
-                 "        }\n");
+                 "          As[nxt][kk][%s] = ra[i];\n"
+                 "        }\n", f64 ? "m" : "m >> 2][m & 3");
   if (!f64) {
     vk_text_printf(&body,
                    "        if (b_vec) {\n"
                    "          [[unroll]] for (int i = 0; i < 2; i++) {\n"
                    "            int v = tid + i * 256, kk = v / (BN / 4), nq = (v %% (BN / 4)) * 4;\n"
-                   "            [[unroll]] for (int c = 0; c < 4; c++) Bs[nxt][kk][nq + c] = rb[i * 4 + c];\n"
+                   "            Bs[nxt][kk][nq >> 2] = vec4(rb[i * 4], rb[i * 4 + 1], rb[i * 4 + 2], rb[i * 4 + 3]);\n"
                    "          }\n"
                    "        } else\n");
   }
@@ -213,11 +227,11 @@ tc_status vk_gen_matmul(vk_gen *g) {
                  "        [[unroll]] for (int i = 0; i < LA; i++) {\n"
                  "          int e = tid + i * 256;\n"
                  "          int kk = b_kfast ? e %% BK : e / BN, n = b_kfast ? e / BK : e %% BN;\n"
-                 "          Bs[nxt][kk][n] = rb[i];\n"
+                 "          Bs[nxt][kk][%s] = rb[i];\n"
                  "        }\n"
                  "      }\n"
                  "      barrier();\n"
-                 "    }\n");
+                 "    }\n", f64 ? "n" : "n >> 2][n & 3");
   /* epilogue */
   vk_text_printf(&body,
                  "    [[unroll]] for (int i = 0; i < 8; i++) {\n"
