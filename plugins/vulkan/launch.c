@@ -8,22 +8,32 @@
 
 #include "vk_internal.h"
 
-static void barrier_all(tc_plugin_ctx *ctx, VkCommandBuffer cmd) {
+/* Every command that writes memory (a dispatch, a transfer) is followed by a barrier, and a
+ * barrier's scopes reach across command buffers and submissions in queue order, so the
+ * commands after it, in this buffer or any later one, see the writes. Nothing needs a barrier
+ * in front: one there would drain the device once more per call. */
+static void barrier_after(tc_plugin_ctx *ctx, VkCommandBuffer cmd, VkPipelineStageFlags src, VkAccessFlags src_access) {
   VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                        .srcAccessMask = src_access,
                         .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
                                          VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
-  ctx->fn.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                               VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, NULL, 0,
-                               NULL);
+  ctx->fn.vkCmdPipelineBarrier(cmd, src, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb,
+                               0, NULL, 0, NULL);
+}
+static void barrier_after_dispatch(tc_plugin_ctx *ctx, VkCommandBuffer cmd) {
+  barrier_after(ctx, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT);
+}
+static void barrier_all(tc_plugin_ctx *ctx, VkCommandBuffer cmd) {
+  barrier_after(ctx, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
 }
 
-static tc_status begin(tc_plugin_ctx *ctx, VkCommandBuffer cmd, VkCommandBufferUsageFlags flags) {
+/* lead: a barrier first as well (recordings, which may be replayed after anything). */
+static tc_status begin(tc_plugin_ctx *ctx, VkCommandBuffer cmd, VkCommandBufferUsageFlags flags, bool lead) {
   VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, .flags = flags};
   VkResult r = ctx->fn.vkBeginCommandBuffer(cmd, &bi);
   if (r != VK_SUCCESS) return vk_err(ctx, TC_ERR_INTERNAL, "vulkan: vkBeginCommandBuffer failed (%s)", vk_result_name(r));
-  /* Orders this buffer after earlier submissions' writes (barriers cover prior submissions). */
-  barrier_all(ctx, cmd);
+  if (lead) barrier_all(ctx, cmd);
   return TC_OK;
 }
 
@@ -97,7 +107,7 @@ tc_status vk_oneshot_begin(tc_plugin_ctx *ctx, VkCommandBuffer *cmd) {
   if (st == TC_OK) st = batch_acquire(ctx, &b);
   if (st != TC_OK) return st;
   *cmd = b->cmd;
-  return begin(ctx, b->cmd, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
+  return begin(ctx, b->cmd, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, false);
 }
 
 tc_status vk_oneshot_end(tc_plugin_ctx *ctx, VkCommandBuffer cmd) {
@@ -189,7 +199,7 @@ static tc_status record_dispatch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t
     ctx->fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1, &set, 0, NULL);
     ctx->fn.vkCmdPushConstants(cmd, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, k->push_bytes, pc);
     ctx->fn.vkCmdDispatch(cmd, gx, gy, gz);
-    barrier_all(ctx, cmd);
+    barrier_after_dispatch(ctx, cmd);
   }
   if (pc != push) free(pc);
   return st;
@@ -225,10 +235,10 @@ tc_status vk_launch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t kernel, cons
   if (st != TC_OK) return st;
   vk_batch *b = &ctx->batches[ctx->batch_cur];
   if (!ctx->batch_open) {
-    /* earlier batches and replays in flight may be writing what this launch reads: the
-     * barrier in begin() orders them, since they were submitted earlier on the same queue */
+    /* earlier batches and replays in flight may be writing what this launch reads: the barrier
+     * that ends each of their dispatches orders them, since they come earlier on the same queue */
     st = batch_acquire(ctx, &b);
-    if (st == TC_OK) st = begin(ctx, b->cmd, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
+    if (st == TC_OK) st = begin(ctx, b->cmd, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, false);
     if (st != TC_OK) {
       free(vals);
       return st;
@@ -313,7 +323,7 @@ tc_status vk_replay(tc_plugin_ctx *ctx, tc_recording *rec, const int64_t *syms) 
     if ((st = eval_sizes(ctx, exe, syms, &vals)) != TC_OK) return st;
     ctx->fn.vkResetCommandBuffer(rec->cmd, 0);
     rec->recorded = false;
-    st = begin(ctx, rec->cmd, 0);
+    st = begin(ctx, rec->cmd, 0, true);
     for (int32_t i = 0; i < rec->n_launches && st == TC_OK; i++)
       st = record_dispatch(ctx, exe, rec->launches[i].kernel, rec->launches[i].args, syms, vals, rec->cmd);
     free(vals);
