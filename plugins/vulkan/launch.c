@@ -190,7 +190,8 @@ static tc_status record_dispatch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t
     bool ok = true;
     for (int32_t i = 0; i < k->n_vec_bufs && ok; i++) ok = pc[exe->n_syms + k->vec_bufs[i]] % 4 == 0;
     for (int32_t i = 0; i < k->n_vec_exprs && ok; i++) ok = vals[k->vec_exprs[i]] % 4 == 0;
-    mode = !ok ? 0 : n4 <= (int64_t)tpr * VK_ROW_CACHE ? 2 : 1;
+    /* MODE 2 prefetches each row's vec4s with clamped indices: it needs one to clamp to */
+    mode = !ok ? 0 : n4 >= 1 && n4 <= (int64_t)tpr * VK_ROW_CACHE ? 2 : 1;
   }
   VkPipeline pipe = VK_NULL_HANDLE;
   if (st == TC_OK) st = vk_kernel_pipeline(ctx, k, variant, mode, &pipe);
