@@ -71,6 +71,21 @@ static const char *k_exp_f32 =
     "  y = x < -103.97208 ? 0.0 : y;\n"
     "  return isnan(x) ? x : y;\n"
     "}\n";
+static const char *k_div_f32 =
+    "// a / b with IEEE results for a zero divisor (x / 0 is undefined in Vulkan: lavapipe returns\n"
+    "// garbage), the sign of the infinity from both signs (1 / -0 = -inf), 0 / 0 and NaN / 0 NaN\n"
+    "float tc_div_f32(float a, float b) {\n"
+    "  if (b != 0.0) return a / b;\n"
+    "  if (a == 0.0 || isnan(a)) return uintBitsToFloat(0x7fc00000u);\n"
+    "  return uintBitsToFloat(((floatBitsToUint(a) ^ floatBitsToUint(b)) & 0x80000000u) | 0x7f800000u);\n"
+    "}\n";
+static const char *k_div_f64 =
+    "double tc_div_f64(double a, double b) {\n"
+    "  if (b != 0.0lf) return a / b;\n"
+    "  if (a == 0.0lf || isnan(a)) return uintBitsToFloat(0x7fc00000u);\n"
+    "  bool neg = (unpackDouble2x32(a).y ^ unpackDouble2x32(b).y) >= 0x80000000u;\n"
+    "  return double(uintBitsToFloat(neg ? 0xff800000u : 0x7f800000u));\n"
+    "}\n";
 static const char *k_recip_f32 =
     "// x / d for a d fixed over a row, as x * tc_recip(d) * tc_recip_scale(d): one division per\n"
     "// row instead of one per element (within 2 ulp of the quotient, as inductor-cpu). Where 1/d\n"
@@ -78,7 +93,7 @@ static const char *k_recip_f32 =
     "float tc_recip_f32(float d) {\n"
     "  float a = abs(d);\n"
     "  return (a > uintBitsToFloat(0x7e000000u) && !isinf(a)) ? 1.0 / (d * uintBitsToFloat(0x1f800000u))\n"
-    "       : (a > 0.0 && a < uintBitsToFloat(0x01000000u)) ? 1.0 / (d * uintBitsToFloat(0x5f800000u)) : 1.0 / d;\n"
+    "       : (a > 0.0 && a < uintBitsToFloat(0x01000000u)) ? 1.0 / (d * uintBitsToFloat(0x5f800000u)) : tc_div_f32(1.0, d);\n"
     "}\n"
     "float tc_recip_scale_f32(float d) {\n"
     "  float a = abs(d);\n"
@@ -312,6 +327,8 @@ void vk_gen_math_helpers(vk_gen *g, vk_text *t, const char *body) {
   bool f32_erf = used(body, "tc_erf_f32"), f64_erf = used(body, "tc_erf_f64");
   if (used(body, "tc_exp_f32") || f32_pow || f32_tanh || f32_erf) vk_text_printf(t, "%s", k_exp_f32);
   if (used(body, "tc_log_f32") || f32_pow) vk_text_printf(t, "%s", k_log_f32);
+  if (used(body, "tc_div_f32") || used(body, "tc_recip_f32")) vk_text_printf(t, "%s", k_div_f32);
+  if (used(body, "tc_div_f64")) vk_text_printf(t, "%s", k_div_f64);
   if (used(body, "tc_recip_f32")) vk_text_printf(t, "%s", k_recip_f32);
   if (used(body, "tc_sin_f32") || used(body, "tc_cos_f32")) vk_text_printf(t, "%s", k_trig_f32);
   if (f32_tanh) vk_text_printf(t, "%s", k_tanh_f32);

@@ -299,7 +299,7 @@ static void prim_expr(vk_gen *g, vk_text *t, const tc_kop *op, const char *a, co
   case TC_PRIM_MUL: vk_text_printf(t, d == TC_BOOL ? "(%s && %s)" : "(%s * %s)", a, b); return;
   case TC_PRIM_DIV:
     if (isint) vk_text_printf(t, "(%s == %s(0) ? %s(0) : %s / %s)", b, T, T, a, b);
-    else vk_text_printf(t, "(%s / %s)", a, b);
+    else vk_text_printf(t, "tc_div_%s(%s, %s)", fsuf(d), a, b);
     return;
   case TC_PRIM_POW: vk_text_printf(t, "tc_pow_%s(%s, %s)", fsuf(d), a, b); return;
   case TC_PRIM_MAX:

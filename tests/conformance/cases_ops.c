@@ -766,6 +766,10 @@ CONF_CASE(ops, reduce_var) {
             1e-5, 1e-6);
   run_check(c, "tc_var correction 0 keepdim", TC_FN(m_var0_keep), 1, (tc_tensor *[]){mk(TC_F32, x, 3, SIZES(2, 3, 4))},
             3, SIZES(1, 3, 1), v0, 1e-5, 1e-6);
+  /* rows of one element with correction 1: 0 / 0 is NaN (a GPU may not divide by zero IEEE-style) */
+  double nan3[3] = {NAN, NAN, NAN};
+  run_check(c, "tc_var correction 1 of one element", TC_FN(m_var1), 1, (tc_tensor *[]){mk(TC_F32, x, 2, SIZES(3, 1))}, 1,
+            SIZES(3), nan3, 0, 0);
   free(x);
 }
 
