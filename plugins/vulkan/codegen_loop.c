@@ -398,20 +398,9 @@ static void rows_plan_build(vk_gen *g, rows_plan *pl) {
 /* "(p.oB + offset + outer terms) >> 2": the vec4 index of op's element at inner position 0.
  * Exact for any inner position j = 4 * j4: ((x + 4 * j4) >> 2) == (x >> 2) + j4. */
 static void vec_row_base(vk_gen *g, vk_text *t, const tc_kop *op, const char *const *vars) {
-  int32_t inner = g->k->n_outer;
   vk_text_printf(t, "(p.o%d + ", (int)op->buffer);
   vk_gen_expr_ref(g, t, op->index.offset);
-  for (int32_t d = 0; d < inner; d++) {
-    int32_t s = op->index.strides[d];
-    if (s < 0 || vk_expr_is_const(g->list, s, 0)) continue;
-    vk_text_printf(t, " + ");
-    if (vk_expr_is_const(g->list, s, 1)) {
-      vk_text_printf(t, "%s", vars[d]);
-    } else {
-      vk_gen_expr_ref(g, t, s);
-      vk_text_printf(t, " * %s", vars[d]);
-    }
-  }
+  vk_gen_index_terms(g, t, &op->index, vars, g->k->n_outer); /* the outer variables only */
   vk_text_printf(t, ") >> 2");
 }
 

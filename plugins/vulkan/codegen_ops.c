@@ -228,11 +228,7 @@ void vk_gen_const(vk_text *t, int32_t dtype, double f, int64_t i) {
 
 static const tc_kop *op_at(const tc_kernel_desc *k, int32_t i) { return TC_AT(tc_kop, k->ops, i); }
 
-void vk_gen_index(vk_gen *g, vk_text *t, const tc_index *ix, const char *const *vars, const char *suffix) {
-  const tc_kernel_desc *k = g->k;
-  int32_t nv = k->n_outer + 1;
-  vk_text_printf(t, "(");
-  vk_gen_expr_ref(g, t, ix->offset);
+void vk_gen_index_terms(vk_gen *g, vk_text *t, const tc_index *ix, const char *const *vars, int32_t nv) {
   for (int32_t d = 0; d < nv && d <= TC_MAX_RANK; d++) {
     int32_t s = ix->strides[d];
     if (s < 0 || vk_expr_is_const(g->list, s, 0)) continue;
@@ -248,6 +244,12 @@ void vk_gen_index(vk_gen *g, vk_text *t, const tc_index *ix, const char *const *
       vk_text_printf(t, " * %s", vars[d]);
     }
   }
+}
+
+void vk_gen_index(vk_gen *g, vk_text *t, const tc_index *ix, const char *const *vars, const char *suffix) {
+  vk_text_printf(t, "(");
+  vk_gen_expr_ref(g, t, ix->offset);
+  vk_gen_index_terms(g, t, ix, vars, g->k->n_outer + 1);
   if (ix->indirect >= 0) {
     bool comp = g->percomp && g->percomp[ix->indirect];
     vk_text_printf(t, " + int(v%d%s) * ", (int)ix->indirect, comp ? suffix : "");

@@ -310,6 +310,8 @@ void vk_gen_prologue(vk_gen *g, vk_text *head, const vk_text *body);
  * vec_load: a GLSL expression already holding this op's value (vector component), or NULL. */
 void vk_gen_op(vk_gen *g, vk_text *t, int indent, int32_t i, const char *const *vars, const char *suffix,
                const char *value_override);
+/* " + stride * var" for each of the first nv loop variables an index uses (none for stride 0). */
+void vk_gen_index_terms(vk_gen *g, vk_text *t, const tc_index *ix, const char *const *vars, int32_t nv);
 /* The element index of op i's tc_index over vars, as GLSL (without the buffer's element offset). */
 void vk_gen_index(vk_gen *g, vk_text *t, const tc_index *ix, const char *const *vars, const char *suffix);
 /* Scalar literal for a constant op. */
