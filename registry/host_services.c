@@ -25,8 +25,14 @@ static const char *host_level_prefix(tc_log_level level) {
 
 static void host_log(void *host_ctx, tc_log_level level, const char *category, const char *message) {
   const reg_backend *e = host_ctx;
-  if (!category || !message || !tc_logs_on(category)) return;
+  if (!category || !message) return;
   const char *who = e && e->be.name[0] ? e->be.name : "plugin";
+  if (!tc_logs_on(category)) {
+    /* A plugin's warnings and errors are shown whatever TC_LOGS says (a validation layer's
+     * findings, a cache it cannot write); its info and debug lines only when asked for. */
+    if (level >= TC_LOG_WARN) fprintf(stderr, "[tc:%s] %s: %s%s\n", category, who, host_level_prefix(level), message);
+    return;
+  }
   const char *nl = strchr(message, '\n');
   if (!nl) {
     tc_logs(category, "%s: %s%s", who, host_level_prefix(level), message);

@@ -2,7 +2,7 @@
 # Installs the Debian packages tc needs to build and test, when any is missing.
 set -u
 pkgs=(cmake ninja-build gcc pkg-config libffi-dev libcriterion-dev libopenblas-dev
-      libvulkan-dev libshaderc-dev spirv-tools mesa-vulkan-drivers)
+      libvulkan-dev libshaderc-dev spirv-tools mesa-vulkan-drivers vulkan-validationlayers)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

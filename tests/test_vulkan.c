@@ -19,6 +19,11 @@
 static char g_err[2048];
 static char g_dump_dir[256], g_cache_dir[256];
 static int g_cache_hits;
+/* Every test runs under the Khronos validation layer with synchronization validation when the
+ * layer is installed (scripts/deps.sh installs it): any message it reports fails the test, a
+ * missing barrier between dependent dispatches included. */
+static int g_validation_msgs;
+static char g_validation_first[1024];
 
 static void host_set_error(void *h, const char *m) {
   (void)h;
@@ -28,6 +33,8 @@ static void host_log(void *h, tc_log_level lv, const char *cat, const char *m) {
   (void)h;
   (void)lv;
   if (strcmp(cat, "cache") == 0 && strstr(m, "cache hit")) g_cache_hits++;
+  if (strcmp(cat, "vulkan") == 0 && strncmp(m, "validation: ", 12) == 0 && g_validation_msgs++ == 0)
+    snprintf(g_validation_first, sizeof g_validation_first, "%s", m);
   if (getenv("TC_VK_TEST_VERBOSE")) fprintf(stderr, "[%s] %s\n", cat, m);
 }
 static bool host_log_enabled(void *h, const char *cat) {
@@ -37,6 +44,7 @@ static bool host_log_enabled(void *h, const char *cat) {
 static const char *host_get_option(void *h, const char *key) {
   (void)h;
   if (strcmp(key, "vulkan.dump_spirv") == 0) return g_dump_dir;
+  if (strcmp(key, "vulkan.validation") == 0) return getenv("TC_VK_TEST_NO_VALIDATION") ? "0" : "sync";
   return NULL;
 }
 
@@ -124,6 +132,7 @@ static void teardown(void) {
     spirv_validate_all();
     g_api.release(g_ctx);
   }
+  g_validation_msgs = 0;
   g_ctx = NULL;
   if (g_dl) dlclose(g_dl);
   g_dl = NULL;
@@ -247,7 +256,22 @@ static void expect_close(const float *got, const double *want, int64_t n, double
 
 TestSuite(vulkan, .init = setup, .fini = teardown, .timeout = 300);
 
-Test(vulkan, probe_lists_devices) {
+/* A test whose body must leave the validation layer silent (assertions in .fini do not fail a
+ * test, so the check runs at the end of each body). */
+static void expect_no_validation_messages(void) {
+  if (g_ctx && g_api.synchronize) g_api.synchronize(g_ctx);
+  cr_assert_eq(g_validation_msgs, 0, "the validation layer reported %d message(s), the first: %s", g_validation_msgs,
+               g_validation_first);
+}
+#define VK_TEST(name)                                                                                                  \
+  static void name##_body(void);                                                                                       \
+  Test(vulkan, name) {                                                                                                 \
+    name##_body();                                                                                                     \
+    expect_no_validation_messages();                                                                                   \
+  }                                                                                                                    \
+  static void name##_body(void)
+
+VK_TEST(probe_lists_devices) {
   tc_probe_info info = {.struct_size = sizeof info};
   cr_assert_eq(g_api.probe(&g_host, &info), TC_OK);
   cr_assert(info.available);
@@ -279,7 +303,7 @@ Test(vulkan, probe_lists_devices) {
 
 /* y[i, j] = tanh(x[i, j] * w[j] + b[i]) with broadcast strides; symbolic M, N run at several
  * sizes with one executable (vectorized when N % 4 == 0, scalar otherwise). */
-Test(vulkan, pointwise_broadcast_symbolic) {
+VK_TEST(pointwise_broadcast_symbolic) {
   kbuild b = {0};
   int32_t M = E_s(&b, 0), N = E_s(&b, 1), MN = E_mul(&b, M, N), one = E_c(&b, 1), z = E_c(&b, 0);
   int32_t bx = buf(&b, "in_x", TC_F32, TC_BUF_INPUT, MN), bw = buf(&b, "in_w", TC_F32, TC_BUF_INPUT, N);
@@ -374,7 +398,7 @@ static void unary_sweep(int32_t prim, double (*ref)(double), float lo, float hi,
   g_api.executable_free(g_ctx, exe);
 }
 
-Test(vulkan, exp_and_erf_match_libm) {
+VK_TEST(exp_and_erf_match_libm) {
   unary_sweep(TC_PRIM_EXP, exp, -110.0f, 90.0f, 1e-5, "exp");
   unary_sweep(TC_PRIM_ERF, erf, -10.0f, 10.0f, 5e-7, "erf");
 }
@@ -382,7 +406,7 @@ Test(vulkan, exp_and_erf_match_libm) {
 /* Calls return once their work is submitted (flush), and freed buffers are handed out again
  * at once: a chain of launches that frees each intermediate and reuses it for the next one
  * must still see every value in order, with no synchronize between them. */
-Test(vulkan, flush_and_buffer_reuse_keep_order) {
+VK_TEST(flush_and_buffer_reuse_keep_order) {
   kbuild b = {0};
   int32_t N = E_s(&b, 0), one = E_c(&b, 1), z = E_c(&b, 0);
   int32_t bx = buf(&b, "in_x", TC_F32, TC_BUF_INPUT, N), by = buf(&b, "out_y", TC_F32, TC_BUF_OUTPUT, N);
@@ -457,7 +481,7 @@ static void build_ln_gelu(kbuild *b, tc_kernel_desc *k, int32_t *outer) {
   *k = kdesc(b, "layer_norm_gelu", TC_KERNEL_LOOP, 1, outer, N);
 }
 
-Test(vulkan, layer_norm_gelu_rows) {
+VK_TEST(layer_norm_gelu_rows) {
   kbuild b = {0};
   tc_kernel_desc k;
   int32_t outer[1];
@@ -503,7 +527,7 @@ Test(vulkan, layer_norm_gelu_rows) {
 }
 
 /* softmax over rows (max, exp-sum, divide), recorded once and replayed at two sizes. */
-Test(vulkan, softmax_rows_record_replay) {
+VK_TEST(softmax_rows_record_replay) {
   kbuild b = {0};
   int32_t M = E_s(&b, 0), N = E_s(&b, 1), MN = E_mul(&b, M, N), one = E_c(&b, 1), z = E_c(&b, 0);
   int32_t bx = buf(&b, "in_x", TC_F32, TC_BUF_INPUT, MN), by = buf(&b, "out_y", TC_F32, TC_BUF_OUTPUT, MN);
@@ -551,7 +575,7 @@ Test(vulkan, softmax_rows_record_replay) {
 /* Row sums through each row body the launch picks: vec4 with the row in registers (short
  * rows), vec4 re-reading (rows longer than 1024 threads * 16), and scalar (an input bound at an
  * offset that is not a multiple of 4 elements, or a row length that is not). */
-Test(vulkan, row_sum_each_body) {
+VK_TEST(row_sum_each_body) {
   kbuild b = {0};
   int32_t M = E_s(&b, 0), N = E_s(&b, 1), MN = E_mul(&b, M, N), one = E_c(&b, 1), z = E_c(&b, 0);
   int32_t bx = buf(&b, "in_x", TC_F32, TC_BUF_INPUT, MN), by = buf(&b, "out_y", TC_F32, TC_BUF_OUTPUT, M);
@@ -591,7 +615,7 @@ Test(vulkan, row_sum_each_body) {
 }
 
 /* argmax over rows, with ties and a NaN. */
-Test(vulkan, argmax_rows) {
+VK_TEST(argmax_rows) {
   kbuild b = {0};
   int32_t M = E_s(&b, 0), N = E_s(&b, 1), MN = E_mul(&b, M, N), one = E_c(&b, 1), z = E_c(&b, 0);
   int32_t bx = buf(&b, "in_x", TC_F32, TC_BUF_INPUT, MN), by = buf(&b, "out_i", TC_I64, TC_BUF_OUTPUT, M);
@@ -676,7 +700,7 @@ static void matmul_case(int64_t nb, int64_t m, int64_t kk, int64_t n, bool b_tra
   free(ha), free(hb), free(hbias), free(hc), free(want);
 }
 
-Test(vulkan, matmul_bias_gelu_epilogue) {
+VK_TEST(matmul_bias_gelu_epilogue) {
   matmul_case(2, 70, 50, 90, false);   /* scalar loads, partial tiles */
   matmul_case(1, 130, 64, 132, false); /* vec4 loads, partial tiles */
   matmul_case(2, 33, 40, 20, true);    /* transposed B */
@@ -696,7 +720,7 @@ static uint32_t philox_word0(uint64_t seed, uint64_t ctr) {
   return c0;
 }
 
-Test(vulkan, random_philox) {
+VK_TEST(random_philox) {
   kbuild b = {0};
   int32_t N = E_s(&b, 0), one = E_c(&b, 1), off = E_c(&b, 1000);
   int32_t by = buf(&b, "out_r", TC_F32, TC_BUF_OUTPUT, N);
@@ -764,14 +788,14 @@ static void gather_case(bool idx32) {
   g_api.executable_free(g_ctx, exe);
 }
 
-Test(vulkan, gather_indirect) {
+VK_TEST(gather_indirect) {
   gather_case(false);
   gather_case(true); /* i32 indices, converted */
 }
 
 /* A second compile of the same kernels in a fresh context is served from the disk cache
  * (shaderc skipped). */
-Test(vulkan, warm_start_uses_cache) {
+VK_TEST(warm_start_uses_cache) {
   kbuild b = {0};
   tc_kernel_desc k;
   int32_t outer[1];

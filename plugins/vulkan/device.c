@@ -7,37 +7,20 @@
 
 #include "vk_internal.h"
 
-static bool instance_layer_present(vk_fns *fn, const char *name) {
-  uint32_t n = 0;
-  if (fn->vkEnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || n == 0) return false;
-  VkLayerProperties *props = calloc(n, sizeof *props);
-  if (!props) return false;
-  bool found = false;
-  if (fn->vkEnumerateInstanceLayerProperties(&n, props) == VK_SUCCESS)
-    for (uint32_t i = 0; i < n; i++) found |= strcmp(props[i].layerName, name) == 0;
-  free(props);
-  return found;
-}
-
-VkResult vk_instance_create(vk_fns *fn, bool validation, const tc_host_api *host, VkInstance *out) {
+VkResult vk_instance_create(vk_fns *fn, int validation, const tc_host_api *host, VkInstance *out) {
   VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
                            .pApplicationName = "tc",
                            .pEngineName = "tc-vulkan",
                            .apiVersion = VK_API_VERSION_1_2};
-  const char *layers[1];
-  uint32_t n_layers = 0;
-  const char *layer = "VK_LAYER_KHRONOS_validation";
-  if (validation) {
-    if (instance_layer_present(fn, layer))
-      layers[n_layers++] = layer;
-    else if (host && host->log)
-      host->log(host->host_ctx, TC_LOG_WARN, "vulkan",
-                "vulkan.validation=1 but VK_LAYER_KHRONOS_validation is not installed; running without it");
-  }
+  vk_validation_setup v;
+  bool layer = vk_validation_instance_setup(fn, validation, host, &v);
   VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                             .pNext = layer ? &v.features : NULL,
                              .pApplicationInfo = &app,
-                             .enabledLayerCount = n_layers,
-                             .ppEnabledLayerNames = layers};
+                             .enabledLayerCount = layer ? 1 : 0,
+                             .ppEnabledLayerNames = layer ? &v.layer : NULL,
+                             .enabledExtensionCount = layer ? 1 : 0,
+                             .ppEnabledExtensionNames = layer ? &v.extension : NULL};
   return fn->vkCreateInstance(&ci, NULL, out);
 }
 
@@ -148,6 +131,7 @@ tc_status vk_device_open(tc_plugin_ctx *ctx, int32_t index) {
   VkResult r = vk_instance_create(fn, ctx->validation, ctx->host, &ctx->instance);
   if (r != VK_SUCCESS) return vk_err(ctx, TC_ERR_UNAVAILABLE, "vulkan init: vkCreateInstance failed (%s)", vk_result_name(r));
   if (!vk_loader_instance(fn, ctx->instance, why, sizeof why)) return vk_err(ctx, TC_ERR_UNAVAILABLE, "vulkan init: %s", why);
+  if (ctx->validation) vk_validation_messenger_open(ctx);
   VkPhysicalDevice devs[TC_PROBE_MAX_DEVICES];
   uint32_t n = TC_PROBE_MAX_DEVICES;
   r = vk_devices_list(fn, ctx->instance, devs, &n);
@@ -221,6 +205,7 @@ void vk_device_close(tc_plugin_ctx *ctx) {
     if (ctx->cmd_pool) fn->vkDestroyCommandPool(ctx->device, ctx->cmd_pool, NULL);
     fn->vkDestroyDevice(ctx->device, NULL);
   }
+  if (ctx->instance) vk_validation_messenger_close(ctx);
   if (ctx->instance && fn->vkDestroyInstance) fn->vkDestroyInstance(ctx->instance, NULL);
   ctx->device = VK_NULL_HANDLE;
   ctx->instance = VK_NULL_HANDLE;

@@ -1,8 +1,9 @@
 /* plugin.c — the entry point (tc_plugin_query), ABI negotiation, probe, context lifetime,
  * capabilities, and the error/log helpers every file uses.
  *
- * Options: vulkan.device=INDEX|NAME (a substring of the device name), vulkan.validation=1
- * (VK_LAYER_KHRONOS_validation when installed), vulkan.dump_spirv=DIR (writes every SPIR-V
+ * Options: vulkan.device=INDEX|NAME (a substring of the device name), vulkan.validation=1|sync
+ * (VK_LAYER_KHRONOS_validation when installed, its messages in the log; sync adds its
+ * synchronization validation), vulkan.dump_spirv=DIR (writes every SPIR-V
  * module there, for spirv-val). */
 #include <ctype.h>
 #include <stdio.h>
@@ -53,10 +54,6 @@ void vk_log(tc_plugin_ctx *ctx, tc_log_level level, const char *category, const 
 const char *vk_option(const tc_host_api *host, const char *key) {
   if (!host || !host->get_option || !TC_HAS_FIELD(host, tc_host_api, get_option)) return NULL;
   return host->get_option(host->host_ctx, key);
-}
-
-static bool option_true(const char *v) {
-  return v && (strcmp(v, "1") == 0 || strcmp(v, "true") == 0 || strcmp(v, "on") == 0 || strcmp(v, "yes") == 0);
 }
 
 /* The device an option names: an index, or a case-insensitive substring of the name. -1: none. */
@@ -157,7 +154,7 @@ static tc_status vk_init(const tc_host_api *host, int32_t device, tc_plugin_ctx 
   tc_plugin_ctx *ctx = calloc(1, sizeof *ctx);
   if (!ctx) return vk_host_err(host, TC_ERR_OUT_OF_MEMORY, "vulkan init: out of memory");
   ctx->host = host;
-  ctx->validation = option_true(vk_option(host, "vulkan.validation"));
+  ctx->validation = vk_validation_mode(vk_option(host, "vulkan.validation"));
   ctx->dump_spirv_dir = vk_option(host, "vulkan.dump_spirv");
   ctx->next_serial = 1;
   pthread_mutex_init(&ctx->lock, NULL);

@@ -235,7 +235,9 @@ struct tc_plugin_ctx {
   tc_recording *pending[64]; /* replays submitted and not yet waited for */
   int32_t n_pending;
   const char *dump_spirv_dir;
-  bool validation;
+  int validation; /* vk_validation_mode */
+  VkDebugUtilsMessengerEXT messenger;
+  uint64_t validation_messages; /* warnings and errors the layer reported */
 };
 
 /* ---- error / log helpers (plugin.c) ---- */
@@ -247,8 +249,21 @@ bool vk_log_on(tc_plugin_ctx *ctx, const char *category);
 const char *vk_option(const tc_host_api *host, const char *key);
 
 /* ---- device.c ---- */
-/* Creates an instance (validation layer when asked and installed). */
-VkResult vk_instance_create(vk_fns *fn, bool validation, const tc_host_api *host, VkInstance *out);
+/* Creates an instance (validation layer when asked and installed: vk_validation_mode). */
+VkResult vk_instance_create(vk_fns *fn, int validation, const tc_host_api *host, VkInstance *out);
+
+/* ---- validation.c: the Khronos validation layer and its messages in the host's log ---- */
+enum { VK_VALIDATION_OFF = 0, VK_VALIDATION_ON = 1, VK_VALIDATION_SYNC = 2 };
+int vk_validation_mode(const char *option); /* "1"/"on": ON, "sync": SYNC, unset/"0": OFF */
+typedef struct vk_validation_setup {
+  const char *layer, *extension;
+  VkValidationFeatureEnableEXT sync;
+  VkValidationFeaturesEXT features; /* chain into VkInstanceCreateInfo */
+} vk_validation_setup;
+/* Fills s for instance creation; false (and a warning) when the layer is missing or mode OFF. */
+bool vk_validation_instance_setup(vk_fns *fn, int mode, const tc_host_api *host, vk_validation_setup *s);
+void vk_validation_messenger_open(tc_plugin_ctx *ctx);
+void vk_validation_messenger_close(tc_plugin_ctx *ctx);
 /* Physical devices with a compute queue, in preference order (discrete > integrated > virtual >
  * CPU). n in: capacity; out: count. */
 VkResult vk_devices_list(vk_fns *fn, VkInstance inst, VkPhysicalDevice *devs, uint32_t *n);
