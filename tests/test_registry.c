@@ -843,3 +843,16 @@ Test(registry, json_checker_rejects_bad_json) {
   cr_assert_not(json_valid("[\"unterminated]"));
   cr_assert_not(json_valid("[1] 2"));
 }
+
+/* tc_synchronize: names the backend it cannot find, and is a no-op for host memory. */
+Test(registry, synchronize_by_name) {
+  cr_assert_eq(tc_synchronize(NULL), TC_ERR_INVALID_ARGUMENT);
+  assert_contains(tc_last_error(), "tc_synchronize: name is NULL");
+  cr_assert_neq(tc_synchronize("no-such-backend"), TC_OK);
+  assert_contains(tc_last_error(), "unknown backend 'no-such-backend'");
+  cr_assert_eq(tc_synchronize("host"), TC_OK);
+  const char *dir = dir_new("p");
+  plugin_add(dir, "old_minor");
+  plugin_path_use(dir);
+  cr_assert_eq(tc_synchronize("old_minor"), TC_OK, "%s", tc_last_error());
+}
