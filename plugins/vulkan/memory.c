@@ -72,8 +72,8 @@ void vk_buffer_destroy(tc_plugin_ctx *ctx, tc_buffer *b) {
  * VkBuffer and its memory per output costs more than a small kernel, and destroying one
  * must wait until the device is done with it. Freed buffers are kept instead and handed out
  * again for requests of at least half their size. Reuse needs no wait: every launch, copy
- * and transfer of this context runs on one queue in submission order, with a full barrier
- * between commands, so whatever the device still does with the old contents comes first. */
+ * and transfer of this context runs on one queue in submission order, with a barrier after
+ * every write, so whatever the device still does with the old contents comes first. */
 
 /* Sizes are rounded so requests that differ by a little share buffers. */
 static VkDeviceSize cache_round(size_t bytes) {

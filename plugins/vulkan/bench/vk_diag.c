@@ -16,6 +16,7 @@
 #include <vulkan/vulkan.h>
 
 #include "tc_plugin.h"
+#include "tool_kit.h"
 
 #define VKC(x)                                                                 \
   do {                                                                         \
@@ -203,40 +204,8 @@ static char *copy_glsl(int wg, int ept, int vec, int stride_loop) {
 }
 
 /* ---- the plugin's kernels ---- */
-static char g_err[4096];
-static void h_err(void *c, const char *m) { (void)c; snprintf(g_err, sizeof g_err, "%s", m); }
-static void h_log(void *c, tc_log_level l, const char *cat, const char *m) { (void)c; (void)l; (void)cat; (void)m; }
-static bool h_on(void *c, const char *cat) { (void)c; (void)cat; return false; }
-static const char *h_opt(void *c, const char *k) { (void)c; (void)k; return NULL; }
-static tc_host_api thost = {.struct_size = sizeof(tc_host_api), .abi_major = TC_ABI_MAJOR, .abi_minor = TC_ABI_MINOR,
-                           .set_error = h_err, .log = h_log, .log_enabled = h_on, .get_option = h_opt};
 static tc_plugin_api api;
 static tc_plugin_ctx *pctx;
-#define CHECK(x) do { tc_status st_ = (x); if (st_ != TC_OK) { fprintf(stderr, "%s:%d: %s -> %d: %s\n", __FILE__, __LINE__, #x, st_, g_err); exit(1); } } while (0)
-typedef struct kb { tc_size_expr ex[64]; int n_ex; tc_kop ops[64]; int n_ops; tc_kbuffer bufs[16]; int n_bufs; } kb;
-static int ex(kb *b, int op, int a, int c, int64_t v) { b->ex[b->n_ex] = (tc_size_expr){sizeof(tc_size_expr), op, a, c, v}; return b->n_ex++; }
-static int C(kb *b, int64_t v) { return ex(b, TC_SX_CONST, 0, 0, v); }
-static int bf(kb *b, const char *n, int role, int numel) { b->bufs[b->n_bufs] = (tc_kbuffer){sizeof(tc_kbuffer), n, TC_F32, role, numel}; return b->n_bufs++; }
-static tc_index IX(int off, int s0, int s1, int s2) {
-  tc_index ix = {.struct_size = sizeof(tc_index), .offset = off, .indirect = -1, .indirect_stride = -1};
-  for (int i = 0; i <= TC_MAX_RANK; i++) ix.strides[i] = -1;
-  ix.strides[0] = s0, ix.strides[1] = s1, ix.strides[2] = s2;
-  return ix;
-}
-static int op(kb *b, int kind, int loop, int prim, int a0, int a1) {
-  b->ops[b->n_ops] = (tc_kop){.struct_size = sizeof(tc_kop), .kind = kind, .dtype = TC_F32, .loop = loop, .prim = prim, .args = {a0, a1, -1}, .buffer = -1};
-  b->ops[b->n_ops].index = IX(-1, -1, -1, -1);
-  return b->n_ops++;
-}
-static int ld(kb *b, int loop, int buf, tc_index ix) { int i = op(b, TC_KOP_LOAD, loop, 0, -1, -1); b->ops[i].buffer = buf; b->ops[i].index = ix; return i; }
-static int st(kb *b, int loop, int buf, tc_index ix, int v) { int i = op(b, TC_KOP_STORE, loop, 0, v, -1); b->ops[i].buffer = buf; b->ops[i].index = ix; return i; }
-static int P1(kb *b, int loop, int p, int x) { return op(b, TC_KOP_PRIM, loop, p, x, -1); }
-static int P2(kb *b, int loop, int p, int x, int y) { return op(b, TC_KOP_PRIM, loop, p, x, y); }
-static int K(kb *b, int loop, double f) { int i = op(b, TC_KOP_CONST, loop, 0, -1, -1); b->ops[i].fconst = f; return i; }
-static int gelu(kb *b, int loop, int h) {
-  int e = P1(b, loop, TC_PRIM_ERF, P2(b, loop, TC_PRIM_MUL, h, K(b, loop, 0.70710678118654752)));
-  return P2(b, loop, TC_PRIM_MUL, P2(b, loop, TC_PRIM_MUL, h, K(b, loop, 0.5)), P2(b, loop, TC_PRIM_ADD, e, K(b, loop, 1.0)));
-}
 static const char *source(kb *b, tc_kernel_desc *k) {
   k->struct_size = sizeof *k; k->n_buffers = b->n_bufs; k->buffers = b->bufs; k->n_ops = b->n_ops; k->ops = b->ops;
   tc_kernel_list l = {sizeof l, k->name, b->n_ex, b->ex, 0, 1, k};
@@ -418,9 +387,9 @@ int main(int argc, char **argv) {
   void *dl = dlopen(plugin, RTLD_NOW);
   if (!dl) { fprintf(stderr, "dlopen %s: %s\n", plugin, dlerror()); return 1; }
   tc_plugin_query_fn q; void *sym = dlsym(dl, TC_PLUGIN_ENTRY_SYMBOL); memcpy(&q, &sym, sizeof q);
-  api.struct_size = sizeof api; CHECK(q(&thost, &api));
-  tc_probe_info info = {.struct_size = sizeof info}; CHECK(api.probe(&thost, &info));
-  CHECK(api.init(&thost, 0, &pctx));
+  api.struct_size = sizeof api; CHECK(q(&kit_host, &api));
+  tc_probe_info info = {.struct_size = sizeof info}; CHECK(api.probe(&kit_host, &info));
+  CHECK(api.init(&kit_host, 0, &pctx));
   const char *s_copy = src_copy(NC), *s_ln = src_ln_gelu(8192, 4096), *s_sm = src_softmax(32768, 1024);
   {
     buf bb[2] = {cx, cy};

@@ -1,0 +1,53 @@
+/* tool_kit.h — what the two vulkan bench tools (vk_bench.c, vk_diag.c) share: a minimal host
+ * for loading the plugin directly (errors kept for CHECK, plugin logs printed when TC_LOGS
+ * names their category) and a small builder for hand-made kernel descriptors. Header-only:
+ * each tool is one translation unit built outside the library. */
+#ifndef TC_VK_TOOL_KIT_H
+#define TC_VK_TOOL_KIT_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tc_plugin.h"
+
+static char g_err[4096];
+static void kit_err(void *c, const char *m) { (void)c; snprintf(g_err, sizeof g_err, "%s", m); }
+static bool kit_on(void *c, const char *cat) { (void)c; const char *e = getenv("TC_LOGS"); return e && strstr(e, cat); }
+static void kit_log(void *c, tc_log_level l, const char *cat, const char *m) {
+  if (l >= TC_LOG_WARN || kit_on(c, cat)) fprintf(stderr, "[%s] %s\n", cat, m);
+}
+static const char *kit_opt(void *c, const char *k) { (void)c; (void)k; return NULL; }
+static tc_host_api kit_host = {.struct_size = sizeof(tc_host_api), .abi_major = TC_ABI_MAJOR, .abi_minor = TC_ABI_MINOR,
+                               .set_error = kit_err, .log = kit_log, .log_enabled = kit_on, .get_option = kit_opt};
+
+#define CHECK(x) do { tc_status st_ = (x); if (st_ != TC_OK) { fprintf(stderr, "%s:%d: %s -> %d: %s\n", __FILE__, __LINE__, #x, st_, g_err); exit(1); } } while (0)
+
+/* Kernel descriptors by hand: expressions, buffers, ops (f32 throughout). */
+typedef struct kb { tc_size_expr ex[64]; int n_ex; tc_kop ops[64]; int n_ops; tc_kbuffer bufs[16]; int n_bufs; } kb;
+static int ex(kb *b, int op, int a, int c, int64_t v) { b->ex[b->n_ex] = (tc_size_expr){sizeof(tc_size_expr), op, a, c, v}; return b->n_ex++; }
+static int C(kb *b, int64_t v) { return ex(b, TC_SX_CONST, 0, 0, v); }
+static int bf(kb *b, const char *n, int role, int numel) { b->bufs[b->n_bufs] = (tc_kbuffer){sizeof(tc_kbuffer), n, TC_F32, role, numel}; return b->n_bufs++; }
+static tc_index IX(int off, int s0, int s1, int s2) {
+  tc_index ix = {.struct_size = sizeof(tc_index), .offset = off, .indirect = -1, .indirect_stride = -1};
+  for (int i = 0; i <= TC_MAX_RANK; i++) ix.strides[i] = -1;
+  ix.strides[0] = s0, ix.strides[1] = s1, ix.strides[2] = s2;
+  return ix;
+}
+static int op(kb *b, int kind, int loop, int prim, int a0, int a1) {
+  b->ops[b->n_ops] = (tc_kop){.struct_size = sizeof(tc_kop), .kind = kind, .dtype = TC_F32, .loop = loop, .prim = prim, .args = {a0, a1, -1}, .buffer = -1};
+  b->ops[b->n_ops].index = IX(-1, -1, -1, -1);
+  return b->n_ops++;
+}
+static int ld(kb *b, int loop, int buf, tc_index ix) { int i = op(b, TC_KOP_LOAD, loop, 0, -1, -1); b->ops[i].buffer = buf; b->ops[i].index = ix; return i; }
+static int st(kb *b, int loop, int buf, tc_index ix, int v) { int i = op(b, TC_KOP_STORE, loop, 0, v, -1); b->ops[i].buffer = buf; b->ops[i].index = ix; return i; }
+static int P1(kb *b, int loop, int p, int x) { return op(b, TC_KOP_PRIM, loop, p, x, -1); }
+static int P2(kb *b, int loop, int p, int x, int y) { return op(b, TC_KOP_PRIM, loop, p, x, y); }
+static int K(kb *b, int loop, double f) { int i = op(b, TC_KOP_CONST, loop, 0, -1, -1); b->ops[i].fconst = f; return i; }
+/* exact GELU: 0.5 * h * (1 + erf(h / sqrt(2))) */
+static int gelu(kb *b, int loop, int h) {
+  int e = P1(b, loop, TC_PRIM_ERF, P2(b, loop, TC_PRIM_MUL, h, K(b, loop, 0.70710678118654752)));
+  return P2(b, loop, TC_PRIM_MUL, P2(b, loop, TC_PRIM_MUL, h, K(b, loop, 0.5)), P2(b, loop, TC_PRIM_ADD, e, K(b, loop, 1.0)));
+}
+
+#endif
