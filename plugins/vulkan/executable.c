@@ -31,7 +31,8 @@ static tc_status kernel_build(tc_plugin_ctx *ctx, const tc_kernel_list *list, in
   memcpy(out->outer, k->outer, sizeof out->outer);
   out->numel = calloc((size_t)k->n_buffers + 1, sizeof(int32_t));
   out->elem_size = calloc((size_t)k->n_buffers + 1, sizeof(int32_t));
-  if (!out->name || !out->numel || !out->elem_size) return vk_err(ctx, TC_ERR_OUT_OF_MEMORY, "vulkan compile: out of memory");
+  out->access = calloc((size_t)k->n_buffers + 1, 1);
+  if (!out->name || !out->numel || !out->elem_size || !out->access) return vk_err(ctx, TC_ERR_OUT_OF_MEMORY, "vulkan compile: out of memory");
   for (int32_t i = 0; i < k->n_buffers; i++) {
     const tc_kbuffer *b = TC_AT(tc_kbuffer, k->buffers, i);
     if (b->dtype < 0 || b->dtype >= TC_DTYPE_COUNT || tc_dtype_size((tc_dtype)b->dtype) == 0 || b->dtype == TC_F16 ||
@@ -40,6 +41,7 @@ static tc_status kernel_build(tc_plugin_ctx *ctx, const tc_kernel_list *list, in
                     (int)b->dtype);
     out->numel[i] = b->numel;
     out->elem_size[i] = (int32_t)tc_dtype_size((tc_dtype)b->dtype);
+    out->access[i] = b->role == TC_BUF_INPUT ? VK_ACCESS_R : b->role == TC_BUF_OUTPUT ? VK_ACCESS_W : VK_ACCESS_R | VK_ACCESS_W;
   }
   out->push_bytes = (uint32_t)(4 * (list->n_syms + k->n_buffers));
   if (out->push_bytes == 0) out->push_bytes = 4;

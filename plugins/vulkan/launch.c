@@ -1,5 +1,6 @@
 /* launch.c — running kernels. launch() records a dispatch into the open batch command buffer
- * and returns; the batch is submitted by synchronize, a transfer, or a free. record() keeps a
+ * (batch.c), with a barrier in front only where it conflicts with an earlier dispatch, and
+ * returns; flush, synchronize or a transfer submit the batch. record() keeps a
  * launch sequence; replay() records it once into its own command buffer and resubmits that
  * buffer on every replay (re-recorded only when the symbols change, since workgroup counts
  * and push constants depend on them). */
@@ -8,130 +9,16 @@
 
 #include "vk_internal.h"
 
-/* Every command that writes memory (a dispatch, a transfer) is followed by a barrier, and a
- * barrier's scopes reach across command buffers and submissions in queue order, so the
- * commands after it, in this buffer or any later one, see the writes. Nothing needs a barrier
- * in front: one there would drain the device once more per call. */
-static void barrier_after(tc_plugin_ctx *ctx, VkCommandBuffer cmd, VkPipelineStageFlags src, VkAccessFlags src_access) {
-  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                        .srcAccessMask = src_access,
-                        .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
-                                         VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
-  ctx->fn.vkCmdPipelineBarrier(cmd, src, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb,
-                               0, NULL, 0, NULL);
-}
-static void barrier_after_dispatch(tc_plugin_ctx *ctx, VkCommandBuffer cmd) {
-  barrier_after(ctx, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT);
-}
-static void barrier_all(tc_plugin_ctx *ctx, VkCommandBuffer cmd) {
-  barrier_after(ctx, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
-}
-
-/* lead: a barrier first as well (recordings, which may be replayed after anything). */
-static tc_status begin(tc_plugin_ctx *ctx, VkCommandBuffer cmd, VkCommandBufferUsageFlags flags, bool lead) {
-  VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, .flags = flags};
-  VkResult r = ctx->fn.vkBeginCommandBuffer(cmd, &bi);
-  if (r != VK_SUCCESS) return vk_err(ctx, TC_ERR_INTERNAL, "vulkan: vkBeginCommandBuffer failed (%s)", vk_result_name(r));
-  if (lead) barrier_all(ctx, cmd);
-  return TC_OK;
-}
-
-static tc_status wait_fence(tc_plugin_ctx *ctx, VkFence fence, const char *what) {
-  VkResult r = ctx->fn.vkWaitForFences(ctx->device, 1, &fence, VK_TRUE, UINT64_MAX);
-  ctx->fn.vkResetFences(ctx->device, 1, &fence);
-  return r == VK_SUCCESS ? TC_OK : vk_err(ctx, TC_ERR_INTERNAL, "vulkan: waiting for %s failed (%s)", what, vk_result_name(r));
-}
-
-/* The current slot, free to record into: waits when it is still running from VK_BATCH_SLOTS
- * flushes ago (the host is that far ahead of the device). */
-static tc_status batch_acquire(tc_plugin_ctx *ctx, vk_batch **out) {
-  vk_batch *b = &ctx->batches[ctx->batch_cur];
-  tc_status st = TC_OK;
-  if (b->in_flight) {
-    b->in_flight = false;
-    st = wait_fence(ctx, b->fence, "an earlier batch");
-  }
-  *out = b;
-  return st;
-}
-
-tc_status vk_flush(tc_plugin_ctx *ctx) {
-  if (!ctx->batch_open) return TC_OK;
-  vk_batch *b = &ctx->batches[ctx->batch_cur];
-  ctx->batch_open = false;
-  ctx->batch_launches = 0;
-  VkResult r = ctx->fn.vkEndCommandBuffer(b->cmd);
-  if (r != VK_SUCCESS) {
-    ctx->fn.vkResetCommandBuffer(b->cmd, 0);
-    return vk_err(ctx, TC_ERR_INTERNAL, "vulkan: vkEndCommandBuffer failed (%s)", vk_result_name(r));
-  }
-  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &b->cmd};
-  r = ctx->fn.vkQueueSubmit(ctx->queue, 1, &si, b->fence);
-  if (r != VK_SUCCESS) {
-    ctx->fn.vkResetCommandBuffer(b->cmd, 0);
-    return vk_err(ctx, TC_ERR_INTERNAL, "vulkan: vkQueueSubmit failed (%s)", vk_result_name(r));
-  }
-  b->in_flight = true;
-  ctx->batch_cur = (ctx->batch_cur + 1) % VK_BATCH_SLOTS;
-  return TC_OK;
-}
-
-tc_status vk_flush_wait(tc_plugin_ctx *ctx) {
-  tc_status st = vk_flush(ctx);
-  /* oldest first: the slot after the current one was submitted longest ago */
-  for (int32_t i = 1; i <= VK_BATCH_SLOTS; i++) {
-    vk_batch *b = &ctx->batches[(ctx->batch_cur + i) % VK_BATCH_SLOTS];
-    if (!b->in_flight) continue;
-    b->in_flight = false;
-    tc_status w = wait_fence(ctx, b->fence, "a batch");
-    if (st == TC_OK) st = w;
-  }
-  for (int32_t i = 0; i < ctx->n_pending; i++) {
-    tc_recording *rec = ctx->pending[i];
-    if (!rec->pending) continue;
-    rec->pending = false;
-    tc_status w = wait_fence(ctx, rec->fence, "a replay");
-    if (st == TC_OK) st = w;
-  }
-  ctx->n_pending = 0;
-  if (ctx->pipeline_cache_dirty) vk_pipeline_cache_save(ctx);
-  return st;
-}
-
-tc_status vk_synchronize(tc_plugin_ctx *ctx) { return vk_flush_wait(ctx); }
-
-tc_status vk_oneshot_begin(tc_plugin_ctx *ctx, VkCommandBuffer *cmd) {
-  tc_status st = vk_flush_wait(ctx);
-  vk_batch *b;
-  if (st == TC_OK) st = batch_acquire(ctx, &b);
-  if (st != TC_OK) return st;
-  *cmd = b->cmd;
-  return begin(ctx, b->cmd, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, false);
-}
-
-tc_status vk_oneshot_end(tc_plugin_ctx *ctx, VkCommandBuffer cmd) {
-  barrier_all(ctx, cmd);
-  VkResult r = ctx->fn.vkEndCommandBuffer(cmd);
-  if (r != VK_SUCCESS) return vk_err(ctx, TC_ERR_INTERNAL, "vulkan: vkEndCommandBuffer failed (%s)", vk_result_name(r));
-  vk_batch *b = &ctx->batches[ctx->batch_cur];
-  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
-  r = ctx->fn.vkQueueSubmit(ctx->queue, 1, &si, b->fence);
-  tc_status st = r == VK_SUCCESS ? wait_fence(ctx, b->fence, "a transfer")
-                                 : vk_err(ctx, TC_ERR_INTERNAL, "vulkan: vkQueueSubmit failed (%s)", vk_result_name(r));
-  ctx->fn.vkResetCommandBuffer(cmd, 0);
-  return st;
-}
-
 static uint32_t cap_groups(uint64_t n, uint32_t limit) {
   if (n == 0) return 0;
   if (limit == 0) limit = 65535;
   return n > limit ? limit : (uint32_t)n;
 }
 
-/* Records kernel ki's dispatch into cmd, sizes from vals (every expression evaluated). */
+/* Records kernel ki's dispatch into cmd, sizes from vals (every expression evaluated).
+ * tracked (the batch): a barrier in front by hazard; else (recordings) one after it. */
 static tc_status record_dispatch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t ki, const tc_buffer_arg *args,
-                                 const int64_t *syms, const int64_t *vals, VkCommandBuffer cmd) {
+                                 const int64_t *syms, const int64_t *vals, VkCommandBuffer cmd, bool tracked) {
   vk_kernel *k = &exe->kernels[ki];
   for (int32_t s = 0; s < exe->n_syms; s++)
     if (syms[s] < 0 || syms[s] > INT32_MAX)
@@ -196,11 +83,12 @@ static tc_status record_dispatch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t
   VkPipeline pipe = VK_NULL_HANDLE;
   if (st == TC_OK) st = vk_kernel_pipeline(ctx, k, variant, mode, &pipe);
   if (st == TC_OK) {
+    if (tracked) vk_hazard_barrier(ctx, cmd, k, args);
     ctx->fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
     ctx->fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1, &set, 0, NULL);
     ctx->fn.vkCmdPushConstants(cmd, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, k->push_bytes, pc);
     ctx->fn.vkCmdDispatch(cmd, gx, gy, gz);
-    barrier_after_dispatch(ctx, cmd);
+    if (!tracked) vk_barrier_after_dispatch(ctx, cmd);
   }
   if (pc != push) free(pc);
   return st;
@@ -234,19 +122,9 @@ tc_status vk_launch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t kernel, cons
   int64_t *vals;
   tc_status st = eval_sizes(ctx, exe, syms, &vals);
   if (st != TC_OK) return st;
-  vk_batch *b = &ctx->batches[ctx->batch_cur];
-  if (!ctx->batch_open) {
-    /* earlier batches and replays in flight may be writing what this launch reads: the barrier
-     * that ends each of their dispatches orders them, since they come earlier on the same queue */
-    st = batch_acquire(ctx, &b);
-    if (st == TC_OK) st = begin(ctx, b->cmd, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, false);
-    if (st != TC_OK) {
-      free(vals);
-      return st;
-    }
-    ctx->batch_open = true;
-  }
-  st = record_dispatch(ctx, exe, kernel, args, syms, vals, b->cmd);
+  VkCommandBuffer cmd;
+  st = vk_batch_cmd(ctx, &cmd);
+  if (st == TC_OK) st = record_dispatch(ctx, exe, kernel, args, syms, vals, cmd, true);
   free(vals);
   if (st == TC_OK && ++ctx->batch_launches >= 4096) st = vk_flush(ctx);
   return st;
@@ -324,9 +202,9 @@ tc_status vk_replay(tc_plugin_ctx *ctx, tc_recording *rec, const int64_t *syms) 
     if ((st = eval_sizes(ctx, exe, syms, &vals)) != TC_OK) return st;
     ctx->fn.vkResetCommandBuffer(rec->cmd, 0);
     rec->recorded = false;
-    st = begin(ctx, rec->cmd, 0, true);
+    st = vk_cmd_begin(ctx, rec->cmd, 0, true);
     for (int32_t i = 0; i < rec->n_launches && st == TC_OK; i++)
-      st = record_dispatch(ctx, exe, rec->launches[i].kernel, rec->launches[i].args, syms, vals, rec->cmd);
+      st = record_dispatch(ctx, exe, rec->launches[i].kernel, rec->launches[i].args, syms, vals, rec->cmd, false);
     free(vals);
     VkResult r = ctx->fn.vkEndCommandBuffer(rec->cmd);
     if (st != TC_OK) return st;
@@ -340,6 +218,7 @@ tc_status vk_replay(tc_plugin_ctx *ctx, tc_recording *rec, const int64_t *syms) 
   if (r != VK_SUCCESS) return vk_err(ctx, TC_ERR_INTERNAL, "vulkan replay: vkQueueSubmit failed (%s)", vk_result_name(r));
   rec->pending = true;
   ctx->pending[ctx->n_pending++] = rec;
+  vk_hazards_clear(ctx); /* its lead barrier orders it after everything, the last one orders what follows */
   return TC_OK;
 }
 

@@ -92,6 +92,7 @@ void vk_kernel_destroy(tc_plugin_ctx *ctx, vk_kernel *k) {
   free(k->glsl);
   free(k->numel);
   free(k->elem_size);
+  free(k->access);
   free(k->vec_bufs);
   free(k->vec_exprs);
   memset(k, 0, sizeof *k);

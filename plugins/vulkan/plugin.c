@@ -158,9 +158,13 @@ static tc_status vk_init(const tc_host_api *host, int32_t device, tc_plugin_ctx 
   ctx->dump_spirv_dir = vk_option(host, "vulkan.dump_spirv");
   ctx->next_serial = 1;
   pthread_mutex_init(&ctx->lock, NULL);
+  pthread_mutex_init(&ctx->queue_lock, NULL);
+  pthread_cond_init(&ctx->queue_cond, NULL);
   char why[256];
   if (!vk_loader_open(&ctx->fn, why, sizeof why)) {
     pthread_mutex_destroy(&ctx->lock);
+    pthread_mutex_destroy(&ctx->queue_lock);
+    pthread_cond_destroy(&ctx->queue_cond);
     free(ctx);
     return vk_host_err(host, TC_ERR_UNAVAILABLE, "vulkan init: %s", why);
   }
@@ -196,6 +200,7 @@ static tc_status vk_init(const tc_host_api *host, int32_t device, tc_plugin_ctx 
     return st;
   }
   vk_pipeline_cache_open(ctx);
+  vk_submitter_start(ctx);
   vk_log(ctx, TC_LOG_INFO, "vulkan", "vulkan: %s (%s), subgroup %u%s, f64 %s, i64 %s, 8-bit storage %s", ctx->caps.name,
          type_name(ctx->caps.type), ctx->caps.subgroup_size, ctx->caps.subgroup_shuffle ? " (shuffle)" : "",
          ctx->caps.f64 ? "yes" : "no", ctx->caps.i64 ? "yes" : "no", ctx->caps.storage8 ? "yes" : "no");
@@ -205,6 +210,7 @@ static tc_status vk_init(const tc_host_api *host, int32_t device, tc_plugin_ctx 
 
 static void vk_release(tc_plugin_ctx *ctx) {
   if (!ctx) return;
+  vk_submitter_stop(ctx);
   if (ctx->device) {
     vk_flush_wait(ctx);
     vk_pipeline_cache_save(ctx);
@@ -216,8 +222,41 @@ static void vk_release(tc_plugin_ctx *ctx) {
   vk_device_close(ctx);
   vk_loader_close(&ctx->fn);
   pthread_mutex_destroy(&ctx->lock);
+  pthread_mutex_destroy(&ctx->queue_lock);
+  pthread_cond_destroy(&ctx->queue_cond);
   free(ctx);
 }
+
+/* Entry points that touch the queue, its slots or its fences run under queue_lock: the
+ * submitter thread (batch.c) submits deferred batches from its own thread. */
+#define LOCKED(name, params, args)                  \
+  static tc_status name##_locked params {          \
+    pthread_mutex_lock(&ctx->queue_lock);          \
+    tc_status st = name args;                      \
+    pthread_mutex_unlock(&ctx->queue_lock);        \
+    return st;                                     \
+  }
+#define LOCKED_VOID(name, params, args)             \
+  static void name##_locked params {               \
+    pthread_mutex_lock(&ctx->queue_lock);          \
+    name args;                                     \
+    pthread_mutex_unlock(&ctx->queue_lock);        \
+  }
+LOCKED(vk_buffer_alloc, (tc_plugin_ctx * ctx, size_t bytes, tc_buffer **buf), (ctx, bytes, buf))
+LOCKED_VOID(vk_buffer_free, (tc_plugin_ctx * ctx, tc_buffer *buf), (ctx, buf))
+LOCKED(vk_buffer_write, (tc_plugin_ctx * ctx, tc_buffer *dst, size_t offset, const void *src, size_t bytes),
+       (ctx, dst, offset, src, bytes))
+LOCKED(vk_buffer_read, (tc_plugin_ctx * ctx, tc_buffer *src, size_t offset, void *dst, size_t bytes),
+       (ctx, src, offset, dst, bytes))
+LOCKED(vk_launch, (tc_plugin_ctx * ctx, tc_executable *exe, int32_t kernel, const tc_buffer_arg *args, const int64_t *syms),
+       (ctx, exe, kernel, args, syms))
+LOCKED(vk_synchronize, (tc_plugin_ctx * ctx), (ctx))
+LOCKED(vk_flush_call, (tc_plugin_ctx * ctx), (ctx))
+LOCKED_VOID(vk_executable_free, (tc_plugin_ctx * ctx, tc_executable *exe), (ctx, exe))
+LOCKED(vk_record, (tc_plugin_ctx * ctx, tc_executable *exe, int32_t n, const tc_launch *launches, tc_recording **rec),
+       (ctx, exe, n, launches, rec))
+LOCKED(vk_replay, (tc_plugin_ctx * ctx, tc_recording *rec, const int64_t *syms), (ctx, rec, syms))
+LOCKED_VOID(vk_recording_free, (tc_plugin_ctx * ctx, tc_recording *rec), (ctx, rec))
 
 static tc_status vk_capabilities(tc_plugin_ctx *ctx, tc_capabilities *caps) {
   if (!caps || caps->struct_size < TC_STRUCT_SIZE(tc_capabilities, kernel_kinds))
@@ -262,20 +301,20 @@ TC_PLUGIN_EXPORT tc_status tc_plugin_query(const tc_host_api *host, tc_plugin_ap
       .probe = vk_probe,
       .init = vk_init,
       .release = vk_release,
-      .buffer_alloc = vk_buffer_alloc,
-      .buffer_free = vk_buffer_free,
-      .buffer_write = vk_buffer_write,
-      .buffer_read = vk_buffer_read,
+      .buffer_alloc = vk_buffer_alloc_locked,
+      .buffer_free = vk_buffer_free_locked,
+      .buffer_write = vk_buffer_write_locked,
+      .buffer_read = vk_buffer_read_locked,
       .compile_kernels = vk_compile_kernels,
-      .launch = vk_launch,
-      .synchronize = vk_synchronize,
-      .executable_free = vk_executable_free,
+      .launch = vk_launch_locked,
+      .synchronize = vk_synchronize_locked,
+      .executable_free = vk_executable_free_locked,
       .executable_source = vk_executable_source,
       .capabilities = vk_capabilities,
-      .record = vk_record,
-      .replay = vk_replay,
-      .recording_free = vk_recording_free,
-      .flush = vk_flush,
+      .record = vk_record_locked,
+      .replay = vk_replay_locked,
+      .recording_free = vk_recording_free_locked,
+      .flush = vk_flush_call_locked,
   };
   size_t n = out->struct_size < sizeof api ? out->struct_size : sizeof api;
   memcpy(out, &api, n);

@@ -46,6 +46,7 @@
   X(vkDeviceWaitIdle)                                                                                        \
   X(vkCreateFence)                                                                                           \
   X(vkDestroyFence)                                                                                          \
+  X(vkGetFenceStatus)                                                                                        \
   X(vkWaitForFences)                                                                                         \
   X(vkResetFences)                                                                                           \
   X(vkCreateBuffer)                                                                                          \
@@ -136,6 +137,8 @@ typedef enum vk_kernel_shape {
  * it every row up to 1024 * 4 * R floats keeps in registers (MODE 2). */
 #define VK_ROW_TARGET 8
 
+enum { VK_ACCESS_R = 1, VK_ACCESS_W = 2 };
+
 typedef struct vk_set_entry {
   uint64_t *key; /* (serial, bound offset) per buffer */
   VkDescriptorSet set;
@@ -148,6 +151,7 @@ typedef struct vk_kernel {
   int32_t n_buffers;
   int32_t *numel;  /* expr id per buffer */
   int32_t *elem_size;
+  uint8_t *access; /* per buffer: VK_ACCESS_R | VK_ACCESS_W, from its role (barriers by hazard) */
   int32_t n_outer;
   int32_t outer[TC_MAX_RANK];
   int32_t inner;
@@ -194,6 +198,10 @@ struct tc_recording {
 
 /* ---- the context ---- */
 #define VK_BATCH_SLOTS 4
+/* flush keeps the batch open while this many are running on the device (batch.c) */
+#define VK_DEFER_DEPTH 2
+#define VK_DEFER_MAX_LAUNCHES 256 /* a deferred batch is submitted when it holds this many */
+#define VK_HAZARD_CAP 64          /* buffers remembered per hazard set */
 typedef struct vk_batch {
   VkCommandBuffer cmd;
   VkFence fence;
@@ -223,7 +231,18 @@ struct tc_plugin_ctx {
   vk_batch batches[VK_BATCH_SLOTS];
   int32_t batch_cur;
   bool batch_open;
+  bool batch_deferred; /* flushed, kept open while VK_DEFER_DEPTH batches run; the submitter submits it */
   int32_t batch_launches;
+  /* queue_lock: held by every entry point that touches the queue, the slots or the fences,
+   * and by the submitter thread (batch.c) */
+  pthread_mutex_t queue_lock;
+  pthread_cond_t queue_cond;
+  pthread_t submitter;
+  bool submitter_running, submitter_stop;
+  VkResult deferred_failure; /* the submitter's last failure, reported by the next flush */
+  /* buffers read / written by dispatches since the last barrier (batch.c) */
+  VkBuffer hz_read[VK_HAZARD_CAP], hz_written[VK_HAZARD_CAP];
+  int32_t n_hz_read, n_hz_written;
   /* freed device buffers kept for reuse (see memory.c): every use of a buffer is ordered on
    * the one queue, so a freed buffer is handed out again without waiting for the device */
   tc_buffer **free_bufs;
@@ -371,20 +390,36 @@ tc_status vk_compile_kernels(tc_plugin_ctx *ctx, const tc_kernel_list *list, tc_
 void vk_executable_free(tc_plugin_ctx *ctx, tc_executable *exe);
 const char *vk_executable_source(tc_plugin_ctx *ctx, tc_executable *exe);
 
+/* ---- batch.c: slots, submission, barriers, the submitter thread ---- */
+tc_status vk_cmd_begin(tc_plugin_ctx *ctx, VkCommandBuffer cmd, VkCommandBufferUsageFlags flags, bool lead);
+void vk_barrier_after_dispatch(tc_plugin_ctx *ctx, VkCommandBuffer cmd);
+void vk_barrier_all(tc_plugin_ctx *ctx, VkCommandBuffer cmd);
+/* Records a barrier in front of kernel k's dispatch when it conflicts with a dispatch since
+ * the last barrier, then notes what it reads and writes. */
+void vk_hazard_barrier(tc_plugin_ctx *ctx, VkCommandBuffer cmd, const vk_kernel *k, const tc_buffer_arg *args);
+/* After a barrier that orders everything recorded or submitted before it. */
+void vk_hazards_clear(tc_plugin_ctx *ctx);
+/* The open batch's command buffer, opening one (waiting for its slot) when none is open. */
+tc_status vk_batch_cmd(tc_plugin_ctx *ctx, VkCommandBuffer *cmd);
+/* Submits the open batch (if any) without waiting. */
+tc_status vk_flush(tc_plugin_ctx *ctx);
+/* The ABI's flush: vk_flush, or the batch stays open for the submitter while the device is busy. */
+tc_status vk_flush_call(tc_plugin_ctx *ctx);
+/* Submits the open batch (if any) and waits for all submitted work. */
+tc_status vk_flush_wait(tc_plugin_ctx *ctx);
+tc_status vk_synchronize(tc_plugin_ctx *ctx);
+/* One-shot command buffer helpers for transfers: submitted and waited for. */
+tc_status vk_oneshot_begin(tc_plugin_ctx *ctx, VkCommandBuffer *cmd);
+tc_status vk_oneshot_end(tc_plugin_ctx *ctx, VkCommandBuffer cmd);
+void vk_submitter_start(tc_plugin_ctx *ctx);
+void vk_submitter_stop(tc_plugin_ctx *ctx);
+
 /* ---- launch.c ---- */
 tc_status vk_launch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t kernel, const tc_buffer_arg *args,
                     const int64_t *syms);
-tc_status vk_synchronize(tc_plugin_ctx *ctx);
-/* Submits the open batch (if any) without waiting. */
-tc_status vk_flush(tc_plugin_ctx *ctx);
-/* Submits the open batch (if any) and waits for all submitted work. */
-tc_status vk_flush_wait(tc_plugin_ctx *ctx);
 tc_status vk_record(tc_plugin_ctx *ctx, tc_executable *exe, int32_t n_launches, const tc_launch *launches,
                     tc_recording **rec);
 tc_status vk_replay(tc_plugin_ctx *ctx, tc_recording *rec, const int64_t *syms);
 void vk_recording_free(tc_plugin_ctx *ctx, tc_recording *rec);
-/* One-shot command buffer helpers for transfers. */
-tc_status vk_oneshot_begin(tc_plugin_ctx *ctx, VkCommandBuffer *cmd);
-tc_status vk_oneshot_end(tc_plugin_ctx *ctx, VkCommandBuffer cmd);
 
 #endif
