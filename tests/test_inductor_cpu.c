@@ -292,6 +292,49 @@ Test(inductor_cpu, softmax_scratch_row_streaming_stores) {
   api.executable_free(ctx, exe);
 }
 
+/* y = x - mean(x) over rows of 1000, as layer_norm's last pass: the output is written only by
+ * the last inner loop, which then runs in blocks of ICPU_ROW_BLOCK, each block streamed out
+ * right after it is computed (the last block short: 1000 = 3 * 256 + 232). */
+Test(inductor_cpu, last_loop_streams_its_row_per_block) {
+  kl l = {0};
+  int32_t s0 = S(&l, 0), n = C(&l, 1000), one = C(&l, 1), numel = MUL(&l, s0, n);
+  int32_t outer[1] = {s0};
+  K(&l, "center", TC_KERNEL_LOOP, 1, outer, n);
+  int32_t bx = BUF(&l, "in_x", TC_F32, TC_BUF_INPUT, numel), by = BUF(&l, "out_y", TC_F32, TC_BUF_OUTPUT, numel);
+  tc_index row = IX(-1, n, one, -1);
+  int32_t sum = RED(&l, 0, TC_PRIM_REDUCE_SUM, LOAD(&l, 0, bx, row));
+  int32_t mean = PRIM(&l, -1, TC_PRIM_DIV, sum, CONSTF(&l, -1, 1000.0));
+  STORE(&l, 1, by, row, PRIM(&l, 1, TC_PRIM_SUB, LOAD(&l, 1, bx, row), mean));
+  tc_kernel_list list = LIST(&l, "center_test", 1);
+  tc_executable *exe = compile_ok(&list);
+  const char *src = api.executable_source(ctx, exe);
+  cr_assert(strstr(src, "tc_rb += 256"), "%s", src);
+  cr_assert(strstr(src, "+ tc_rb], row_out_y + tc_rb, tc_re - tc_rb, stream_out_y);"), "%s", src);
+  cr_assert(!strstr(src, "row_out_y, 1000, stream_out_y"), "the row also goes out whole:\n%s", src);
+  for (int rows = 1200; rows >= 5; rows -= 1195) { /* streamed (4.8 MB) and not */
+    size_t count = (size_t)rows * 1000;
+    float *in = malloc(sizeof(float) * count), *out = NULL;
+    cr_assert(in && posix_memalign((void **)&out, 64, sizeof(float) * (count + 16)) == 0);
+    unsigned seed = 5;
+    for (size_t i = 0; i < count; i++) in[i] = frand(&seed) * 3;
+    int64_t syms[1] = {rows};
+    launch2(exe, 0, in, out + 1, NULL, NULL, syms);
+    for (int r = 0; r < rows; r++) {
+      double m = 0;
+      for (int c = 0; c < 1000; c++) m += in[r * 1000 + c];
+      m /= 1000;
+      for (int c = 0; c < 1000; c++) {
+        float got = out[1 + r * 1000 + c];
+        cr_assert(fabs(got - (in[r * 1000 + c] - m)) <= 1e-5, "rows %d: row %d col %d: %g vs %g", rows, r, c, got,
+                  in[r * 1000 + c] - m);
+      }
+    }
+    free(in);
+    free(out);
+  }
+  api.executable_free(ctx, exe);
+}
+
 /* y = gelu(a @ b + bias) with b given transposed (strides k: 1, n: K), c = y in place. */
 Test(inductor_cpu, matmul_bias_gelu_epilogue) {
   kl l = {0};

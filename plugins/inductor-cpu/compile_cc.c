@@ -16,11 +16,26 @@
 extern char **environ;
 
 /* -ffp-contract=off: a*b+c rounds twice, as the reference does, so pointwise results match
- * debug-eager bit for bit. */
-static const char *const compile_flags[] = {"-O3", "-march=native", "-ffp-contract=off", "-fopenmp", "-shared", "-fPIC"};
+ * debug-eager bit for bit. -fno-trapping-math and -fno-math-errno change no result (tc reads
+ * neither floating-point exception flags nor errno): without them GCC predicates the arithmetic
+ * under a select (erf's |x| >= 4 test lands on its critical path: 5-8% of ln_gelu) and calls
+ * sqrtf through the PLT, spilling every vector register around the call. */
+static const char *const compile_flags[] = {"-O3",          "-march=native",       "-ffp-contract=off", "-fno-trapping-math",
+                                            "-fno-math-errno", "-fopenmp",          "-shared",           "-fPIC"};
+static const char *const link_flags[] = {"-lmvec", "-lm"};
 
+/* The flags as one string, for the cache key. */
 const char *cc_flags(bool with_blas) {
-  return with_blas ? "-O3 -march=native -ffp-contract=off -fopenmp -shared -fPIC -lmvec -lm -lopenblas" : "-O3 -march=native -ffp-contract=off -fopenmp -shared -fPIC -lmvec -lm";
+  static char text[2][256];
+  char *t = text[with_blas];
+  if (!*t) {
+    for (size_t i = 0; i < sizeof compile_flags / sizeof compile_flags[0]; i++)
+      snprintf(t + strlen(t), sizeof text[0] - strlen(t), "%s%s", *t ? " " : "", compile_flags[i]);
+    for (size_t i = 0; i < sizeof link_flags / sizeof link_flags[0]; i++)
+      snprintf(t + strlen(t), sizeof text[0] - strlen(t), " %s", link_flags[i]);
+    if (with_blas) snprintf(t + strlen(t), sizeof text[0] - strlen(t), " -lopenblas");
+  }
+  return t;
 }
 
 /* Runs argv with stdout+stderr into log_path; returns the exit status (or -1). */
@@ -105,8 +120,7 @@ tc_status cc_compile(icpu_ctx *ctx, const char *source, bool with_blas, const ch
   argv[n++] = "-o";
   argv[n++] = obj;
   argv[n++] = src_c;
-  argv[n++] = "-lmvec";
-  argv[n++] = "-lm";
+  for (size_t i = 0; i < sizeof link_flags / sizeof link_flags[0]; i++) argv[n++] = (char *)link_flags[i];
   if (with_blas) argv[n++] = "-lopenblas";
   argv[n] = NULL;
   int rc = run_logged(argv, log);

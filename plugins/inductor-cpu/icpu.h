@@ -99,6 +99,9 @@ typedef struct icpu_kgen {
 #define ICPU_STREAM_MIN_BYTES (4 << 20)
 /* The scratch rows of one kernel together, in bytes (they live on each thread's stack). */
 #define ICPU_ROW_SCRATCH_BYTES (64 << 10)
+/* The last inner loop of a row kernel runs in blocks of this many elements when it writes
+ * scratch rows, each block streamed out after it (codegen_loop.c blocked_loop). */
+#define ICPU_ROW_BLOCK 256
 
 /* The C name of buffer i of k (its descriptor name when usable, else b<i>). */
 void kgen_buf_name(const tc_kernel_desc *k, int32_t i, char *out, size_t cap);
