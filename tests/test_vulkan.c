@@ -24,6 +24,7 @@ static int g_cache_hits;
  * missing barrier between dependent dispatches included. */
 static int g_validation_msgs;
 static char g_validation_first[1024];
+static char g_queue_last[256]; /* the last TC_LOGS=queue line: dispatches, barriers, submissions */
 
 static void host_set_error(void *h, const char *m) {
   (void)h;
@@ -35,11 +36,12 @@ static void host_log(void *h, tc_log_level lv, const char *cat, const char *m) {
   if (strcmp(cat, "cache") == 0 && strstr(m, "cache hit")) g_cache_hits++;
   if (strcmp(cat, "vulkan") == 0 && strncmp(m, "validation: ", 12) == 0 && g_validation_msgs++ == 0)
     snprintf(g_validation_first, sizeof g_validation_first, "%s", m);
+  if (strcmp(cat, "queue") == 0) snprintf(g_queue_last, sizeof g_queue_last, "%s", m);
   if (getenv("TC_VK_TEST_VERBOSE")) fprintf(stderr, "[%s] %s\n", cat, m);
 }
 static bool host_log_enabled(void *h, const char *cat) {
   (void)h;
-  return strcmp(cat, "cache") == 0 || getenv("TC_VK_TEST_VERBOSE") != NULL;
+  return strcmp(cat, "cache") == 0 || strcmp(cat, "queue") == 0 || getenv("TC_VK_TEST_VERBOSE") != NULL;
 }
 static const char *host_get_option(void *h, const char *key) {
   (void)h;
@@ -441,6 +443,48 @@ VK_TEST(flush_and_buffer_reuse_keep_order) {
   for (int64_t i = 0; i < n; i++)
     if (got[i] != h[i] + 40.0f) cr_assert_fail("element %lld: %g, want %g", (long long)i, got[i], h[i] + 40.0f);
   g_api.buffer_free(g_ctx, cur);
+  free(h);
+  free(got);
+  g_api.executable_free(g_ctx, exe);
+}
+
+/* Barriers by hazard: eight launches reading one input into eight outputs need none between
+ * them; a ninth reading one of those outputs needs one (synchronization validation fails the
+ * test if it is missing, the count fails it if barriers go in where nothing conflicts). */
+VK_TEST(barriers_only_between_conflicting_dispatches) {
+  kbuild b = {0};
+  int32_t N = E_s(&b, 0), one = E_c(&b, 1), z = E_c(&b, 0);
+  int32_t bx = buf(&b, "in_x", TC_F32, TC_BUF_INPUT, N), by = buf(&b, "out_y", TC_F32, TC_BUF_OUTPUT, N);
+  int32_t x = load(&b, -1, bx, TC_F32, IX(z, one, -1, -1));
+  store(&b, -1, by, TC_F32, IX(z, one, -1, -1), prim2(&b, -1, TC_PRIM_ADD, TC_F32, x, cnst(&b, -1, TC_F32, 1.0)));
+  int32_t outer[1] = {N};
+  tc_kernel_desc k = kdesc(&b, "add_one", TC_KERNEL_LOOP, 1, outer, -1);
+  tc_executable *exe = compile1(&b, &k, 1);
+  const int64_t n = 4099;
+  const size_t bytes = sizeof(float) * (size_t)n;
+  float *h = malloc(bytes), *got = malloc(bytes);
+  for (int64_t i = 0; i < n; i++) h[i] = (float)i;
+  tc_buffer *in = dev_from(h, bytes), *outs[8], *last = dev_from(NULL, bytes);
+  for (int i = 0; i < 8; i++) outs[i] = dev_from(NULL, bytes);
+  cr_assert_eq(g_api.synchronize(g_ctx), TC_OK, "%s", g_err);
+  for (int i = 0; i < 8; i++) {
+    tc_buffer_arg args[2] = {A(in), A(outs[i])};
+    cr_assert_eq(g_api.launch(g_ctx, exe, 0, args, &n), TC_OK, "%s", g_err);
+  }
+  tc_buffer_arg args[2] = {A(outs[3]), A(last)};
+  cr_assert_eq(g_api.launch(g_ctx, exe, 0, args, &n), TC_OK, "%s", g_err);
+  g_queue_last[0] = 0;
+  cr_assert_eq(g_api.synchronize(g_ctx), TC_OK, "%s", g_err);
+  unsigned long long d = 0, bar = 0, sub = 0;
+  cr_assert(sscanf(g_queue_last, "vulkan queue: %llu dispatches, %llu barriers, %llu submissions", &d, &bar, &sub) == 3,
+            "TC_LOGS=queue line: '%s'", g_queue_last);
+  cr_assert(d == 9 && bar == 1, "9 dispatches with 1 barrier expected: %s", g_queue_last);
+  cr_assert_eq(g_api.buffer_read(g_ctx, last, 0, got, bytes), TC_OK, "%s", g_err);
+  for (int64_t i = 0; i < n; i++)
+    if (got[i] != h[i] + 2.0f) cr_assert_fail("element %lld: %g, want %g", (long long)i, got[i], h[i] + 2.0f);
+  for (int i = 0; i < 8; i++) g_api.buffer_free(g_ctx, outs[i]);
+  g_api.buffer_free(g_ctx, in);
+  g_api.buffer_free(g_ctx, last);
   free(h);
   free(got);
   g_api.executable_free(g_ctx, exe);

@@ -67,9 +67,11 @@ void vk_hazard_barrier(tc_plugin_ctx *ctx, VkCommandBuffer cmd, const vk_kernel 
       writes++;
   }
   /* a full set costs one barrier more, never a missed one */
+  ctx->n_dispatches++;
   if (need || ctx->n_hz_read + reads > VK_HAZARD_CAP || ctx->n_hz_written + writes > VK_HAZARD_CAP) {
     vk_barrier_after_dispatch(ctx, cmd);
     vk_hazards_clear(ctx);
+    ctx->n_barriers++;
   }
   for (int32_t i = 0; i < k->n_buffers; i++) {
     const tc_buffer *b = TC_AT(tc_buffer_arg, args, i)->buffer;
@@ -148,6 +150,7 @@ static VkResult submit_open(tc_plugin_ctx *ctx, const char **what) {
   }
   b->in_flight = true;
   ctx->batch_cur = (ctx->batch_cur + 1) % VK_BATCH_SLOTS;
+  ctx->n_submits++;
   return VK_SUCCESS;
 }
 
@@ -198,6 +201,10 @@ tc_status vk_flush_wait(tc_plugin_ctx *ctx) {
   }
   ctx->n_pending = 0;
   if (ctx->pipeline_cache_dirty) vk_pipeline_cache_save(ctx);
+  if (ctx->n_dispatches > 0)
+    vk_log(ctx, TC_LOG_INFO, "queue", "vulkan queue: %llu dispatches, %llu barriers, %llu submissions since the last wait",
+           (unsigned long long)ctx->n_dispatches, (unsigned long long)ctx->n_barriers, (unsigned long long)ctx->n_submits);
+  ctx->n_dispatches = ctx->n_barriers = ctx->n_submits = 0;
   return st;
 }
 

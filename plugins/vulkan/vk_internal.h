@@ -243,6 +243,9 @@ struct tc_plugin_ctx {
   /* buffers read / written by dispatches since the last barrier (batch.c) */
   VkBuffer hz_read[VK_HAZARD_CAP], hz_written[VK_HAZARD_CAP];
   int32_t n_hz_read, n_hz_written;
+  /* since the last wait, for TC_LOGS=queue: dispatches into batches, barriers placed in front
+   * of them, submissions of batches */
+  uint64_t n_dispatches, n_barriers, n_submits;
   /* freed device buffers kept for reuse (see memory.c): every use of a buffer is ordered on
    * the one queue, so a freed buffer is handed out again without waiting for the device */
   tc_buffer **free_bufs;
