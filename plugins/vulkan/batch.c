@@ -202,7 +202,7 @@ tc_status vk_flush_wait(tc_plugin_ctx *ctx) {
   ctx->n_pending = 0;
   if (ctx->pipeline_cache_dirty) vk_pipeline_cache_save(ctx);
   if (ctx->n_dispatches > 0)
-    vk_log(ctx, TC_LOG_INFO, "queue", "vulkan queue: %llu dispatches, %llu barriers, %llu submissions since the last wait",
+    vk_log(ctx, TC_LOG_INFO, "queue", "%llu dispatches, %llu barriers, %llu submissions since the last wait",
            (unsigned long long)ctx->n_dispatches, (unsigned long long)ctx->n_barriers, (unsigned long long)ctx->n_submits);
   ctx->n_dispatches = ctx->n_barriers = ctx->n_submits = 0;
   return st;
