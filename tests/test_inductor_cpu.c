@@ -245,6 +245,46 @@ Test(inductor_cpu, softmax_one_kernel_three_loops) {
   api.executable_free(ctx, exe);
 }
 
+/* Runs a row kernel over rows of 1000 (s0 rows: 1200, 4.8 MB, streamed; then 5, not) with its
+ * output 4 bytes past a 64-byte boundary, and compares each row with expect(in_row, want_row)
+ * within rel * |want| + abs. */
+static void check_rows_1000(tc_executable *exe, unsigned seed, void (*expect)(const float *, double *), double rel,
+                            double abs_tol) {
+  double want[1000];
+  for (int rows = 1200; rows >= 5; rows -= 1195) {
+    size_t count = (size_t)rows * 1000;
+    float *in = malloc(sizeof(float) * count), *out = NULL;
+    cr_assert(in && posix_memalign((void **)&out, 64, sizeof(float) * (count + 16)) == 0);
+    for (size_t i = 0; i < count; i++) in[i] = frand(&seed) * 3;
+    int64_t syms[1] = {rows};
+    launch2(exe, 0, in, out + 1, NULL, NULL, syms);
+    for (int r = 0; r < rows; r++) {
+      expect(in + (size_t)r * 1000, want);
+      for (int c = 0; c < 1000; c++) {
+        float got = out[1 + r * 1000 + c];
+        cr_assert(fabs(got - want[c]) <= rel * fabs(want[c]) + abs_tol, "rows %d: row %d col %d: %g vs %g", rows, r, c,
+                  got, want[c]);
+      }
+    }
+    free(in);
+    free(out);
+  }
+}
+
+static void softmax_row(const float *x, double *want) {
+  double mx = -INFINITY, s = 0;
+  for (int c = 0; c < 1000; c++) mx = fmax(mx, x[c]);
+  for (int c = 0; c < 1000; c++) s += exp(x[c] - mx);
+  for (int c = 0; c < 1000; c++) want[c] = exp(x[c] - mx) / s;
+}
+
+static void center_row(const float *x, double *want) {
+  double m = 0;
+  for (int c = 0; c < 1000; c++) m += x[c];
+  m /= 1000;
+  for (int c = 0; c < 1000; c++) want[c] = x[c] - m;
+}
+
 /* softmax as the scheduler emits it, rows of a static 1000: exp(x - max) parked in the output by
  * loop 1, read back and scaled by loop 2. The output row lives in a scratch row and leaves once,
  * with streaming stores when the output is big (s0 dynamic: decided at run time). */
@@ -268,27 +308,7 @@ Test(inductor_cpu, softmax_scratch_row_streaming_stores) {
   cr_assert(strstr(src, "tc_stream_fence();"), "%s", src);
   /* 1200 rows (4.8 MB: streamed) and 5 (memcpy); the output 4 bytes past a 64-byte boundary, so
    * every row has a plain head and tail around its streamed middle. */
-  for (int rows = 1200; rows >= 5; rows -= 1195) {
-    size_t count = (size_t)rows * 1000;
-    float *in = malloc(sizeof(float) * count), *out = NULL;
-    cr_assert(in && posix_memalign((void **)&out, 64, sizeof(float) * (count + 16)) == 0);
-    unsigned seed = 3;
-    for (size_t i = 0; i < count; i++) in[i] = frand(&seed) * 3;
-    int64_t syms[1] = {rows};
-    launch2(exe, 0, in, out + 1, NULL, NULL, syms);
-    for (int r = 0; r < rows; r++) {
-      double mx = -INFINITY, s = 0;
-      for (int c = 0; c < 1000; c++) mx = fmax(mx, in[r * 1000 + c]);
-      for (int c = 0; c < 1000; c++) s += exp(in[r * 1000 + c] - mx);
-      for (int c = 0; c < 1000; c++) {
-        double want = exp(in[r * 1000 + c] - mx) / s;
-        float got = out[1 + r * 1000 + c];
-        cr_assert(fabs(got - want) <= 1e-5 * want + 1e-8, "rows %d: row %d col %d: %g vs %g", rows, r, c, got, want);
-      }
-    }
-    free(in);
-    free(out);
-  }
+  check_rows_1000(exe, 3, softmax_row, 1e-5, 1e-8);
   api.executable_free(ctx, exe);
 }
 
@@ -311,27 +331,7 @@ Test(inductor_cpu, last_loop_streams_its_row_per_block) {
   cr_assert(strstr(src, "tc_rb += 256"), "%s", src);
   cr_assert(strstr(src, "+ tc_rb], row_out_y + tc_rb, tc_re - tc_rb, stream_out_y);"), "%s", src);
   cr_assert(!strstr(src, "row_out_y, 1000, stream_out_y"), "the row also goes out whole:\n%s", src);
-  for (int rows = 1200; rows >= 5; rows -= 1195) { /* streamed (4.8 MB) and not */
-    size_t count = (size_t)rows * 1000;
-    float *in = malloc(sizeof(float) * count), *out = NULL;
-    cr_assert(in && posix_memalign((void **)&out, 64, sizeof(float) * (count + 16)) == 0);
-    unsigned seed = 5;
-    for (size_t i = 0; i < count; i++) in[i] = frand(&seed) * 3;
-    int64_t syms[1] = {rows};
-    launch2(exe, 0, in, out + 1, NULL, NULL, syms);
-    for (int r = 0; r < rows; r++) {
-      double m = 0;
-      for (int c = 0; c < 1000; c++) m += in[r * 1000 + c];
-      m /= 1000;
-      for (int c = 0; c < 1000; c++) {
-        float got = out[1 + r * 1000 + c];
-        cr_assert(fabs(got - (in[r * 1000 + c] - m)) <= 1e-5, "rows %d: row %d col %d: %g vs %g", rows, r, c, got,
-                  in[r * 1000 + c] - m);
-      }
-    }
-    free(in);
-    free(out);
-  }
+  check_rows_1000(exe, 5, center_row, 0, 1e-5);
   api.executable_free(ctx, exe);
 }
 

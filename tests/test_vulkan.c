@@ -405,10 +405,8 @@ VK_TEST(exp_and_erf_match_libm) {
   unary_sweep(TC_PRIM_ERF, erf, -10.0f, 10.0f, 5e-7, "erf");
 }
 
-/* Calls return once their work is submitted (flush), and freed buffers are handed out again
- * at once: a chain of launches that frees each intermediate and reuses it for the next one
- * must still see every value in order, with no synchronize between them. */
-VK_TEST(flush_and_buffer_reuse_keep_order) {
+/* y = x + 1 over s0 elements: the kernel of the queue-ordering tests. */
+static tc_executable *compile_add_one(void) {
   kbuild b = {0};
   int32_t N = E_s(&b, 0), one = E_c(&b, 1), z = E_c(&b, 0);
   int32_t bx = buf(&b, "in_x", TC_F32, TC_BUF_INPUT, N), by = buf(&b, "out_y", TC_F32, TC_BUF_OUTPUT, N);
@@ -417,6 +415,14 @@ VK_TEST(flush_and_buffer_reuse_keep_order) {
   int32_t outer[1] = {N};
   tc_kernel_desc k = kdesc(&b, "add_one", TC_KERNEL_LOOP, 1, outer, -1);
   tc_executable *exe = compile1(&b, &k, 1);
+  return exe;
+}
+
+/* Calls return once their work is submitted (flush), and freed buffers are handed out again
+ * at once: a chain of launches that frees each intermediate and reuses it for the next one
+ * must still see every value in order, with no synchronize between them. */
+VK_TEST(flush_and_buffer_reuse_keep_order) {
+  tc_executable *exe = compile_add_one();
   cr_assert_not_null(g_api.flush, "the vulkan plugin fills flush (ABI 1.1)");
   const int64_t n = 100003;
   const size_t bytes = sizeof(float) * (size_t)n;
@@ -452,14 +458,7 @@ VK_TEST(flush_and_buffer_reuse_keep_order) {
  * them; a ninth reading one of those outputs needs one (synchronization validation fails the
  * test if it is missing, the count fails it if barriers go in where nothing conflicts). */
 VK_TEST(barriers_only_between_conflicting_dispatches) {
-  kbuild b = {0};
-  int32_t N = E_s(&b, 0), one = E_c(&b, 1), z = E_c(&b, 0);
-  int32_t bx = buf(&b, "in_x", TC_F32, TC_BUF_INPUT, N), by = buf(&b, "out_y", TC_F32, TC_BUF_OUTPUT, N);
-  int32_t x = load(&b, -1, bx, TC_F32, IX(z, one, -1, -1));
-  store(&b, -1, by, TC_F32, IX(z, one, -1, -1), prim2(&b, -1, TC_PRIM_ADD, TC_F32, x, cnst(&b, -1, TC_F32, 1.0)));
-  int32_t outer[1] = {N};
-  tc_kernel_desc k = kdesc(&b, "add_one", TC_KERNEL_LOOP, 1, outer, -1);
-  tc_executable *exe = compile1(&b, &k, 1);
+  tc_executable *exe = compile_add_one();
   const int64_t n = 4099;
   const size_t bytes = sizeof(float) * (size_t)n;
   float *h = malloc(bytes), *got = malloc(bytes);
