@@ -113,10 +113,11 @@ static void *read_verified(tc_plugin_ctx *ctx, const char *path, const uint64_t 
 }
 
 static void spirv_key(tc_plugin_ctx *ctx, const char *glsl, uint64_t key[2], char *path, size_t n) {
-  /* The key covers the GLSL, the device + driver, and the SPIR-V target. */
+  /* The key covers the GLSL, the device + driver, the SPIR-V target and whether spirv-opt ran. */
   uint64_t g[2], d[2];
   vk_hash128(glsl, strlen(glsl), 0, g);
-  vk_hash128(ctx->device_key, strlen(ctx->device_key), ctx->caps.api_version >= VK_API_VERSION_1_2 ? 12 : 11, d);
+  vk_hash128(ctx->device_key, strlen(ctx->device_key),
+             (ctx->caps.api_version >= VK_API_VERSION_1_2 ? 12 : 11) + (ctx->spirv_opt ? 100 : 0), d);
   key[0] = fmix64(g[0] ^ d[0]);
   key[1] = fmix64(g[1] + d[1]);
   snprintf(path, n, "%s/vulkan-%016llx%016llx.spv", ctx->host->cache_dir, (unsigned long long)key[0],

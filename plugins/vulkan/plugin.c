@@ -156,6 +156,8 @@ static tc_status vk_init(const tc_host_api *host, int32_t device, tc_plugin_ctx 
   ctx->host = host;
   ctx->validation = vk_validation_mode(vk_option(host, "vulkan.validation"));
   ctx->dump_spirv_dir = vk_option(host, "vulkan.dump_spirv");
+  const char *so = vk_option(host, "vulkan.spirv_opt");
+  ctx->spirv_opt = so && (strcmp(so, "1") == 0 || strcmp(so, "on") == 0);
   ctx->next_serial = 1;
   pthread_mutex_init(&ctx->lock, NULL);
   pthread_mutex_init(&ctx->queue_lock, NULL);

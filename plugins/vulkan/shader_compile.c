@@ -25,7 +25,11 @@ tc_status vk_shader_compile(tc_plugin_ctx *ctx, const char *name, const char *gl
   shaderc_compile_options_set_target_env(opts, shaderc_target_env_vulkan,
                                          v12 ? shaderc_env_version_vulkan_1_2 : shaderc_env_version_vulkan_1_1);
   shaderc_compile_options_set_target_spirv(opts, v12 ? shaderc_spirv_version_1_5 : shaderc_spirv_version_1_3);
-  shaderc_compile_options_set_optimization_level(opts, shaderc_optimization_level_performance);
+  /* spirv-opt off by default: the driver optimizes the SPIR-V itself, and spirv-opt's own pass
+   * over an unrolled GEMM took seconds (mlp's first call: 1.3-5.9 s with it, 0.12 s without on
+   * the H200, at the same TF/s). vulkan.spirv_opt=1 turns it on for drivers that need it. */
+  shaderc_compile_options_set_optimization_level(opts, ctx->spirv_opt ? shaderc_optimization_level_performance
+                                                                      : shaderc_optimization_level_zero);
   shaderc_compilation_result_t res = shaderc_compile_into_spv(ctx->shaderc_compiler, glsl, strlen(glsl),
                                                               shaderc_glsl_compute_shader, name, "main", opts);
   shaderc_compile_options_release(opts);

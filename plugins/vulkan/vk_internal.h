@@ -257,6 +257,7 @@ struct tc_plugin_ctx {
   tc_recording *pending[64]; /* replays submitted and not yet waited for */
   int32_t n_pending;
   const char *dump_spirv_dir;
+  bool spirv_opt; /* vulkan.spirv_opt=1: shaderc runs spirv-opt (performance level) */
   int validation; /* vk_validation_mode */
   VkDebugUtilsMessengerEXT messenger;
   uint64_t validation_messages; /* warnings and errors the layer reported */
