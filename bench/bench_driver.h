@@ -18,6 +18,10 @@ typedef struct bench_config {
   const char *tmp_root;      /* this run's temp folder (caches of the child processes) */
 } bench_config;
 
+/* A warm start is one first call in a fresh process: a single sample that a burst on the
+ * machine can double, so the figure is the median of this many. */
+#define BENCH_WARM_STARTS 3
+
 typedef struct bench_first_call {
   bool ok;
   double seconds;      /* first call (capture + compile + run), measured in the child */
@@ -38,7 +42,10 @@ typedef struct bench_result {
   char error[512]; /* empty when it ran */
   bench_ceiling ceiling;
   bench_first_call eager;     /* a child process too: on the reference interpreter it can take minutes */
-  bench_first_call cold, warm; /* fresh processes: empty cache, then the cache the first left */
+  bench_first_call cold, warm; /* fresh processes: empty cache, then the cache the first left
+                                * (warm: the median of BENCH_WARM_STARTS processes) */
+  double warm_s[BENCH_WARM_STARTS]; /* each warm start's first call */
+  int n_warm;
   double first_call_s;         /* in this process */
   double median_s;             /* median model sample: seconds per call */
   int n_timed, n_sets;         /* calls timed; rotated input sets */
@@ -54,6 +61,10 @@ void bench_model_measure(const bench_config *cfg, const tc_model *m, bench_resul
 /* dyn_attn: 40 calls of attn_block with T = 64 + 16·((37·i) mod 61), cold and warm cache. */
 void bench_dyn_attn_measure(const bench_config *cfg, bench_result *r);
 
+/* The warm start: BENCH_WARM_STARTS children on the warm cache_dir; r->warm is the median run
+ * (or the first that failed), r->warm_s every run's first call. */
+void bench_warm_starts(const bench_config *cfg, const char *kind, const char *name, const char *cache_dir,
+                       bench_result *r);
 /* Runs this executable again as `tc bench --child KIND --models NAME ...` with TC_CACHE_DIR set
  * to cache_dir, and reads back its one-line answer. KIND: "first-call" (compile and call once),
  * "eager" (timed eager calls), "dyn" (dyn_attn). A child still running after limit_s seconds

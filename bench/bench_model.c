@@ -129,7 +129,7 @@ void bench_model_measure(const bench_config *cfg, const tc_model *m, bench_resul
   snprintf(dir, sizeof dir, "%s/%s", cfg->tmp_root, m->name);
   if (cfg->eager) bench_child_spawn(cfg, "eager", m->name, dir, cfg->eager_limit_s, &r->eager);
   bench_child_spawn(cfg, "first-call", m->name, dir, 0, &r->cold);
-  if (r->cold.ok) bench_child_spawn(cfg, "first-call", m->name, dir, 0, &r->warm);
+  if (r->cold.ok) bench_warm_starts(cfg, "first-call", m->name, dir, r);
 
   for (int s = 1; s < r->n_sets && !r->error[0]; s++)
     for (int i = 0; i < m->n_inputs && !r->error[0]; i++)

@@ -71,8 +71,9 @@ static void report_table(const bench_config *cfg, const bench_result *rs, int n)
          "figures the ceiling is their GEMMs alone. rnds: rounds. grp: calls per sample: 1 on the host (each call\n"
          "timed alone); on a device, a group of back-to-back calls (about %.0f ms of work, at most %d) with one\n"
          "wait at the end, divided by its calls, the device ceilings likewise. eager: median eager call.\n"
-         "cold/warm 1st: first call (capture + compile + run) in a new process with an empty / warm cache.\n",
-         cfg->timing.group_s * 1e3, BENCH_MAX_GROUP);
+         "cold/warm 1st: first call (capture + compile + run) in a new process with an empty / warm cache\n"
+         "(warm: the median of %d processes).\n",
+         cfg->timing.group_s * 1e3, BENCH_MAX_GROUP, BENCH_WARM_STARTS);
 }
 
 /* ---------------------------------------------------------------- JSON */
@@ -153,7 +154,12 @@ static void report_json_row(const bench_result *r) {
   printf("}");
   json_first_call("cold", &r->cold);
   json_first_call("warm", &r->warm);
-  printf("}");
+  printf(", \"warm_starts_s\": [");
+  for (int i = 0; i < r->n_warm; i++) {
+    if (i) printf(", ");
+    json_num(r->warm_s[i]);
+  }
+  printf("]}");
 }
 
 static void report_json(const bench_config *cfg, const bench_result *rs, int n) {
