@@ -31,7 +31,7 @@ $B/bin/tc list-backends 2>&1 | tee "$OUT/backends.txt"
 gpu_backends=${TC_GPU_BACKENDS:-vulkan}
 t_conf=240 t_bench=240 t_torch=300 bench_models="" torch_args=()
 if [ -n "${TC_GPU_QUICK:-}" ]; then
-  t_conf=100 t_bench=200 t_torch=150
+  t_conf=100 t_bench=300 t_torch=150
   bench_models="--models ln_gelu,softmax,mlp --no-eager"
   torch_args=(--models ln_gelu,softmax,mlp)
 fi
