@@ -3,12 +3,14 @@
  * fused epilogue, indexing ops, Philox, and the disk cache across contexts. */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tc_plugin.h"
@@ -25,7 +27,12 @@ static void h_log(void *c, tc_log_level l, const char *cat, const char *m) {
   snprintf(log_text + n, sizeof log_text - n, "[%s] %s\n", cat, m);
 }
 static bool h_log_enabled(void *c, const char *cat) { (void)c; return strcmp(cat, "cache") == 0; }
-static const char *h_get_option(void *c, const char *key) { (void)c; return strcmp(key, "cpu.threads") == 0 ? "2" : NULL; }
+static char cc_override[512]; /* cpu.cc when set */
+static const char *h_get_option(void *c, const char *key) {
+  (void)c;
+  if (strcmp(key, "cpu.cc") == 0) return cc_override[0] ? cc_override : NULL;
+  return strcmp(key, "cpu.threads") == 0 ? "2" : NULL;
+}
 
 static tc_host_api host;
 static tc_plugin_api api;
@@ -55,6 +62,7 @@ static void setup(void) {
 }
 
 static void teardown(void) {
+  cc_override[0] = 0;
   if (ctx) api.release(ctx);
   ctx = NULL;
   char cmd[300];
@@ -468,6 +476,56 @@ Test(inductor_cpu, disk_cache_hit_and_corruption) {
   cr_assert(strstr(log_text, "miss"), "%s", log_text);
   check_softmax(exe, 5, 77);
   api.executable_free(ctx, exe);
+}
+
+static int count_lines(const char *path, const char *needle) {
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  char line[4096];
+  int n = 0;
+  while (fgets(line, sizeof line, f)) n += !needle || strstr(line, needle) != NULL;
+  fclose(f);
+  return n;
+}
+
+/* A warm start runs no compiler at all: not to build (the object is cached) and not to ask its
+ * version for the cache key (remembered per compiler executable). A compiler that changes on
+ * disk is asked again. The compiler here is a script that logs each run and calls cc. */
+Test(inductor_cpu, warm_start_runs_no_compiler) {
+  char script[400], runs[400];
+  snprintf(script, sizeof script, "%s/logging-cc.sh", cache_dir);
+  snprintf(runs, sizeof runs, "%s/cc-runs.txt", cache_dir);
+  FILE *f = fopen(script, "w");
+  cr_assert(f);
+  fprintf(f, "#!/bin/sh\necho \"$@\" >> '%s'\nexec cc \"$@\"\n", runs);
+  fclose(f);
+  cr_assert_eq(chmod(script, 0755), 0);
+  snprintf(cc_override, sizeof cc_override, "%s", script);
+  api.release(ctx);
+  cr_assert_eq(api.init(&host, 0, &ctx), TC_OK);
+  kl l = {0};
+  build_softmax(&l);
+  tc_kernel_list list = LIST(&l, "warm_start_test", 2);
+  tc_executable *exe = compile_ok(&list);
+  api.executable_free(ctx, exe);
+  int cold = count_lines(runs, NULL);
+  cr_assert(cold >= 2 && count_lines(runs, "--version") == 1, "cold start: %d compiler runs", cold);
+  api.release(ctx);
+  cr_assert_eq(api.init(&host, 0, &ctx), TC_OK);
+  log_text[0] = 0;
+  exe = compile_ok(&list);
+  cr_assert(strstr(log_text, "hit"), "%s", log_text);
+  check_softmax(exe, 5, 77);
+  api.executable_free(ctx, exe);
+  cr_assert_eq(count_lines(runs, NULL), cold, "the warm start ran the compiler");
+  /* the compiler changes on disk: asked for its version again, once */
+  struct timespec later[2] = {{.tv_nsec = UTIME_OMIT}, {.tv_sec = time(NULL) + 5}};
+  cr_assert_eq(utimensat(AT_FDCWD, script, later, 0), 0);
+  api.release(ctx);
+  cr_assert_eq(api.init(&host, 0, &ctx), TC_OK);
+  exe = compile_ok(&list);
+  api.executable_free(ctx, exe);
+  cr_assert_eq(count_lines(runs, "--version"), 2, "a changed compiler is asked its version again");
 }
 
 Test(inductor_cpu, bad_descriptor_is_an_error_not_a_crash) {

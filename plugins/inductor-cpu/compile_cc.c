@@ -65,16 +65,61 @@ static char *read_text(const char *path, size_t max) {
   return buf;
 }
 
-const char *cc_identity(icpu_ctx *ctx) {
-  if (ctx->cc_identity) return ctx->cc_identity;
+/* The compiler's executable as posix_spawnp would find it: cc itself when it has a slash,
+ * else the first match on PATH. */
+static bool cc_locate(const char *cc, char *path, size_t cap, struct stat *st) {
+  if (strchr(cc, '/')) return snprintf(path, cap, "%s", cc) < (int)cap && stat(path, st) == 0;
+  const char *dirs = getenv("PATH");
+  if (!dirs || !*dirs) dirs = "/usr/local/bin:/usr/bin:/bin";
+  for (const char *d = dirs; *d;) {
+    size_t n = strcspn(d, ":");
+    if (n > 0 && snprintf(path, cap, "%.*s/%s", (int)n, d, cc) < (int)cap && stat(path, st) == 0 && S_ISREG(st->st_mode) &&
+        access(path, X_OK) == 0)
+      return true;
+    d += n + (d[n] == ':');
+  }
+  return false;
+}
+
+/* `cc --version`, remembered in the cache directory per compiler executable (path, inode, size,
+ * modification time: an upgraded compiler is a new file), since running it cost 3 ms of every
+ * warm start. */
+static char *cc_version(const icpu_ctx *ctx) {
+  char exe[4096], memo[4200] = "";
+  struct stat st;
+  const char *dir = ctx->host->cache_dir;
+  if (dir && dir[0] && cc_locate(ctx->cc, exe, sizeof exe, &st)) {
+    char id[4400], key[33];
+    snprintf(id, sizeof id, "%s %llu %llu %lld %lld.%09ld", exe, (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+             (long long)st.st_size, (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
+    hash_hex(hash_bytes(id, strlen(id), hash_init()), key);
+    snprintf(memo, sizeof memo, "%s/inductor-cpu-cc-%s.txt", dir, key);
+    char *known = read_text(memo, 4096);
+    if (known && known[0]) return known;
+    free(known);
+  }
   char log[] = "/tmp/tc-icpu-ccid-XXXXXX";
   int fd = mkstemp(log);
-  if (fd < 0) return "unknown";
+  if (fd < 0) return NULL;
   close(fd);
-  char *argv[] = {ctx->cc, "--version", NULL};
+  char *argv[] = {(char *)ctx->cc, "--version", NULL};
   int rc = run_logged(argv, log);
   char *ver = rc == 0 ? read_text(log, 4096) : NULL;
+  if (ver && ver[0] && memo[0]) { /* the memo appears whole or not at all */
+    char tmp[4240];
+    snprintf(tmp, sizeof tmp, "%s.%d.tmp", memo, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    bool ok = f && fputs(ver, f) >= 0;
+    if (f) ok = fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, memo) != 0) unlink(tmp);
+  }
   unlink(log);
+  return ver;
+}
+
+const char *cc_identity(icpu_ctx *ctx) {
+  if (ctx->cc_identity) return ctx->cc_identity;
+  char *ver = cc_version(ctx);
   /* -march=native makes the object depend on the CPU: key on its feature flags too. */
   char *cpu = NULL;
   FILE *f = fopen("/proc/cpuinfo", "r");
