@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 #define TC_ABI_MAJOR 1
-#define TC_ABI_MINOR 1
+#define TC_ABI_MINOR 2
 #define TC_PLUGIN_ENTRY_SYMBOL "tc_plugin_query"
 #define TC_MAX_RANK 8
 
@@ -432,6 +432,13 @@ typedef struct tc_launch {
 
 typedef struct tc_recording tc_recording; /* opaque to the host */
 
+/* ABI 1.2: facts about a compiled executable (executable_info). */
+typedef struct tc_executable_info {
+  size_t struct_size;
+  bool from_cache;        /* served from the plugin's disk cache: no compiler ran */
+  double compile_seconds; /* the plugin's own time compiling it (codegen, compiler or cache) */
+} tc_executable_info;
+
 /* ---------------------------------------------------------------------------------------------
  * Capabilities (optional entry): which groups a backend accepts. The core falls back to
  * another backend for what it declines (or errors under fullgraph).
@@ -506,6 +513,10 @@ typedef struct tc_plugin_api {
    * and buffer_free take effect after every launch made before them (the plugin waits or orders
    * them on its queue), so the host never needs synchronize for correctness. */
   tc_status (*flush)(tc_plugin_ctx *ctx);
+  /* ABI 1.2. What the plugin knows about an executable it compiled (tc_executable_info): the
+   * host reports it in `tc explain` and its compile stats. The host sets info->struct_size to
+   * what it has room for; the plugin fills at most that much. */
+  tc_status (*executable_info)(tc_plugin_ctx *ctx, tc_executable *exe, tc_executable_info *info);
 } tc_plugin_api;
 
 /* The one exported symbol. The host fills host (its version, services) and out->struct_size

@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,3 +107,45 @@ Test(bundled_models, mlp_batch_32_then_64_recompiles_once, .init = cr_redirect_s
   tc_compiled_free(c);
   for (int i = 0; i < 5; i++) tc_release(in[i]);
 }
+
+/* A second compile of the same model finds the plugin's disk cache, and says so (ABI 1.2
+ * executable_info, reported by tc explain): false the first time, true the second. The cache is
+ * a fresh folder (TC_CACHE_DIR is read when the first compile needs it). */
+static void check_cache_hit_reported(const char *backend) {
+  if (!backend_available(backend)) cr_skip_test("%s is not available here", backend);
+  char dir[64];
+  snprintf(dir, sizeof dir, "/tmp/tc-test-cachehit-XXXXXX");
+  cr_assert(mkdtemp(dir));
+  setenv("TC_CACHE_DIR", dir, 1);
+  const tc_model *m = tc_model_find("softmax");
+  cr_assert_not_null(m);
+  tc_tensor *in[4] = {0};
+  cr_assert_eq(m->make_inputs(TC_SIZE_TEST, 5, in), TC_OK, "%s", tc_last_error());
+  for (int pass = 0; pass < 2; pass++) {
+    tc_compile_options o = {.struct_size = sizeof o, .backend = backend, .name = "softmax"};
+    tc_compiled *c = tc_compile(m->fn, m->n_inputs, &o);
+    cr_assert_not_null(c, "%s", tc_last_error());
+    tc_tensor *y = tc_call(c, in);
+    cr_assert_not_null(y, "%s", tc_last_error());
+    char *json = tc_compiled_explain(c, true);
+    cr_assert_not_null(json);
+    const char *want = pass == 0 ? "\"cache_hit\": false" : "\"cache_hit\": true";
+    bool found = strstr(json, want) != NULL;
+    free(json);
+    tc_release(y);
+    tc_compiled_free(c);
+    if (!found) {
+      char cmd[128];
+      snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+      if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+      cr_assert_fail("%s pass %d: %s not in tc explain --json", backend, pass, want);
+    }
+  }
+  for (int i = 0; i < m->n_inputs; i++) tc_release(in[i]);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  cr_assert_eq(system(cmd), 0, "could not remove %s", dir);
+}
+
+Test(bundled_models, cache_hit_reported_on_inductor_cpu) { check_cache_hit_reported("inductor-cpu"); }
+Test(bundled_models, cache_hit_reported_on_vulkan) { check_cache_hit_reported("vulkan"); }

@@ -137,7 +137,7 @@ tc_status lower_graph_build(tc_backend *be, const tc_graph *g, const tc_compile_
   if (stats) {
     stats->n_kernels = gl->base.n_kernels;
     stats->seconds = tc_now_seconds() - t0;
-    stats->cache_hit = false;
+    stats->cache_hit = lowered_from_cache(be, gl->exe);
   }
   *out = &gl->base;
   return TC_OK;

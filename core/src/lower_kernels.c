@@ -278,7 +278,7 @@ tc_status lower_kernels_build(tc_backend *be, const tc_graph *g, const tc_compil
   if (stats) {
     stats->n_kernels = s->n_kernels;
     stats->seconds = tc_now_seconds() - t0;
-    stats->cache_hit = false;
+    stats->cache_hit = lowered_from_cache(be, kl->exe);
   }
   *out = &kl->base;
   return TC_OK;

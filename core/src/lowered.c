@@ -44,3 +44,10 @@ tc_status lowered_plugin_fail(tc_status s, const tc_backend *be, const char *wha
   return tc_error(s == TC_OK ? TC_ERR_INTERNAL : s, "%s: %s of graph %s failed: %s", be->name, what, graph,
                   msg[0] ? msg : tc_status_name(s));
 }
+
+bool lowered_from_cache(const tc_backend *be, tc_executable *exe) {
+  if (!TC_HAS_FIELD(&be->api, tc_plugin_api, executable_info) || !be->api.executable_info || !exe) return false;
+  tc_executable_info info = {.struct_size = sizeof info};
+  return be->api.executable_info(be->ctx, exe, &info) == TC_OK && TC_HAS_FIELD(&info, tc_executable_info, from_cache) &&
+         info.from_cache;
+}

@@ -42,6 +42,8 @@ void lowered_free(tc_lowered *l);
 
 /* Sets an error that prefixes the plugin's message with what the core was doing ("compiling",
  * "running") and the graph's name; returns the status to report (s, or INTERNAL for TC_OK). */
+/* Whether the plugin served exe from its disk cache (ABI 1.2 executable_info; false without). */
+bool lowered_from_cache(const tc_backend *be, tc_executable *exe);
 tc_status lowered_plugin_fail(tc_status s, const tc_backend *be, const char *what, const char *graph);
 
 /* After a device-memory backend ran a graph: starts its queued work without waiting (flush,

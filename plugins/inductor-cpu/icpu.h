@@ -48,6 +48,7 @@ typedef struct icpu_exe {
   int32_t n_kernels;
   icpu_kernel *kernels;
   bool cache_hit;
+  double compile_seconds; /* compile_kernels' own time */
 } icpu_exe;
 
 void icpu_log(const icpu_ctx *ctx, const char *category, const char *fmt, ...) ICPU_PRINTF(3, 4);

@@ -196,6 +196,7 @@ static tc_status icpu_compile_kernels(tc_plugin_ctx *c, const tc_kernel_list *li
     st = exe_load(ctx, exe, path, names, list);
     if (st == TC_OK) {
       exe->cache_hit = true;
+      exe->compile_seconds = now_s() - t0;
       icpu_log(ctx, "cache", "hit %s (%s, %d kernels, %.1f ms)", key, list->name ? list->name : "graph", list->n_kernels,
                1e3 * (now_s() - t0));
       free(names);
@@ -233,6 +234,7 @@ static tc_status icpu_compile_kernels(tc_plugin_ctx *c, const tc_kernel_list *li
     exe_destroy(exe);
     return st;
   }
+  exe->compile_seconds = now_s() - t0;
   icpu_log(ctx, "cache", "compiled %s: codegen %.1f ms, cc %.1f ms", key, 1e3 * (t_gen - t0), 1e3 * (t_cc - t_gen));
   *out = (tc_executable *)exe;
   return TC_OK;
@@ -251,6 +253,17 @@ static tc_status icpu_synchronize(tc_plugin_ctx *c) {
 static void icpu_executable_free(tc_plugin_ctx *c, tc_executable *e) {
   (void)c;
   exe_destroy((icpu_exe *)e);
+}
+
+static tc_status icpu_executable_info(tc_plugin_ctx *c, tc_executable *e, tc_executable_info *info) {
+  const icpu_exe *exe = (const icpu_exe *)e;
+  if (!exe || !info || info->struct_size < TC_STRUCT_SIZE(tc_executable_info, struct_size))
+    return icpu_fail((icpu_ctx *)c, TC_ERR_INVALID_ARGUMENT, "inductor-cpu executable_info: NULL executable or info");
+  tc_executable_info mine = {.struct_size = sizeof mine, .from_cache = exe->cache_hit, .compile_seconds = exe->compile_seconds};
+  size_t n = info->struct_size < sizeof mine ? info->struct_size : sizeof mine;
+  memcpy(info, &mine, n);
+  info->struct_size = n;
+  return TC_OK;
 }
 
 static const char *icpu_executable_source(tc_plugin_ctx *c, tc_executable *e) {
@@ -300,6 +313,7 @@ TC_PLUGIN_EXPORT tc_status tc_plugin_query(const tc_host_api *host, tc_plugin_ap
   api.synchronize = icpu_synchronize;
   api.executable_free = icpu_executable_free;
   api.executable_source = icpu_executable_source;
+  api.executable_info = icpu_executable_info;
   api.capabilities = icpu_capabilities;
   size_t n = out->struct_size && out->struct_size < sizeof api ? out->struct_size : sizeof api;
   memcpy(out, &api, n);

@@ -154,8 +154,10 @@ tc_status vk_compile_kernels(tc_plugin_ctx *ctx, const tc_kernel_list *list, tc_
     vk_text_printf(&src, "// ===== kernel %d: %s =====\n%s\n", (int)i, exe->kernels[i].name, exe->kernels[i].glsl);
   }
   exe->source = src.s ? src.s : dup_str("");
+  exe->from_cache = hits == list->n_kernels;
+  exe->compile_seconds = now_s() - t0;
   vk_log(ctx, TC_LOG_INFO, "cache", "vulkan: graph '%s': %d kernels, %d from the SPIR-V cache, %.1f ms",
-         list->name ? list->name : "?", (int)list->n_kernels, (int)hits, (now_s() - t0) * 1e3);
+         list->name ? list->name : "?", (int)list->n_kernels, (int)hits, exe->compile_seconds * 1e3);
   *out = exe;
   return TC_OK;
 }
@@ -177,4 +179,14 @@ void vk_executable_free(tc_plugin_ctx *ctx, tc_executable *exe) {
 const char *vk_executable_source(tc_plugin_ctx *ctx, tc_executable *exe) {
   (void)ctx;
   return exe ? exe->source : NULL;
+}
+
+tc_status vk_executable_info(tc_plugin_ctx *ctx, tc_executable *exe, tc_executable_info *info) {
+  if (!exe || !info || info->struct_size < TC_STRUCT_SIZE(tc_executable_info, struct_size))
+    return vk_err(ctx, TC_ERR_INVALID_ARGUMENT, "vulkan executable_info: NULL executable or info");
+  tc_executable_info mine = {.struct_size = sizeof mine, .from_cache = exe->from_cache, .compile_seconds = exe->compile_seconds};
+  size_t n = info->struct_size < sizeof mine ? info->struct_size : sizeof mine;
+  memcpy(info, &mine, n);
+  info->struct_size = n;
+  return TC_OK;
 }

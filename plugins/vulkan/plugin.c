@@ -317,6 +317,7 @@ TC_PLUGIN_EXPORT tc_status tc_plugin_query(const tc_host_api *host, tc_plugin_ap
       .replay = vk_replay_locked,
       .recording_free = vk_recording_free_locked,
       .flush = vk_flush_call_locked,
+      .executable_info = vk_executable_info,
   };
   size_t n = out->struct_size < sizeof api ? out->struct_size : sizeof api;
   memcpy(out, &api, n);

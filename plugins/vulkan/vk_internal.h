@@ -179,6 +179,8 @@ struct tc_executable {
   int32_t n_exprs, n_syms;
   tc_size_expr *exprs;
   char *source; /* every kernel's GLSL, for executable_source */
+  bool from_cache;        /* every kernel's SPIR-V came from the disk cache (shaderc skipped) */
+  double compile_seconds; /* compile_kernels' own time */
   VkDescriptorPool *pools;
   int32_t n_pools;
   int32_t pool_left;
@@ -393,6 +395,7 @@ tc_status vk_kernel_descriptor_set(tc_plugin_ctx *ctx, tc_executable *exe, vk_ke
 tc_status vk_compile_kernels(tc_plugin_ctx *ctx, const tc_kernel_list *list, tc_executable **exe);
 void vk_executable_free(tc_plugin_ctx *ctx, tc_executable *exe);
 const char *vk_executable_source(tc_plugin_ctx *ctx, tc_executable *exe);
+tc_status vk_executable_info(tc_plugin_ctx *ctx, tc_executable *exe, tc_executable_info *info);
 
 /* ---- batch.c: slots, submission, barriers, the submitter thread ---- */
 tc_status vk_cmd_begin(tc_plugin_ctx *ctx, VkCommandBuffer cmd, VkCommandBufferUsageFlags flags, bool lead);
