@@ -25,6 +25,8 @@ static int g_cache_hits;
 static int g_validation_msgs;
 static char g_validation_first[1024];
 static char g_queue_last[256]; /* the last TC_LOGS=queue line: dispatches, barriers, submissions */
+static bool g_profile;          /* TC_LOGS=profile on (read by the plugin at init) */
+static char g_profile_last[512];
 
 static void host_set_error(void *h, const char *m) {
   (void)h;
@@ -37,11 +39,13 @@ static void host_log(void *h, tc_log_level lv, const char *cat, const char *m) {
   if (strcmp(cat, "vulkan") == 0 && strncmp(m, "validation: ", 12) == 0 && g_validation_msgs++ == 0)
     snprintf(g_validation_first, sizeof g_validation_first, "%s", m);
   if (strcmp(cat, "queue") == 0) snprintf(g_queue_last, sizeof g_queue_last, "%s", m);
+  if (strcmp(cat, "profile") == 0) snprintf(g_profile_last, sizeof g_profile_last, "%s", m);
   if (getenv("TC_VK_TEST_VERBOSE")) fprintf(stderr, "[%s] %s\n", cat, m);
 }
 static bool host_log_enabled(void *h, const char *cat) {
   (void)h;
-  return strcmp(cat, "cache") == 0 || strcmp(cat, "queue") == 0 || getenv("TC_VK_TEST_VERBOSE") != NULL;
+  return strcmp(cat, "cache") == 0 || strcmp(cat, "queue") == 0 || (g_profile && strcmp(cat, "profile") == 0) ||
+         getenv("TC_VK_TEST_VERBOSE") != NULL;
 }
 static const char *host_get_option(void *h, const char *key) {
   (void)h;
@@ -487,6 +491,34 @@ VK_TEST(barriers_only_between_conflicting_dispatches) {
   free(h);
   free(got);
   g_api.executable_free(g_ctx, exe);
+}
+
+/* TC_LOGS=profile: each kernel's dispatches are timed on the device and reported when its
+ * executable is freed. */
+VK_TEST(profile_reports_device_time_per_kernel) {
+  g_api.release(g_ctx);
+  g_profile = true;
+  cr_assert_eq(g_api.init(&g_host, 0, &g_ctx), TC_OK, "%s", g_err);
+  tc_executable *exe = compile_add_one();
+  const int64_t n = 1 << 16;
+  const size_t bytes = sizeof(float) * (size_t)n;
+  tc_buffer *x = dev_from(NULL, bytes), *y = dev_from(NULL, bytes);
+  for (int i = 0; i < 3; i++) {
+    tc_buffer_arg args[2] = {A(x), A(y)};
+    cr_assert_eq(g_api.launch(g_ctx, exe, 0, args, &n), TC_OK, "%s", g_err);
+    cr_assert_eq(g_api.flush(g_ctx), TC_OK, "%s", g_err);
+  }
+  g_profile_last[0] = 0;
+  g_api.executable_free(g_ctx, exe);
+  g_api.buffer_free(g_ctx, x);
+  g_api.buffer_free(g_ctx, y);
+  g_profile = false;
+  unsigned long long launches = 0;
+  double mean = 0;
+  const char *at = strstr(g_profile_last, "add_one: ");
+  cr_assert(at && sscanf(at, "add_one: %llu launches, mean %lf us", &launches, &mean) == 2, "profile line: '%s'",
+            g_profile_last);
+  cr_assert(launches == 3 && mean > 0, "%s", g_profile_last);
 }
 
 /* gelu(layer_norm(x) * g + b): three inner loops, two reductions; row lengths that exercise

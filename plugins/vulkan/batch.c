@@ -105,6 +105,7 @@ static tc_status batch_acquire(tc_plugin_ctx *ctx, vk_batch **out) {
   if (b->in_flight) {
     b->in_flight = false;
     st = wait_fence(ctx, b->fence, "an earlier batch");
+    vk_profile_collect(ctx, ctx->batch_cur);
   }
   *out = b;
   return st;
@@ -116,6 +117,7 @@ tc_status vk_batch_cmd(tc_plugin_ctx *ctx, VkCommandBuffer *cmd) {
     tc_status st = batch_acquire(ctx, &b);
     if (st == TC_OK) st = vk_cmd_begin(ctx, b->cmd, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, false);
     if (st != TC_OK) return st;
+    vk_profile_batch_begin(ctx, ctx->batch_cur, b->cmd);
     ctx->batch_open = true;
   }
   *cmd = b->cmd;
@@ -186,11 +188,13 @@ tc_status vk_flush_wait(tc_plugin_ctx *ctx) {
   tc_status st = vk_flush(ctx);
   /* oldest first: the slot after the current one was submitted longest ago */
   for (int32_t i = 1; i <= VK_BATCH_SLOTS; i++) {
-    vk_batch *b = &ctx->batches[(ctx->batch_cur + i) % VK_BATCH_SLOTS];
+    int32_t slot = (ctx->batch_cur + i) % VK_BATCH_SLOTS;
+    vk_batch *b = &ctx->batches[slot];
     if (!b->in_flight) continue;
     b->in_flight = false;
     tc_status w = wait_fence(ctx, b->fence, "a batch");
     if (st == TC_OK) st = w;
+    vk_profile_collect(ctx, slot);
   }
   for (int32_t i = 0; i < ctx->n_pending; i++) {
     tc_recording *rec = ctx->pending[i];

@@ -143,6 +143,18 @@ tc_status vk_device_open(tc_plugin_ctx *ctx, int32_t index) {
   vk_device_caps_query(fn, ctx->phys, &ctx->caps);
   fn->vkGetPhysicalDeviceMemoryProperties(ctx->phys, &ctx->mem_props);
   has_compute_queue(fn, ctx->phys, &ctx->queue_family);
+  { /* timestamps on that queue (TC_LOGS=profile) */
+    uint32_t nq = 0;
+    VkQueueFamilyProperties q[32];
+    fn->vkGetPhysicalDeviceQueueFamilyProperties(ctx->phys, &nq, NULL);
+    if (nq > 32) nq = 32;
+    fn->vkGetPhysicalDeviceQueueFamilyProperties(ctx->phys, &nq, q);
+    VkPhysicalDeviceProperties p;
+    fn->vkGetPhysicalDeviceProperties(ctx->phys, &p);
+    uint32_t bits = ctx->queue_family < nq ? q[ctx->queue_family].timestampValidBits : 0;
+    ctx->caps.timestamp_period = bits > 0 ? p.limits.timestampPeriod : 0;
+    ctx->caps.timestamp_mask = bits >= 64 ? UINT64_MAX : bits > 0 ? (UINT64_C(1) << bits) - 1 : 0;
+  }
 
   float prio = 1.0f;
   VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,

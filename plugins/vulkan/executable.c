@@ -165,6 +165,7 @@ tc_status vk_compile_kernels(tc_plugin_ctx *ctx, const tc_kernel_list *list, tc_
 void vk_executable_free(tc_plugin_ctx *ctx, tc_executable *exe) {
   if (!exe) return;
   vk_flush_wait(ctx);
+  vk_profile_report(ctx, exe);
   /* recordings of this executable must not be pending: flush_wait waited for them */
   for (int32_t i = 0; i < exe->n_kernels; i++) vk_kernel_destroy(ctx, &exe->kernels[i]);
   for (int32_t i = 0; i < exe->n_pools; i++) ctx->fn.vkDestroyDescriptorPool(ctx->device, exe->pools[i], NULL);

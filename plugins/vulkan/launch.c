@@ -87,7 +87,9 @@ static tc_status record_dispatch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t
     ctx->fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
     ctx->fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1, &set, 0, NULL);
     ctx->fn.vkCmdPushConstants(cmd, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, k->push_bytes, pc);
+    bool timed = tracked && vk_profile_before(ctx, ctx->batch_cur, cmd, k);
     ctx->fn.vkCmdDispatch(cmd, gx, gy, gz);
+    if (timed) vk_profile_after(ctx, ctx->batch_cur, cmd);
     if (!tracked) vk_barrier_after_dispatch(ctx, cmd);
   }
   if (pc != push) free(pc);

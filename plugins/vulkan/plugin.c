@@ -202,6 +202,7 @@ static tc_status vk_init(const tc_host_api *host, int32_t device, tc_plugin_ctx 
     return st;
   }
   vk_pipeline_cache_open(ctx);
+  vk_profile_open(ctx);
   vk_submitter_start(ctx);
   vk_log(ctx, TC_LOG_INFO, "vulkan", "vulkan: %s (%s), subgroup %u%s, f64 %s, i64 %s, 8-bit storage %s", ctx->caps.name,
          type_name(ctx->caps.type), ctx->caps.subgroup_size, ctx->caps.subgroup_shuffle ? " (shuffle)" : "",
@@ -219,6 +220,7 @@ static void vk_release(tc_plugin_ctx *ctx) {
     if (ctx->pipeline_cache) ctx->fn.vkDestroyPipelineCache(ctx->device, ctx->pipeline_cache, NULL);
     vk_staging_release(ctx);
     vk_buffer_cache_release(ctx);
+    vk_profile_close(ctx);
   }
   vk_shader_compiler_release(ctx);
   vk_device_close(ctx);

@@ -65,6 +65,11 @@
   X(vkCmdBindDescriptorSets)                                                                                 \
   X(vkCmdPushConstants)                                                                                      \
   X(vkCmdDispatch)                                                                                           \
+  X(vkCreateQueryPool)                                                                                       \
+  X(vkDestroyQueryPool)                                                                                      \
+  X(vkCmdResetQueryPool)                                                                                     \
+  X(vkCmdWriteTimestamp)                                                                                     \
+  X(vkGetQueryPoolResults)                                                                                   \
   X(vkCreateShaderModule)                                                                                    \
   X(vkDestroyShaderModule)                                                                                   \
   X(vkCreateDescriptorSetLayout)                                                                             \
@@ -109,6 +114,8 @@ typedef struct vk_device_caps {
   uint32_t max_wg_invocations, max_wg_count[3], max_shared_bytes, max_push_bytes;
   uint64_t max_storage_range, min_storage_align;
   uint64_t memory_bytes; /* largest device-local heap */
+  float timestamp_period;  /* nanoseconds per timestamp tick on the compute queue (0: none) */
+  uint64_t timestamp_mask; /* its valid bits */
 } vk_device_caps;
 
 /* ---- buffers (memory.c) ---- */
@@ -170,6 +177,9 @@ typedef struct vk_kernel {
   vk_set_entry *sets;
   int32_t n_sets, cap_sets;
   bool cache_hit;
+  /* TC_LOGS=profile: device time of its dispatches (profile.c) */
+  uint64_t prof_launches;
+  double prof_ns, prof_min_ns, prof_max_ns;
 } vk_kernel;
 
 struct tc_executable {
@@ -204,6 +214,7 @@ struct tc_recording {
 #define VK_DEFER_DEPTH 2
 #define VK_DEFER_MAX_LAUNCHES 256 /* a deferred batch is submitted when it holds this many */
 #define VK_HAZARD_CAP 64          /* buffers remembered per hazard set */
+#define VK_PROFILE_DISPATCHES 512 /* timed dispatches per batch (TC_LOGS=profile) */
 typedef struct vk_batch {
   VkCommandBuffer cmd;
   VkFence fence;
@@ -248,6 +259,12 @@ struct tc_plugin_ctx {
   /* since the last wait, for TC_LOGS=queue: dispatches into batches, barriers placed in front
    * of them, submissions of batches */
   uint64_t n_dispatches, n_barriers, n_submits;
+  /* TC_LOGS=profile (profile.c): a timestamp pair around each dispatch of a batch, one query
+   * pool per slot, read when the slot's fence has been waited for */
+  bool profiling;
+  VkQueryPool prof_pools[VK_BATCH_SLOTS];
+  vk_kernel *prof_kernels[VK_BATCH_SLOTS][VK_PROFILE_DISPATCHES];
+  int32_t prof_used[VK_BATCH_SLOTS];
   /* freed device buffers kept for reuse (see memory.c): every use of a buffer is ordered on
    * the one queue, so a freed buffer is handed out again without waiting for the device */
   tc_buffer **free_bufs;
@@ -420,6 +437,19 @@ tc_status vk_oneshot_begin(tc_plugin_ctx *ctx, VkCommandBuffer *cmd);
 tc_status vk_oneshot_end(tc_plugin_ctx *ctx, VkCommandBuffer cmd);
 void vk_submitter_start(tc_plugin_ctx *ctx);
 void vk_submitter_stop(tc_plugin_ctx *ctx);
+
+/* ---- profile.c: TC_LOGS=profile, device time per kernel from timestamp queries ---- */
+void vk_profile_open(tc_plugin_ctx *ctx);
+void vk_profile_close(tc_plugin_ctx *ctx);
+/* A batch opens in slot `slot`: its queries are reset. */
+void vk_profile_batch_begin(tc_plugin_ctx *ctx, int32_t slot, VkCommandBuffer cmd);
+/* Around a dispatch of k into slot's batch; false from before when the slot is full (untimed). */
+bool vk_profile_before(tc_plugin_ctx *ctx, int32_t slot, VkCommandBuffer cmd, vk_kernel *k);
+void vk_profile_after(tc_plugin_ctx *ctx, int32_t slot, VkCommandBuffer cmd);
+/* The slot's fence has been waited for: its times go to their kernels. */
+void vk_profile_collect(tc_plugin_ctx *ctx, int32_t slot);
+/* One log line per timed kernel of exe. */
+void vk_profile_report(tc_plugin_ctx *ctx, const tc_executable *exe);
 
 /* ---- launch.c ---- */
 tc_status vk_launch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t kernel, const tc_buffer_arg *args,
