@@ -27,6 +27,8 @@ static char g_validation_first[1024];
 static char g_queue_last[256]; /* the last TC_LOGS=queue line: dispatches, barriers, submissions */
 static bool g_profile;          /* TC_LOGS=profile on (read by the plugin at init) */
 static char g_profile_last[512];
+static bool g_log_vulkan;   /* the plugin's own INFO lines on */
+static int g_sets_dropped; /* "dropping them" lines: an executable's descriptor sets were dropped */
 
 static void host_set_error(void *h, const char *m) {
   (void)h;
@@ -40,11 +42,13 @@ static void host_log(void *h, tc_log_level lv, const char *cat, const char *m) {
     snprintf(g_validation_first, sizeof g_validation_first, "%s", m);
   if (strcmp(cat, "queue") == 0) snprintf(g_queue_last, sizeof g_queue_last, "%s", m);
   if (strcmp(cat, "profile") == 0) snprintf(g_profile_last, sizeof g_profile_last, "%s", m);
+  if (strcmp(cat, "vulkan") == 0 && strstr(m, "descriptor sets; dropping them")) g_sets_dropped++;
   if (getenv("TC_VK_TEST_VERBOSE")) fprintf(stderr, "[%s] %s\n", cat, m);
 }
 static bool host_log_enabled(void *h, const char *cat) {
   (void)h;
   return strcmp(cat, "cache") == 0 || strcmp(cat, "queue") == 0 || (g_profile && strcmp(cat, "profile") == 0) ||
+         (g_log_vulkan && strcmp(cat, "vulkan") == 0) ||
          getenv("TC_VK_TEST_VERBOSE") != NULL;
 }
 static const char *host_get_option(void *h, const char *key) {
@@ -491,6 +495,49 @@ VK_TEST(barriers_only_between_conflicting_dispatches) {
   free(h);
   free(got);
   g_api.executable_free(g_ctx, exe);
+}
+
+/* Descriptor sets are cached per buffer identity: launching over 1100 distinct output buffers
+ * must not grow that cache without end. Past VK_POOLS_MAX pools (1024 sets) the launch waits for
+ * the device and drops them; results stay right, and a recording made before the drop is
+ * recorded again at its next replay instead of binding freed sets. */
+VK_TEST(descriptor_sets_are_dropped_past_the_cap) {
+  g_log_vulkan = true;
+  g_sets_dropped = 0;
+  tc_executable *exe = compile_add_one();
+  const int64_t n = 64;
+  const size_t bytes = sizeof(float) * (size_t)n;
+  float h[64], got[64];
+  for (int i = 0; i < 64; i++) h[i] = (float)i;
+  tc_buffer *x = dev_from(h, bytes), *kept = dev_from(NULL, bytes);
+  tc_buffer_arg rargs[2] = {A(x), A(kept)};
+  tc_launch l = {.struct_size = sizeof l, .kernel = 0, .args = rargs};
+  tc_recording *rec = NULL;
+  cr_assert_eq(g_api.record(g_ctx, exe, 1, &l, &rec), TC_OK, "%s", g_err);
+  cr_assert_eq(g_api.replay(g_ctx, rec, &n), TC_OK, "%s", g_err);
+  enum { OUTS = 1100 };
+  tc_buffer **outs = calloc(OUTS, sizeof *outs);
+  for (int i = 0; i < OUTS; i++) {
+    outs[i] = dev_from(NULL, bytes);
+    tc_buffer_arg args[2] = {A(x), A(outs[i])};
+    cr_assert_eq(g_api.launch(g_ctx, exe, 0, args, &n), TC_OK, "%s", g_err);
+    if (i % 64 == 63) cr_assert_eq(g_api.flush(g_ctx), TC_OK, "%s", g_err);
+  }
+  cr_assert_eq(g_sets_dropped, 1, "1100 distinct buffers: %d drops of the descriptor sets", g_sets_dropped);
+  dev_read(outs[OUTS - 1], got, bytes);
+  for (int i = 0; i < 64; i++) cr_assert_eq(got[i], h[i] + 1.0f, "last output, element %d: %g", i, got[i]);
+  memset(got, 0, sizeof got);
+  g_api.buffer_write(g_ctx, kept, 0, got, bytes);
+  cr_assert_eq(g_api.replay(g_ctx, rec, &n), TC_OK, "%s", g_err);
+  dev_read(kept, got, bytes);
+  for (int i = 0; i < 64; i++) cr_assert_eq(got[i], h[i] + 1.0f, "replay after the drop, element %d: %g", i, got[i]);
+  g_api.recording_free(g_ctx, rec);
+  for (int i = 0; i < OUTS; i++) g_api.buffer_free(g_ctx, outs[i]);
+  free(outs);
+  g_api.buffer_free(g_ctx, x);
+  g_api.buffer_free(g_ctx, kept);
+  g_api.executable_free(g_ctx, exe);
+  g_log_vulkan = false;
 }
 
 /* TC_LOGS=profile: each kernel's dispatches are timed on the device and reported when its

@@ -124,8 +124,14 @@ tc_status vk_launch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t kernel, cons
   int64_t *vals;
   tc_status st = eval_sizes(ctx, exe, syms, &vals);
   if (st != TC_OK) return st;
-  VkCommandBuffer cmd;
-  st = vk_batch_cmd(ctx, &cmd);
+  /* Every set may be bound by work recorded or in flight: drop them once that has finished. */
+  if (exe->n_pools >= VK_POOLS_MAX && (st = vk_flush_wait(ctx)) == TC_OK) {
+    vk_log(ctx, TC_LOG_INFO, "vulkan", "vulkan: graph '%s' bound %d pools of descriptor sets; dropping them",
+           exe->name ? exe->name : "?", (int)exe->n_pools);
+    vk_executable_sets_drop(ctx, exe);
+  }
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  if (st == TC_OK) st = vk_batch_cmd(ctx, &cmd);
   if (st == TC_OK) st = record_dispatch(ctx, exe, kernel, args, syms, vals, cmd, true);
   free(vals);
   if (st == TC_OK && ++ctx->batch_launches >= 4096) st = vk_flush(ctx);
@@ -198,7 +204,8 @@ tc_status vk_replay(tc_plugin_ctx *ctx, tc_recording *rec, const int64_t *syms) 
     rec->pending = false;
     pending_remove(ctx, rec);
   }
-  bool same = rec->recorded && (exe->n_syms == 0 || memcmp(rec->syms, syms, sizeof(int64_t) * (size_t)exe->n_syms) == 0);
+  bool same = rec->recorded && rec->set_generation == exe->set_generation &&
+              (exe->n_syms == 0 || memcmp(rec->syms, syms, sizeof(int64_t) * (size_t)exe->n_syms) == 0);
   if (!same) {
     int64_t *vals;
     if ((st = eval_sizes(ctx, exe, syms, &vals)) != TC_OK) return st;
@@ -212,6 +219,7 @@ tc_status vk_replay(tc_plugin_ctx *ctx, tc_recording *rec, const int64_t *syms) 
     if (st != TC_OK) return st;
     if (r != VK_SUCCESS) return vk_err(ctx, TC_ERR_INTERNAL, "vulkan replay: vkEndCommandBuffer failed (%s)", vk_result_name(r));
     if (exe->n_syms > 0) memcpy(rec->syms, syms, sizeof(int64_t) * (size_t)exe->n_syms);
+    rec->set_generation = exe->set_generation;
     rec->recorded = true;
   }
   if (ctx->n_pending == (int32_t)(sizeof ctx->pending / sizeof ctx->pending[0]) && (st = vk_flush_wait(ctx)) != TC_OK) return st;

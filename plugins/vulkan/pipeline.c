@@ -118,6 +118,18 @@ static tc_status pool_grow(tc_plugin_ctx *ctx, tc_executable *exe, int32_t n_buf
   return TC_OK;
 }
 
+void vk_executable_sets_drop(tc_plugin_ctx *ctx, tc_executable *exe) {
+  for (int32_t i = 0; i < exe->n_pools; i++) ctx->fn.vkDestroyDescriptorPool(ctx->device, exe->pools[i], NULL);
+  exe->n_pools = 0;
+  exe->pool_left = 0;
+  for (int32_t i = 0; i < exe->n_kernels; i++) {
+    vk_kernel *k = &exe->kernels[i];
+    for (int32_t s = 0; s < k->n_sets; s++) free(k->sets[s].key);
+    k->n_sets = 0;
+  }
+  exe->set_generation++;
+}
+
 tc_status vk_kernel_descriptor_set(tc_plugin_ctx *ctx, tc_executable *exe, vk_kernel *k, const tc_buffer_arg *args,
                                    VkDescriptorSet *out, uint32_t *elem_offsets) {
   int32_t nb = k->n_buffers;

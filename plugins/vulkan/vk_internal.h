@@ -194,6 +194,8 @@ struct tc_executable {
   VkDescriptorPool *pools;
   int32_t n_pools;
   int32_t pool_left;
+  /* bumped when the descriptor sets are dropped (VK_POOLS_MAX): recordings made before re-record */
+  uint32_t set_generation;
 };
 
 struct tc_recording {
@@ -206,6 +208,7 @@ struct tc_recording {
   bool recorded;
   VkFence fence;
   bool pending;
+  uint32_t set_generation; /* the executable's, when recorded */
 };
 
 /* ---- the context ---- */
@@ -404,6 +407,11 @@ tc_status vk_kernel_pipeline_layout(tc_plugin_ctx *ctx, vk_kernel *k, const uint
  * scalar, 1 vec4, 2 vec4 + registers; 0 otherwise), created on first use. */
 tc_status vk_kernel_pipeline(tc_plugin_ctx *ctx, vk_kernel *k, int32_t variant, int32_t mode, VkPipeline *out);
 void vk_kernel_destroy(tc_plugin_ctx *ctx, vk_kernel *k);
+/* An executable's descriptor sets are cached per buffer identity; a program that keeps making
+ * new buffers would grow that cache without end, so past this many pools of 64 sets the
+ * launch waits for the device and drops them all (vk_executable_sets_drop). */
+#define VK_POOLS_MAX 16
+void vk_executable_sets_drop(tc_plugin_ctx *ctx, tc_executable *exe);
 /* A descriptor set binding args (one per buffer), cached per executable by buffer identity. */
 tc_status vk_kernel_descriptor_set(tc_plugin_ctx *ctx, tc_executable *exe, vk_kernel *k, const tc_buffer_arg *args,
                                    VkDescriptorSet *out, uint32_t *elem_offsets /* out, per buffer */);
