@@ -26,7 +26,11 @@ static void h_log(void *c, tc_log_level l, const char *cat, const char *m) {
   size_t n = strlen(log_text);
   snprintf(log_text + n, sizeof log_text - n, "[%s] %s\n", cat, m);
 }
-static bool h_log_enabled(void *c, const char *cat) { (void)c; return strcmp(cat, "cache") == 0; }
+static bool profile_on; /* TC_LOGS=profile for the next init */
+static bool h_log_enabled(void *c, const char *cat) {
+  (void)c;
+  return strcmp(cat, "cache") == 0 || (profile_on && strcmp(cat, "profile") == 0);
+}
 static char cc_override[512]; /* cpu.cc when set */
 static const char *h_get_option(void *c, const char *key) {
   (void)c;
@@ -63,6 +67,7 @@ static void setup(void) {
 
 static void teardown(void) {
   cc_override[0] = 0;
+  profile_on = false;
   if (ctx) api.release(ctx);
   ctx = NULL;
   char cmd[300];
@@ -526,6 +531,25 @@ Test(inductor_cpu, warm_start_runs_no_compiler) {
   exe = compile_ok(&list);
   api.executable_free(ctx, exe);
   cr_assert_eq(count_lines(runs, "--version"), 2, "a changed compiler is asked its version again");
+}
+
+/* TC_LOGS=profile: every launch is timed, one line per kernel when the executable is freed. */
+Test(inductor_cpu, profile_reports_each_kernel) {
+  api.release(ctx);
+  profile_on = true;
+  cr_assert_eq(api.init(&host, 0, &ctx), TC_OK);
+  kl l = {0};
+  build_softmax(&l);
+  tc_kernel_list list = LIST(&l, "profile_test", 2);
+  tc_executable *exe = compile_ok(&list);
+  for (int i = 0; i < 3; i++) check_softmax(exe, 5, 77);
+  log_text[0] = 0;
+  api.executable_free(ctx, exe);
+  const char *at = strstr(log_text, "profile_test / ");
+  unsigned long long launches = 0;
+  double mean = -1;
+  cr_assert(at && sscanf(strchr(at, ':') + 1, " %llu launches, mean %lf us", &launches, &mean) == 2, "%s", log_text);
+  cr_assert(launches == 3 && mean >= 0, "%s", log_text);
 }
 
 Test(inductor_cpu, bad_descriptor_is_an_error_not_a_crash) {

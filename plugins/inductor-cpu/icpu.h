@@ -33,15 +33,20 @@ typedef struct icpu_ctx {
   int32_t threads;
   char cc[256];           /* the C compiler command */
   char *cc_identity;      /* `cc --version` plus the CPU's flags, for cache keys; lazily */
+  bool profiling;         /* TC_LOGS=profile at init: every launch timed (launch.c) */
 } icpu_ctx;
 
 typedef struct icpu_kernel {
   char name[96];
   void (*launch)(void **bufs, const int64_t *syms);
   int32_t n_buffers;
+  /* TC_LOGS=profile: wall time of its launches (they run to completion before returning) */
+  uint64_t prof_launches;
+  double prof_s, prof_min_s, prof_max_s;
 } icpu_kernel;
 
 typedef struct icpu_exe {
+  char graph[96]; /* the graph's name, for logs */
   char *source;
   void *dl;
   int32_t n_syms;
@@ -150,5 +155,7 @@ tc_status cache_seal(const icpu_ctx *ctx, const char *path);
 /* ---------------------------------------------------------------- launch.c */
 tc_status exe_load(icpu_ctx *ctx, icpu_exe *exe, const char *so_path, char (*names)[96], const tc_kernel_list *list);
 tc_status exe_launch(icpu_ctx *ctx, icpu_exe *exe, int32_t kernel, const tc_buffer_arg *args, const int64_t *syms);
+/* TC_LOGS=profile: one line per launched kernel of exe (launches, mean, min, max). */
+void exe_profile_report(const icpu_ctx *ctx, const icpu_exe *exe, const char *graph);
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "icpu.h"
 
@@ -54,7 +55,28 @@ tc_status exe_launch(icpu_ctx *ctx, icpu_exe *exe, int32_t kernel, const tc_buff
     bufs[b] = (char *)a->buffer + a->byte_offset;
   }
   static const int64_t no_syms[1] = {0};
+  struct timespec t0, t1;
+  if (ctx->profiling) clock_gettime(CLOCK_MONOTONIC, &t0);
   k->launch(bufs, syms ? syms : no_syms);
+  if (ctx->profiling) {
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    if (k->prof_launches == 0 || s < k->prof_min_s) k->prof_min_s = s;
+    if (s > k->prof_max_s) k->prof_max_s = s;
+    k->prof_s += s;
+    k->prof_launches++;
+  }
   if (bufs != stack) free(bufs);
   return TC_OK;
+}
+
+void exe_profile_report(const icpu_ctx *ctx, const icpu_exe *exe, const char *graph) {
+  if (!ctx->profiling) return;
+  for (int32_t i = 0; i < exe->n_kernels; i++) {
+    const icpu_kernel *k = &exe->kernels[i];
+    if (k->prof_launches == 0) continue;
+    icpu_log(ctx, "profile", "%s / %s: %llu launches, mean %.1f us, min %.1f us, max %.1f us", graph, k->name,
+             (unsigned long long)k->prof_launches, k->prof_s / (double)k->prof_launches * 1e6, k->prof_min_s * 1e6,
+             k->prof_max_s * 1e6);
+  }
 }

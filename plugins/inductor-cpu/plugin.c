@@ -133,6 +133,7 @@ static tc_status icpu_init(const tc_host_api *host, int32_t device, tc_plugin_ct
   long n = t ? strtol(t, NULL, 10) : 0;
   if (n <= 0) n = sysconf(_SC_NPROCESSORS_ONLN);
   ctx->threads = (int32_t)(n > 0 ? (n > 1024 ? 1024 : n) : 1);
+  ctx->profiling = icpu_log_on(ctx, "profile");
   openblas_core_hint();
   *out = (tc_plugin_ctx *)ctx;
   return TC_OK;
@@ -174,6 +175,7 @@ static tc_status icpu_compile_kernels(tc_plugin_ctx *c, const tc_kernel_list *li
     return icpu_fail(ctx, TC_ERR_OUT_OF_MEMORY, "inductor-cpu: out of memory");
   }
   exe->n_syms = list->n_syms;
+  snprintf(exe->graph, sizeof exe->graph, "%s", list->name ? list->name : "graph");
   char err[4096] = "";
   tc_status st = codegen_unit(list, &exe->source, names, err, sizeof err);
   if (st != TC_OK) {
@@ -251,8 +253,9 @@ static tc_status icpu_synchronize(tc_plugin_ctx *c) {
 }
 
 static void icpu_executable_free(tc_plugin_ctx *c, tc_executable *e) {
-  (void)c;
-  exe_destroy((icpu_exe *)e);
+  icpu_exe *exe = (icpu_exe *)e;
+  if (exe) exe_profile_report((icpu_ctx *)c, exe, exe->graph);
+  exe_destroy(exe);
 }
 
 static tc_status icpu_executable_info(tc_plugin_ctx *c, tc_executable *e, tc_executable_info *info) {
