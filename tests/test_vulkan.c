@@ -28,6 +28,7 @@ static char g_queue_last[256]; /* the last TC_LOGS=queue line: dispatches, barri
 static bool g_profile;          /* TC_LOGS=profile on (read by the plugin at init) */
 static char g_profile_last[512];
 static bool g_log_vulkan;   /* the plugin's own INFO lines on */
+static const char *g_matmul_tile; /* vulkan.matmul_tile for the next init */
 static int g_sets_dropped; /* "dropping them" lines: an executable's descriptor sets were dropped */
 
 static void host_set_error(void *h, const char *m) {
@@ -55,6 +56,7 @@ static const char *host_get_option(void *h, const char *key) {
   (void)h;
   if (strcmp(key, "vulkan.dump_spirv") == 0) return g_dump_dir;
   if (strcmp(key, "vulkan.validation") == 0) return getenv("TC_VK_TEST_NO_VALIDATION") ? "0" : "sync";
+  if (strcmp(key, "vulkan.matmul_tile") == 0) return g_matmul_tile;
   return NULL;
 }
 
@@ -822,10 +824,20 @@ static void matmul_case(int64_t nb, int64_t m, int64_t kk, int64_t n, bool b_tra
   free(ha), free(hb), free(hbias), free(hc), free(want);
 }
 
+/* Each case on both tile heights: 64x128 (what these small products get by default) and
+ * 128x128 (vulkan.matmul_tile=128, what large ones get). */
 VK_TEST(matmul_bias_gelu_epilogue) {
-  matmul_case(2, 70, 50, 90, false);   /* scalar loads, partial tiles */
-  matmul_case(1, 130, 64, 132, false); /* vec4 loads, partial tiles */
-  matmul_case(2, 33, 40, 20, true);    /* transposed B */
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1) {
+      g_api.release(g_ctx);
+      g_matmul_tile = "128";
+      cr_assert_eq(g_api.init(&g_host, 0, &g_ctx), TC_OK, "%s", g_err);
+    }
+    matmul_case(2, 70, 50, 90, false);   /* scalar loads, partial tiles */
+    matmul_case(1, 130, 64, 132, false); /* vec4 loads, partial tiles */
+    matmul_case(2, 33, 40, 20, true);    /* transposed B */
+  }
+  g_matmul_tile = NULL;
 }
 
 /* Philox4x32-10 per the brief, on the host. */

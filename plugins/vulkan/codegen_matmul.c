@@ -2,7 +2,8 @@
  *
  * 256 invocations compute a 128x128 tile of C; each invocation an 8x8 block in registers
  * (rows ty*4+{0..3} and 64+ty*4+{0..3}, likewise columns, so shared-memory reads of one warp
- * hit distinct banks). K advances in steps of BK through two shared-memory buffers: the next
+ * hit distinct banks). A specialization constant MT halves the tile to 64x128 (4x8 per
+ * invocation) when the launch finds too few 128x128 tiles to fill the device (launch.c). K advances in steps of BK through two shared-memory buffers: the next
  * step's global loads are issued before the current step's FMAs (double buffering, one
  * barrier per step). Operands are read as vec4 when contiguous and aligned (checked in the
  * shader from the strides), otherwise as scalars with the fast-moving index chosen to keep
@@ -61,14 +62,17 @@ tc_status vk_gen_matmul(vk_gen *g) {
 
   vk_text b = {0};
   vk_text_printf(&b, "layout(local_size_x = 256) in;\n");
-  vk_text_printf(&b, "#define BM 128\n#define BN 128\n#define BK %d\n#define LA (BM * BK / 256) // tile elements per invocation\n", bk);
+  vk_text_printf(&b, "layout(constant_id = 0) const int MT = 2; // 64-row halves per tile: 2 (128x128) or 1 (64x128)\n");
+  vk_text_printf(&b, "#define BM (64 * MT)\n#define BN 128\n#define BK %d\n"
+                     "#define LA (BM * BK / 256) // A tile elements per invocation\n"
+                     "#define LB (BN * BK / 256) // B tile elements per invocation\n", bk);
   /* f32 tiles are vec4 arrays so the FMA loop reads a thread's 4 adjacent rows (columns) with
    * one 16-byte shared load instead of four */
   if (f64) {
-    vk_text_printf(&b, "shared %s As[2][BK][BM]; // A tile, k-major: a thread's 4 rows are adjacent\n", T);
+    vk_text_printf(&b, "shared %s As[2][BK][128]; // A tile, k-major: a thread's 4 rows are adjacent\n", T);
     vk_text_printf(&b, "shared %s Bs[2][BK][BN];\n\n", T);
   } else {
-    vk_text_printf(&b, "shared vec4 As[2][BK][BM / 4]; // A tile, k-major: a thread's 4 rows are one vec4\n");
+    vk_text_printf(&b, "shared vec4 As[2][BK][128 / 4]; // A tile, k-major: a thread's 4 rows are one vec4\n");
     vk_text_printf(&b, "shared vec4 Bs[2][BK][BN / 4];\n\n");
   }
   vk_text_printf(&b, "void main() {\n");
@@ -132,7 +136,7 @@ tc_status vk_gen_matmul(vk_gen *g) {
   vk_text_printf(&body,
                  "    %s acc[8][8];\n"
                  "    [[unroll]] for (int i = 0; i < 8; i++) [[unroll]] for (int j = 0; j < 8; j++) acc[i][j] = %s(0);\n"
-                 "    %s ra[LA], rb[LA]; // the next K step, staged in registers\n",
+                 "    %s ra[8], rb[LB]; // the next K step, staged in registers (A: LA of them)\n",
                  T, T, T);
   /* global -> registers for K step kt */
   vk_text_printf(&body, "    for (int kt = -1; kt < nk; kt++) {\n");
@@ -142,7 +146,7 @@ tc_status vk_gen_matmul(vk_gen *g) {
   if (!f64) {
     vk_text_printf(&body,
                    "        if (a_vec) {\n"
-                   "          [[unroll]] for (int i = 0; i < 2; i++) {\n"
+                   "          [[unroll]] for (int i = 0; i < MT; i++) {\n"
                    "            int v = tid + i * 256, m = v / (BK / 4), kq = (v %% (BK / 4)) * 4;\n"
                    "            vec4 x = (m0 + m < M && k0 + kq < K) ? %s_v4[(a_base + (m0 + m) * a_sm + k0 + kq) >> 2] : vec4(0);\n"
                    "            ra[i * 4 + 0] = x.x; ra[i * 4 + 1] = x.y; ra[i * 4 + 2] = x.z; ra[i * 4 + 3] = x.w;\n"
@@ -169,7 +173,7 @@ tc_status vk_gen_matmul(vk_gen *g) {
                    B);
   }
   vk_text_printf(&body,
-                 "        [[unroll]] for (int i = 0; i < LA; i++) {\n"
+                 "        [[unroll]] for (int i = 0; i < LB; i++) {\n"
                  "          int e = tid + i * 256;\n"
                  "          int kk = b_kfast ? e %% BK : e / BN, n = b_kfast ? e / BK : e %% BN;\n"
                  "          rb[i] = (k0 + kk < K && n0 + n < N) ? %s[b_base + (k0 + kk) * b_sk + (n0 + n) * b_sn] : %s(0);\n"
@@ -184,16 +188,16 @@ tc_status vk_gen_matmul(vk_gen *g) {
   if (f64)
     vk_text_printf(&body,
                    "          [[unroll]] for (int c = 0; c < 4; c++) {\n"
-                   "            a[c] = As[cur][kk][ty * 4 + c]; a[4 + c] = As[cur][kk][64 + ty * 4 + c];\n"
+                   "            a[c] = As[cur][kk][ty * 4 + c]; a[4 + c] = MT > 1 ? As[cur][kk][64 + ty * 4 + c] : 0.0lf;\n"
                    "            bv[c] = Bs[cur][kk][tx * 4 + c]; bv[4 + c] = Bs[cur][kk][64 + tx * 4 + c];\n"
                    "          }\n");
   else
     vk_text_printf(&body,
-                   "          vec4 a0 = As[cur][kk][ty], a1 = As[cur][kk][16 + ty];\n"
+                   "          vec4 a0 = As[cur][kk][ty], a1 = MT > 1 ? As[cur][kk][16 + ty] : vec4(0);\n"
                    "          vec4 b0 = Bs[cur][kk][tx], b1 = Bs[cur][kk][16 + tx];\n"
                    "          [[unroll]] for (int c = 0; c < 4; c++) { a[c] = a0[c]; a[4 + c] = a1[c]; bv[c] = b0[c]; bv[4 + c] = b1[c]; }\n");
   vk_text_printf(&body,
-                 "          [[unroll]] for (int i = 0; i < 8; i++)\n"
+                 "          [[unroll]] for (int i = 0; i < 4 * MT; i++)\n"
                  "            [[unroll]] for (int j = 0; j < 8; j++) acc[i][j] = fma(a[i], bv[j], acc[i][j]);\n"
                  "        }\n"
                  "      }\n");
@@ -202,7 +206,7 @@ tc_status vk_gen_matmul(vk_gen *g) {
   if (!f64) {
     vk_text_printf(&body,
                    "        if (a_vec) {\n"
-                   "          [[unroll]] for (int i = 0; i < 2; i++) {\n"
+                   "          [[unroll]] for (int i = 0; i < MT; i++) {\n"
                    "            int v = tid + i * 256, m = v / (BK / 4), kq = (v %% (BK / 4)) * 4;\n"
                    "            [[unroll]] for (int c = 0; c < 4; c++) As[nxt][kq + c][m >> 2][m & 3] = ra[i * 4 + c];\n"
                    "          }\n"
@@ -224,7 +228,7 @@ tc_status vk_gen_matmul(vk_gen *g) {
                    "        } else\n");
   }
   vk_text_printf(&body,
-                 "        [[unroll]] for (int i = 0; i < LA; i++) {\n"
+                 "        [[unroll]] for (int i = 0; i < LB; i++) {\n"
                  "          int e = tid + i * 256;\n"
                  "          int kk = b_kfast ? e %% BK : e / BN, n = b_kfast ? e / BK : e %% BN;\n"
                  "          Bs[nxt][kk][%s] = rb[i];\n"
@@ -234,7 +238,7 @@ tc_status vk_gen_matmul(vk_gen *g) {
                  "    }\n", f64 ? "n" : "n >> 2][n & 3");
   /* epilogue */
   vk_text_printf(&body,
-                 "    [[unroll]] for (int i = 0; i < 8; i++) {\n"
+                 "    [[unroll]] for (int i = 0; i < 4 * MT; i++) {\n"
                  "      int m = m0 + (i < 4 ? ty * 4 + i : 64 + ty * 4 + i - 4);\n"
                  "      [[unroll]] for (int j = 0; j < 8; j++) {\n"
                  "        int n = n0 + (j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4);\n"

@@ -59,10 +59,14 @@ static tc_status record_dispatch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t
   } else {
     int64_t nb = vals[k->mm_batch], m = vals[k->mm_m], n = vals[k->mm_n];
     if (nb <= 0 || m <= 0 || n <= 0) return TC_OK;
-    gx = cap_groups((uint64_t)((n + VK_MM_BN - 1) / VK_MM_BN), ctx->caps.max_wg_count[0]);
-    gy = cap_groups((uint64_t)((m + VK_MM_BM - 1) / VK_MM_BM), ctx->caps.max_wg_count[1]);
     if (k->mm_batch2 >= 0) nb *= vals[k->mm_batch2] > 0 ? vals[k->mm_batch2] : 0; /* both batch levels on z */
     if (nb <= 0) return TC_OK;
+    int64_t tiles = ((n + VK_MM_BN - 1) / VK_MM_BN) * ((m + VK_MM_BM - 1) / VK_MM_BM) * nb;
+    bool half = ctx->mm_tile ? ctx->mm_tile == 64 : tiles < VK_MM_HALF_BELOW;
+    int64_t bm = half ? VK_MM_BM / 2 : VK_MM_BM;
+    variant = half ? 1 : 0;
+    gx = cap_groups((uint64_t)((n + VK_MM_BN - 1) / VK_MM_BN), ctx->caps.max_wg_count[0]);
+    gy = cap_groups((uint64_t)((m + bm - 1) / bm), ctx->caps.max_wg_count[1]);
     gz = cap_groups((uint64_t)nb, ctx->caps.max_wg_count[2]);
   }
   uint32_t push[64];

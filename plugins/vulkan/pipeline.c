@@ -59,6 +59,10 @@ tc_status vk_kernel_pipeline(tc_plugin_ctx *ctx, vk_kernel *k, int32_t variant, 
     spec[0] = wg;
     spec[1] = tpr;
     spec[2] = (uint32_t)mode;
+  } else if (k->shape == VK_SHAPE_MATMUL) {
+    spec[0] = variant == 1 ? 1 : 2; /* MT: 64-row halves per tile */
+    si.mapEntryCount = 1;
+    si.dataSize = 4;
   }
   VkComputePipelineCreateInfo ci = {
       .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
@@ -66,7 +70,7 @@ tc_status vk_kernel_pipeline(tc_plugin_ctx *ctx, vk_kernel *k, int32_t variant, 
                 .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                 .module = k->module,
                 .pName = "main",
-                .pSpecializationInfo = k->shape == VK_SHAPE_ROWS ? &si : NULL},
+                .pSpecializationInfo = k->shape == VK_SHAPE_ROWS || k->shape == VK_SHAPE_MATMUL ? &si : NULL},
       .layout = k->layout};
   VkResult r = ctx->fn.vkCreateComputePipelines(ctx->device, ctx->pipeline_cache, 1, &ci, NULL, slot);
   if (r != VK_SUCCESS) {

@@ -158,6 +158,8 @@ static tc_status vk_init(const tc_host_api *host, int32_t device, tc_plugin_ctx 
   ctx->dump_spirv_dir = vk_option(host, "vulkan.dump_spirv");
   const char *so = vk_option(host, "vulkan.spirv_opt");
   ctx->spirv_opt = so && (strcmp(so, "1") == 0 || strcmp(so, "on") == 0);
+  const char *mt = vk_option(host, "vulkan.matmul_tile");
+  ctx->mm_tile = mt && (strcmp(mt, "64") == 0 || strcmp(mt, "128") == 0) ? atoi(mt) : 0;
   ctx->next_serial = 1;
   pthread_mutex_init(&ctx->lock, NULL);
   pthread_mutex_init(&ctx->queue_lock, NULL);

@@ -138,6 +138,11 @@ typedef enum vk_kernel_shape {
 #define VK_ROWS_MIN_WG 128
 #define VK_MM_BM 128
 #define VK_MM_BN 128
+/* Below this many 128x128 tiles a GEMM runs 64x128 tiles (twice as many, half the registers
+ * each): attention's projection and fc2 at N=768 are 192 tiles of 128x128 for the H200's 132
+ * SMs. Measured there: attn_block 3.05 -> 2.97-3.01 ms (tc run, 200 calls, twice each).
+ * vulkan.matmul_tile=64|128 forces one. */
+#define VK_MM_HALF_BELOW 512
 #define VK_ROW_CACHE 8 /* R: vec4s per thread per value kept in registers between inner loops (32 regs) */
 /* Threads per row are chosen for about this many vec4s per thread: a 1024-float row is one
  * subgroup of 32 (reductions are shuffles, no barriers), 4096 is 128 threads; with R equal to
@@ -280,6 +285,7 @@ struct tc_plugin_ctx {
   int32_t n_pending;
   const char *dump_spirv_dir;
   bool spirv_opt; /* vulkan.spirv_opt=1: shaderc runs spirv-opt (performance level) */
+  int mm_tile;    /* vulkan.matmul_tile: 64 or 128 rows per GEMM tile; 0: by the tile count */
   int validation; /* vk_validation_mode */
   VkDebugUtilsMessengerEXT messenger;
   uint64_t validation_messages; /* warnings and errors the layer reported */
