@@ -506,10 +506,11 @@ typedef struct tc_plugin_api {
                       tc_recording **rec /* out */);
   tc_status (*replay)(tc_plugin_ctx *ctx, tc_recording *rec, const int64_t *syms);
   void (*recording_free)(tc_plugin_ctx *ctx, tc_recording *rec);
-  /* ABI 1.1. Starts the work queued so far on the device without waiting for it (a queue
-   * submit, a stream's kernels already running). A device-memory host calls it at the end of
-   * every call instead of synchronize, so the device runs while the host goes on; a plugin
-   * without it is synchronized instead. Whether or not flush exists, buffer_read, buffer_write
+  /* ABI 1.1. Makes sure the work queued so far will run without any further call from the
+   * host, without waiting for it (a queue submit, a stream's kernels already running; a plugin
+   * may hold work back while the device is busy with earlier work, provided it starts it
+   * itself). A device-memory host calls it at the end of every call instead of synchronize, so
+   * the device runs while the host goes on; a plugin without it is synchronized instead. Whether or not flush exists, buffer_read, buffer_write
    * and buffer_free take effect after every launch made before them (the plugin waits or orders
    * them on its queue), so the host never needs synchronize for correctness. */
   tc_status (*flush)(tc_plugin_ctx *ctx);
