@@ -59,6 +59,17 @@ if [ -n "${TC_GPU_DIAG:-}" ] && [ -x $B/bin/tc-vulkan-diag ]; then
   VK_DIAG_SKIPCOPY=1 timeout 120 $B/bin/tc-vulkan-diag $B/lib/tc/plugins/tc-vulkan.so >"$OUT/vk_diag.txt" 2>&1
   grep -E "TPR|plugin copy" "$OUT/vk_diag.txt" | head -40
 fi
+# TC_GPU_PROFILE=1: each GPU backend's kernels with their device times (TC_LOGS=profile) for the
+# GEMM-heavy models. tc run waits after every call, so clocks drop: read the minima.
+if [ -n "${TC_GPU_PROFILE:-}" ]; then
+  for b in $gpu_backends; do
+    for m in attn_block mlp; do
+      echo "=== profile $b $m"
+      TC_LOGS=profile timeout 60 $B/bin/tc run "$m" --backend "$b" --size gpu --iters 30 2>&1 | grep -E "profile|median" |
+        tee -a "$OUT/profile_$b.txt"
+    done
+  done
+fi
 echo "=== torch"
 PYTHONUNBUFFERED=1 timeout $t_torch python3 bench/torch_compare.py --size gpu "${torch_args[@]}" --json >"$OUT/torch.json" 2>"$OUT/torch.log"
 tail -3 "$OUT/torch.log"
