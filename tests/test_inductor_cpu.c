@@ -252,8 +252,11 @@ Test(inductor_cpu, softmax_one_kernel_three_loops) {
   /* The max runs on integer keys: one vector max per step. */
   cr_assert(strstr(src, "reduction(max:v"), "%s", src);
   cr_assert(strstr(src, "reduction(+:"), "%s", src);
+  /* The sum runs as four quarter rows with their own accumulators, plus the leftovers. */
+  cr_assert(strstr(src, "const int64_t tc_q = ") && strstr(src, "/* the leftovers */"), "%s", src);
   check_softmax(exe, 33, 1000);
-  check_softmax(exe, 4, 3);
+  check_softmax(exe, 5, 77); /* 77 = 4 * 19 + 1: one leftover */
+  check_softmax(exe, 4, 3);  /* no quarter at all: leftovers only */
   check_softmax(exe, 1, 200003); /* one long row: the two-level (parallel inner) path */
   api.executable_free(ctx, exe);
 }

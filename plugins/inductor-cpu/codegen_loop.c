@@ -83,18 +83,20 @@ static const char *reduce_identity(int32_t prim, int32_t dtype) {
 /* Writes the index of a memory op into s as "j<op>" after declaring it, bounds-checked when the
  * index is indirect (an out-of-range gather reads 0; a scatter skips). Returns true when the
  * access needs a guard `if (ok<op>)`. */
+/* sfx: the suffix of the copy of an inner loop's body being emitted (split_loop), "" else;
+ * indirect: the index value's name. */
 static bool emit_index(icpu_str *s, const icpu_kgen *g, int32_t id, const tc_kop *op, const char *const *vars,
-                       int depth) {
+                       int depth, const char *sfx, const char *indirect) {
   int32_t nv = g->k->n_outer + 1;
   str_indent(s, depth);
-  str_printf(s, "const int64_t j%d = ", id);
+  str_printf(s, "const int64_t j%d%s = ", id, sfx);
   expr_index(s, &g->exprs, &op->index, nv, vars);
   if (op->index.indirect >= 0) {
-    str_printf(s, " + (int64_t)v%d*", op->index.indirect);
+    str_printf(s, " + (int64_t)%s*", indirect);
     expr_ref(s, &g->exprs, op->index.indirect_stride);
     str_puts(s, ";\n");
     str_indent(s, depth);
-    str_printf(s, "const int ok%d = j%d >= 0 && j%d < ", id, id, id);
+    str_printf(s, "const int ok%d%s = j%d%s >= 0 && j%d%s < ", id, sfx, id, sfx, id, sfx);
     expr_ref(s, &g->exprs, buf_at(g->k, op->buffer)->numel);
     str_puts(s, ";\n");
     return true;
@@ -182,14 +184,10 @@ bool kgen_row_buffers(const tc_kernel_list *list, const tc_kernel_desc *k, bool 
   return any;
 }
 
-/* Declares the accumulators of loop `loop` and writes its pragma; returns the body's depth.
- * blocked: the loop runs in blocks of ICPU_ROW_BLOCK (tc_rb .. tc_re), each block's scratch
- * rows streamed out after it (close_inner_loop). */
-static int open_inner_loop(icpu_str *s, const icpu_kgen *g, int32_t loop, int32_t from, const char *rvar, int depth,
-                           bool par, bool blocked) {
+/* Declares the accumulators of loop `loop` (op `from` opens it) and the reciprocals of its
+ * divisions by loop-invariant values; appends the loop's reduction clauses to red. */
+static void declare_loop_values(icpu_str *s, const icpu_kgen *g, int32_t loop, int32_t from, int depth, icpu_str *red) {
   const tc_kernel_desc *k = g->k;
-  icpu_str red;
-  str_init(&red);
   for (int32_t i = 0; i < k->n_ops; i++) {
     const tc_kop *op = op_at(k, i);
     if (op->loop != loop || op->kind != TC_KOP_REDUCE) continue;
@@ -205,17 +203,17 @@ static int open_inner_loop(icpu_str *s, const icpu_kgen *g, int32_t loop, int32_
       const char *mm = op->prim == TC_PRIM_REDUCE_MAX ? "max" : "min";
       str_printf(s, "%s v%d_key = tc_%skey_%s(%s);\n", op->dtype == TC_F32 ? "int32_t" : "int64_t", i, mm,
                  dtype_suffix(op->dtype), reduce_identity(op->prim, op->dtype));
-      str_printf(&red, " reduction(%s:v%d_key)", mm, i);
+      str_printf(red, " reduction(%s:v%d_key)", mm, i);
       continue;
     }
     str_printf(s, "%s v%d = %s;\n", dtype_c(op->dtype), i, reduce_identity(op->prim, op->dtype));
     switch (op->prim) {
-    case TC_PRIM_REDUCE_SUM: str_printf(&red, " reduction(+:v%d)", i); break;
-    case TC_PRIM_REDUCE_PROD: str_printf(&red, " reduction(*:v%d)", i); break;
+    case TC_PRIM_REDUCE_SUM: str_printf(red, " reduction(+:v%d)", i); break;
+    case TC_PRIM_REDUCE_PROD: str_printf(red, " reduction(*:v%d)", i); break;
     case TC_PRIM_REDUCE_MAX: case TC_PRIM_REDUCE_MIN: {
       const char *mm = op->prim == TC_PRIM_REDUCE_MAX ? "max" : "min";
-      if (dtype_float(op->dtype)) str_printf(&red, " reduction(tc_%s_%s:v%d)", mm, dtype_suffix(op->dtype), i);
-      else str_printf(&red, " reduction(%s:v%d)", mm, i);
+      if (dtype_float(op->dtype)) str_printf(red, " reduction(tc_%s_%s:v%d)", mm, dtype_suffix(op->dtype), i);
+      else str_printf(red, " reduction(%s:v%d)", mm, i);
       break;
     }
     default: break;
@@ -234,6 +232,17 @@ static int open_inner_loop(icpu_str *s, const icpu_kgen *g, int32_t loop, int32_
     str_printf(s, "const %s v%d_recip_l%d = tc_recip_%s(v%d), v%d_recip_scale_l%d = tc_recip_scale_%s(v%d);\n",
                dtype_c(op->dtype), d, (int)loop, sx, d, d, (int)loop, sx, d);
   }
+}
+
+/* Declares loop `loop`'s values and writes its pragma and header; returns the body's depth.
+ * blocked: the loop runs in blocks of ICPU_ROW_BLOCK (tc_rb .. tc_re), each block's scratch
+ * rows streamed out after it (close_inner_loop). */
+static int open_inner_loop(icpu_str *s, const icpu_kgen *g, int32_t loop, int32_t from, const char *rvar, int depth,
+                           bool par, bool blocked) {
+  const tc_kernel_desc *k = g->k;
+  icpu_str red;
+  str_init(&red);
+  declare_loop_values(s, g, loop, from, depth, &red);
   bool simd = loop_is_simd_safe(k, loop);
   if (blocked) {
     str_indent(s, depth);
@@ -284,30 +293,30 @@ static void close_inner_loop(icpu_str *s, const icpu_kgen *g, int32_t loop, int 
   }
 }
 
+/* acc: the accumulator's name (v<i>, or a copy's v<i>_<c>); a: the value's name. */
 static tc_status emit_reduce_step(icpu_str *s, int32_t i, const tc_kop *op, int32_t vt, const char *rvar, int depth,
-                                  char *err, size_t cap) {
-  int32_t a = op->args[0];
+                                  const char *acc, const char *a, char *err, size_t cap) {
   bool fl = dtype_float(vt);
   str_indent(s, depth);
   switch (op->prim) {
-  case TC_PRIM_REDUCE_SUM: str_printf(s, "v%d += v%d;\n", i, a); break;
-  case TC_PRIM_REDUCE_PROD: str_printf(s, "v%d *= v%d;\n", i, a); break;
+  case TC_PRIM_REDUCE_SUM: str_printf(s, "%s += %s;\n", acc, a); break;
+  case TC_PRIM_REDUCE_PROD: str_printf(s, "%s *= %s;\n", acc, a); break;
   case TC_PRIM_REDUCE_MAX: case TC_PRIM_REDUCE_MIN: {
     const char *mm = op->prim == TC_PRIM_REDUCE_MAX ? "max" : "min";
     if (fl) {
-      str_printf(s, "const %s v%d_next = tc_%skey_%s(v%d);\n", vt == TC_F32 ? "int32_t" : "int64_t", i, mm, dtype_suffix(vt), a);
+      str_printf(s, "const %s v%d_next = tc_%skey_%s(%s);\n", vt == TC_F32 ? "int32_t" : "int64_t", i, mm, dtype_suffix(vt), a);
       str_indent(s, depth);
       str_printf(s, "v%d_key = v%d_next %s v%d_key ? v%d_next : v%d_key;\n", i, i, op->prim == TC_PRIM_REDUCE_MAX ? ">" : "<",
                  i, i, i);
     }
-    else str_printf(s, "v%d = v%d %s v%d ? v%d : v%d;\n", i, a, op->prim == TC_PRIM_REDUCE_MAX ? ">" : "<", i, a, i);
+    else str_printf(s, "%s = %s %s %s ? %s : %s;\n", acc, a, op->prim == TC_PRIM_REDUCE_MAX ? ">" : "<", acc, a, acc);
     break;
   }
   case TC_PRIM_ARGMAX: case TC_PRIM_ARGMIN: {
     const char *cmp = op->prim == TC_PRIM_ARGMAX ? ">" : "<";
-    if (fl) str_printf(s, "if (v%d %s v%d_best || (v%d != v%d && v%d_best == v%d_best)) { v%d_best = v%d; v%d = %s; }\n", a,
+    if (fl) str_printf(s, "if (%s %s v%d_best || (%s != %s && v%d_best == v%d_best)) { v%d_best = %s; v%d = %s; }\n", a,
                        cmp, i, a, a, i, i, i, a, i, rvar);
-    else str_printf(s, "if (v%d %s v%d_best) { v%d_best = v%d; v%d = %s; }\n", a, cmp, i, i, a, i, rvar);
+    else str_printf(s, "if (%s %s v%d_best) { v%d_best = %s; v%d = %s; }\n", a, cmp, i, i, a, i, rvar);
     break;
   }
   default:
@@ -429,134 +438,253 @@ static int32_t blocked_loop(const icpu_kgen *g, bool *streamed) {
   return any ? last : -1;
 }
 
+/* The name of op j's value where the copy `sfx` of loop `cur`'s body is being emitted: values
+ * of that loop are per copy (v<j><sfx>), the others (per row, per kernel) shared (v<j>). */
+static void value_name(char *out, size_t cap, const tc_kernel_desc *k, int32_t j, int32_t cur, const char *sfx) {
+  bool mine = j >= 0 && j < k->n_ops && cur >= 0 && op_at(k, j)->loop == cur;
+  snprintf(out, cap, "v%d%s", (int)j, mine ? sfx : "");
+}
+
+/* Emits op i at depth d. cur/from: the inner loop open (-1: none) and the op that opened it;
+ * rvar: that loop's variable (an expression for a split copy); sfx: the copy's suffix. */
+static tc_status emit_op(icpu_str *s, const icpu_kgen *g, int32_t i, const char *const *vars, int d, int32_t cur,
+                         int32_t from, const char *sfx, const char *acc_expr, char *err, size_t cap) {
+  const tc_kernel_desc *k = g->k;
+  const tc_kop *op = op_at(k, i);
+  const char *rvar = vars[k->n_outer];
+  for (int a = 0; a < 3; a++)
+    if (op->args[a] >= i) { snprintf(err, cap, "op %d: operand %d is not an earlier op", i, op->args[a]); return TC_ERR_INVALID_ARGUMENT; }
+  if ((op->kind == TC_KOP_LOAD || op->kind == TC_KOP_STORE || op->kind == TC_KOP_STORE_ADD) &&
+      (op->buffer < 0 || op->buffer >= k->n_buffers)) {
+    snprintf(err, cap, "op %d: buffer %d out of range (%d buffers)", i, op->buffer, k->n_buffers);
+    return TC_ERR_INVALID_ARGUMENT;
+  }
+  char bname[80] = "", V[32], A[32], B[32], C[32], X[32];
+  if (op->buffer >= 0 && op->buffer < k->n_buffers) kgen_buf_name(k, op->buffer, bname, sizeof bname);
+  value_name(V, sizeof V, k, i, cur, sfx);
+  value_name(A, sizeof A, k, op->args[0], cur, sfx);
+  value_name(B, sizeof B, k, op->args[1], cur, sfx);
+  value_name(C, sizeof C, k, op->args[2], cur, sfx);
+  value_name(X, sizeof X, k, op->index.indirect, cur, sfx);
+  const char *T = dtype_c(op->dtype);
+  switch (op->kind) {
+  case TC_KOP_LOAD: {
+    if (g->row_buf && g->row_buf[op->buffer]) {
+      str_indent(s, d);
+      str_printf(s, "const %s %s = row_%s[%s];\n", T, V, bname, rvar);
+      break;
+    }
+    bool guard = emit_index(s, g, i, op, vars, d, sfx, X);
+    str_indent(s, d);
+    if (guard) str_printf(s, "const %s %s = ok%d%s ? %s[j%d%s] : (%s)0;\n", T, V, i, sfx, bname, i, sfx, T);
+    else str_printf(s, "const %s %s = %s[j%d%s];\n", T, V, bname, i, sfx);
+    break;
+  }
+  case TC_KOP_CONST:
+    str_indent(s, d);
+    str_printf(s, "const %s %s = ", T, V);
+    const_literal(s, op);
+    str_puts(s, ";\n");
+    break;
+  case TC_KOP_PRIM: {
+    if (op->args[0] < 0) { snprintf(err, cap, "op %d: prim without operands", i); return TC_ERR_INVALID_ARGUMENT; }
+    int32_t in = op_at(k, op->args[op->prim == TC_PRIM_WHERE ? 1 : 0])->dtype;
+    str_indent(s, d);
+    str_printf(s, "const %s %s = ", T, V);
+    if (cur >= 0 && div_by_invariant(k, op, from)) {
+      str_printf(s, "%s * %s_recip_l%d * %s_recip_scale_l%d; /* %s / %s */\n", A, B, (int)op->loop, B, (int)op->loop, A, B);
+      break;
+    }
+    if (!prim_c_expr(s, op->prim, in, op->dtype, A, B, C)) {
+      snprintf(err, cap, "op %d: prim %d is not elementwise", i, op->prim);
+      return TC_ERR_UNSUPPORTED;
+    }
+    str_puts(s, ";\n");
+    break;
+  }
+  case TC_KOP_INDEX:
+    str_indent(s, d);
+    str_printf(s, "const %s %s = (%s)(", T, V, T);
+    expr_index(s, &g->exprs, &op->index, k->n_outer + 1, vars);
+    str_puts(s, ");\n");
+    break;
+  case TC_KOP_RANDOM:
+    str_indent(s, d);
+    str_printf(s, "const %s %s = (%s)tc_philox_uniform(UINT64_C(%llu), (uint64_t)(", T, V, T, (unsigned long long)op->iconst);
+    expr_index(s, &g->exprs, &op->index, k->n_outer + 1, vars);
+    str_puts(s, "));\n");
+    break;
+  case TC_KOP_REDUCE: {
+    if (op->loop < 0) { snprintf(err, cap, "op %d: a reduction outside any inner loop", i); return TC_ERR_INVALID_ARGUMENT; }
+    char acc[40];
+    snprintf(acc, sizeof acc, "v%d%s", i, sfx);
+    return emit_reduce_step(s, i, op, op_at(k, op->args[0])->dtype, rvar, d, acc, A, err, cap);
+  }
+  case TC_KOP_STORE:
+  case TC_KOP_STORE_ADD: {
+    if (op->kind == TC_KOP_STORE && g->row_buf && g->row_buf[op->buffer]) {
+      str_indent(s, d);
+      str_printf(s, "row_%s[%s] = (float)%s;\n", bname, rvar, A);
+      break;
+    }
+    bool guard = emit_index(s, g, i, op, vars, d, sfx, X);
+    const char *bt = dtype_c(buf_at(k, op->buffer)->dtype);
+    if (op->kind == TC_KOP_STORE_ADD) {
+      str_indent(s, d);
+      if (guard) str_printf(s, "if (ok%d%s) {\n", i, sfx);
+      else str_printf(s, "if (1 || j%d%s) {\n", i, sfx);
+      str_indent(s, d + 1);
+      str_puts(s, "#pragma omp atomic\n");
+      str_indent(s, d + 1);
+      str_printf(s, "%s[j%d%s] += (%s)%s;\n", bname, i, sfx, bt, A);
+      str_indent(s, d);
+      str_puts(s, "}\n");
+    } else {
+      str_indent(s, d);
+      if (guard) str_printf(s, "if (ok%d%s) ", i, sfx);
+      str_printf(s, "%s[j%d%s] = (%s)%s;\n", bname, i, sfx, bt, A);
+    }
+    break;
+  }
+  case TC_KOP_ACC:
+    if (!acc_expr) { snprintf(err, cap, "op %d: ACC outside a matmul epilogue", i); return TC_ERR_INVALID_ARGUMENT; }
+    str_indent(s, d);
+    str_printf(s, "const %s %s = %s;\n", T, V, acc_expr);
+    break;
+  default:
+    snprintf(err, cap, "op %d: unknown op kind %d", i, op->kind);
+    return TC_ERR_UNSUPPORTED;
+  }
+  return TC_OK;
+}
+
+/* A row-reduction loop whose reductions are all float sums runs as ICPU_SPLIT interleaved
+ * quarters of the row, each summed into its own accumulator: one accumulator is a chain of
+ * dependent additions, and four streams through the row keep more loads in flight (3-5% of
+ * ln_gelu on the development VM). The leftover elements (n not a multiple of 4) go through the
+ * plain loop into the first accumulator; the four are added in a fixed order, so results are
+ * deterministic for each n. */
+#define ICPU_SPLIT 4
+static bool split_loop(const tc_kernel_desc *k, int32_t loop, int32_t from, int32_t to) {
+  if (!loop_is_simd_safe(k, loop)) return false;
+  int32_t sums = 0;
+  for (int32_t i = from; i < to; i++) {
+    const tc_kop *op = op_at(k, i);
+    if (op->kind != TC_KOP_REDUCE) continue;
+    if (op->prim != TC_PRIM_REDUCE_SUM || !dtype_float(op->dtype)) return false;
+    sums++;
+  }
+  return sums > 0;
+}
+
+static tc_status emit_split_loop(icpu_str *s, const icpu_kgen *g, const char *const *vars, int depth, int32_t loop,
+                                 int32_t from, int32_t to, char *err, size_t cap) {
+  const tc_kernel_desc *k = g->k;
+  int32_t nv = k->n_outer + 1;
+  /* the accumulators v<i> and their recips, as for a plain loop; the copies' accumulators */
+  str_indent(s, depth);
+  str_puts(s, "{\n");
+  int d = depth + 1;
+  icpu_str red;
+  str_init(&red);
+  for (int32_t i = from; i < to; i++) {
+    const tc_kop *op = op_at(k, i);
+    if (op->kind != TC_KOP_REDUCE) continue;
+    for (int c = 1; c < ICPU_SPLIT; c++) {
+      str_indent(s, d);
+      str_printf(s, "%s v%d_%d = 0;\n", dtype_c(op->dtype), i, c);
+    }
+    for (int c = 0; c < ICPU_SPLIT; c++) str_printf(&red, c ? ",v%d_%d" : " reduction(+:v%d", i, c);
+    str_puts(&red, ")");
+  }
+  str_indent(s, d);
+  str_puts(s, "const int64_t tc_q = ");
+  expr_ref(s, &g->exprs, k->inner);
+  str_printf(s, " / %d; /* a quarter row: the copies walk it side by side */\n", ICPU_SPLIT);
+  str_indent(s, d);
+  str_printf(s, "#pragma omp simd%s\n", red.data ? red.data : "");
+  str_free(&red);
+  str_indent(s, d);
+  str_puts(s, "for (int64_t r = 0; r < tc_q; r++) {\n");
+  const char *cvars[TC_MAX_RANK + 1];
+  for (int32_t v = 0; v < nv; v++) cvars[v] = vars[v];
+  static const char *const quarter[ICPU_SPLIT] = {"r", "(r + tc_q)", "(r + 2*tc_q)", "(r + 3*tc_q)"};
+  for (int c = 0; c < ICPU_SPLIT; c++) {
+    char sfx[8] = "";
+    if (c) snprintf(sfx, sizeof sfx, "_%d", c);
+    cvars[nv - 1] = quarter[c];
+    for (int32_t i = from; i < to; i++) {
+      tc_status st = emit_op(s, g, i, cvars, d + 1, loop, from, sfx, NULL, err, cap);
+      if (st != TC_OK) return st;
+    }
+  }
+  str_indent(s, d);
+  str_puts(s, "}\n");
+  str_indent(s, d);
+  str_puts(s, "#pragma omp simd");
+  for (int32_t i = from; i < to; i++)
+    if (op_at(k, i)->kind == TC_KOP_REDUCE) str_printf(s, " reduction(+:v%d)", i);
+  str_puts(s, "\n");
+  str_indent(s, d);
+  str_printf(s, "for (int64_t r = %d*tc_q; r < ", ICPU_SPLIT);
+  expr_ref(s, &g->exprs, k->inner);
+  str_puts(s, "; r++) { /* the leftovers */\n");
+  cvars[nv - 1] = "r";
+  for (int32_t i = from; i < to; i++) {
+    tc_status st = emit_op(s, g, i, cvars, d + 1, loop, from, "", NULL, err, cap);
+    if (st != TC_OK) return st;
+  }
+  str_indent(s, d);
+  str_puts(s, "}\n");
+  for (int32_t i = from; i < to; i++) {
+    if (op_at(k, i)->kind != TC_KOP_REDUCE) continue;
+    str_indent(s, d);
+    str_printf(s, "v%d = (v%d + v%d_1) + (v%d_2 + v%d_3);\n", i, i, i, i, i);
+  }
+  str_indent(s, depth);
+  str_puts(s, "}\n");
+  return TC_OK;
+}
+
 tc_status kgen_body(icpu_str *s, const icpu_kgen *g, const char *const *vars, int depth, bool par_inner,
                     const char *acc_expr, char *err, size_t cap) {
   const tc_kernel_desc *k = g->k;
   const char *rvar = vars[k->n_outer];
-  int32_t cur = -1;  /* the inner loop open now */
-  int32_t from = -1; /* the op that opened it */
-  int d = depth;
   int32_t n_loops = 0;
   for (int32_t i = 0; i < k->n_ops; i++)
     if (op_at(k, i)->loop + 1 > n_loops) n_loops = op_at(k, i)->loop + 1;
   bool streamed[64];
   int32_t blocked = par_inner || acc_expr ? -1 : blocked_loop(g, streamed);
-  for (int32_t i = 0; i < k->n_ops; i++) {
-    const tc_kop *op = op_at(k, i);
-    if (op->loop != cur) {
-      if (cur >= 0) { close_inner_loop(s, g, cur, depth, cur == blocked ? streamed : NULL, vars); d = depth; }
-      cur = op->loop;
-      if (cur >= 0) {
-        if (k->inner < 0) { snprintf(err, cap, "op %d is in inner loop %d but the kernel has no inner extent", i, cur); return TC_ERR_INVALID_ARGUMENT; }
-        from = i;
-        if (!par_inner && !acc_expr) emit_row_prefetch(s, g, vars, depth, cur, n_loops);
-        d = open_inner_loop(s, g, cur, from, rvar, depth, par_inner, cur == blocked);
-      }
+  for (int32_t i = 0; i < k->n_ops;) {
+    int32_t cur = op_at(k, i)->loop;
+    if (cur < 0) { /* per row (or per point) */
+      tc_status st = emit_op(s, g, i, vars, depth, -1, -1, "", acc_expr, err, cap);
+      if (st != TC_OK) return st;
+      i++;
+      continue;
     }
-    for (int a = 0; a < 3; a++)
-      if (op->args[a] >= i) { snprintf(err, cap, "op %d: operand %d is not an earlier op", i, op->args[a]); return TC_ERR_INVALID_ARGUMENT; }
-    if ((op->kind == TC_KOP_LOAD || op->kind == TC_KOP_STORE || op->kind == TC_KOP_STORE_ADD) &&
-        (op->buffer < 0 || op->buffer >= k->n_buffers)) {
-      snprintf(err, cap, "op %d: buffer %d out of range (%d buffers)", i, op->buffer, k->n_buffers);
-      return TC_ERR_INVALID_ARGUMENT;
-    }
-    char bname[80] = "", A[24], B[24], C[24];
-    if (op->buffer >= 0 && op->buffer < k->n_buffers) kgen_buf_name(k, op->buffer, bname, sizeof bname);
-    snprintf(A, sizeof A, "v%d", op->args[0]);
-    snprintf(B, sizeof B, "v%d", op->args[1]);
-    snprintf(C, sizeof C, "v%d", op->args[2]);
-    const char *T = dtype_c(op->dtype);
-    switch (op->kind) {
-    case TC_KOP_LOAD: {
-      if (g->row_buf && g->row_buf[op->buffer]) {
-        str_indent(s, d);
-        str_printf(s, "const %s v%d = row_%s[%s];\n", T, i, bname, rvar);
-        break;
-      }
-      bool guard = emit_index(s, g, i, op, vars, d);
-      str_indent(s, d);
-      if (guard) str_printf(s, "const %s v%d = ok%d ? %s[j%d] : (%s)0;\n", T, i, i, bname, i, T);
-      else str_printf(s, "const %s v%d = %s[j%d];\n", T, i, bname, i);
-      break;
-    }
-    case TC_KOP_CONST:
-      str_indent(s, d);
-      str_printf(s, "const %s v%d = ", T, i);
-      const_literal(s, op);
-      str_puts(s, ";\n");
-      break;
-    case TC_KOP_PRIM: {
-      if (op->args[0] < 0) { snprintf(err, cap, "op %d: prim without operands", i); return TC_ERR_INVALID_ARGUMENT; }
-      int32_t in = op_at(k, op->args[op->prim == TC_PRIM_WHERE ? 1 : 0])->dtype;
-      str_indent(s, d);
-      str_printf(s, "const %s v%d = ", T, i);
-      if (cur >= 0 && div_by_invariant(k, op, from)) {
-        str_printf(s, "%s * %s_recip_l%d * %s_recip_scale_l%d; /* %s / %s */\n", A, B, (int)op->loop, B, (int)op->loop, A, B);
-        break;
-      }
-      if (!prim_c_expr(s, op->prim, in, op->dtype, A, B, C)) {
-        snprintf(err, cap, "op %d: prim %d is not elementwise", i, op->prim);
-        return TC_ERR_UNSUPPORTED;
-      }
-      str_puts(s, ";\n");
-      break;
-    }
-    case TC_KOP_INDEX:
-      str_indent(s, d);
-      str_printf(s, "const %s v%d = (%s)(", T, i, T);
-      expr_index(s, &g->exprs, &op->index, k->n_outer + 1, vars);
-      str_puts(s, ");\n");
-      break;
-    case TC_KOP_RANDOM:
-      str_indent(s, d);
-      str_printf(s, "const %s v%d = (%s)tc_philox_uniform(UINT64_C(%llu), (uint64_t)(", T, i, T,
-                 (unsigned long long)op->iconst);
-      expr_index(s, &g->exprs, &op->index, k->n_outer + 1, vars);
-      str_puts(s, "));\n");
-      break;
-    case TC_KOP_REDUCE:
-      if (op->loop < 0) { snprintf(err, cap, "op %d: a reduction outside any inner loop", i); return TC_ERR_INVALID_ARGUMENT; }
-      {
-        tc_status st = emit_reduce_step(s, i, op, op_at(k, op->args[0])->dtype, rvar, d, err, cap);
+    if (k->inner < 0) { snprintf(err, cap, "op %d is in inner loop %d but the kernel has no inner extent", i, cur); return TC_ERR_INVALID_ARGUMENT; }
+    int32_t from = i, to = i;
+    while (to < k->n_ops && op_at(k, to)->loop == cur) to++;
+    if (!par_inner && !acc_expr) emit_row_prefetch(s, g, vars, depth, cur, n_loops);
+    bool split = !par_inner && !acc_expr && cur != blocked && split_loop(k, cur, from, to);
+    if (split) {
+      icpu_str unused;
+      str_init(&unused);
+      declare_loop_values(s, g, cur, from, depth, &unused);
+      str_free(&unused);
+      tc_status st = emit_split_loop(s, g, vars, depth, cur, from, to, err, cap);
+      if (st != TC_OK) return st;
+    } else {
+      int d = open_inner_loop(s, g, cur, from, rvar, depth, par_inner, cur == blocked);
+      for (int32_t j = from; j < to; j++) {
+        tc_status st = emit_op(s, g, j, vars, d, cur, from, "", acc_expr, err, cap);
         if (st != TC_OK) return st;
       }
-      break;
-    case TC_KOP_STORE:
-    case TC_KOP_STORE_ADD: {
-      if (op->kind == TC_KOP_STORE && g->row_buf && g->row_buf[op->buffer]) {
-        str_indent(s, d);
-        str_printf(s, "row_%s[%s] = (float)%s;\n", bname, rvar, A);
-        break;
-      }
-      bool guard = emit_index(s, g, i, op, vars, d);
-      const char *bt = dtype_c(buf_at(k, op->buffer)->dtype);
-      if (op->kind == TC_KOP_STORE_ADD) {
-        str_indent(s, d);
-        str_printf(s, "if (%s%d) {\n", guard ? "ok" : "1 || j", i);
-        str_indent(s, d + 1);
-        str_puts(s, "#pragma omp atomic\n");
-        str_indent(s, d + 1);
-        str_printf(s, "%s[j%d] += (%s)%s;\n", bname, i, bt, A);
-        str_indent(s, d);
-        str_puts(s, "}\n");
-      } else {
-        str_indent(s, d);
-        if (guard) str_printf(s, "if (ok%d) ", i);
-        str_printf(s, "%s[j%d] = (%s)%s;\n", bname, i, bt, A);
-      }
-      break;
+      close_inner_loop(s, g, cur, depth, cur == blocked ? streamed : NULL, vars);
     }
-    case TC_KOP_ACC:
-      if (!acc_expr) { snprintf(err, cap, "op %d: ACC outside a matmul epilogue", i); return TC_ERR_INVALID_ARGUMENT; }
-      str_indent(s, d);
-      str_printf(s, "const %s v%d = %s;\n", T, i, acc_expr);
-      break;
-    default:
-      snprintf(err, cap, "op %d: unknown op kind %d", i, op->kind);
-      return TC_ERR_UNSUPPORTED;
-    }
+    i = to;
   }
-  if (cur >= 0) close_inner_loop(s, g, cur, depth, cur == blocked ? streamed : NULL, vars);
   emit_row_stores(s, g, vars, depth, blocked >= 0 ? streamed : NULL);
   return s->oom ? TC_ERR_OUT_OF_MEMORY : TC_OK;
 }
