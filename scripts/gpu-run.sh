@@ -9,18 +9,7 @@
 set -u
 OUT=${OUT:-/tmp/tc-out}
 mkdir -p "$OUT"
-for f in .gl/*.deb; do dpkg -x "$f" /; done
-ldconfig
-# The NVIDIA ICD json shipped on the machine names libGLX_nvidia.so.0, which fails headless:
-# write one that names libEGL_nvidia.so.0 (same Vulkan driver, no X) and point the loader at it.
-nv_egl=$(ls /usr/local/nvidia/lib64/libEGL_nvidia.so.0 2>/dev/null || find /usr /lib /lib64 /opt -name libEGL_nvidia.so.0 2>/dev/null | head -1)
-if [ -n "$nv_egl" ]; then
-  printf '{"file_format_version":"1.0.0","ICD":{"library_path":"%s","api_version":"1.3.0"}}\n' "$nv_egl" >/tmp/tc_nvidia_icd.json
-  export VK_DRIVER_FILES=/tmp/tc_nvidia_icd.json
-elif ! ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json >/dev/null 2>&1; then
-  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-fi
-echo "vulkan ICD: ${VK_DRIVER_FILES:-loader default} (${nv_egl:-no libEGL_nvidia found})"
+. scripts/gpu-vulkan-env.sh
 B=.dev/gpu-build
 export LD_LIBRARY_PATH=$PWD/$B/lib:${LD_LIBRARY_PATH:-}
 export TC_CACHE_DIR=/tmp/tc-cache

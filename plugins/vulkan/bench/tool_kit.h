@@ -50,4 +50,39 @@ static int gelu(kb *b, int loop, int h) {
   return P2(b, loop, TC_PRIM_MUL, P2(b, loop, TC_PRIM_MUL, h, K(b, loop, 0.5)), P2(b, loop, TC_PRIM_ADD, e, K(b, loop, 1.0)));
 }
 
+/* The benchmark kernels as the scheduler emits them, built into b (both tools use them: vk_bench
+ * compiles and times them, vk_diag times their GLSL under timestamp queries). */
+static tc_kernel_desc desc_copy(kb *b, int64_t n) {
+  int N = C(b, n), one = C(b, 1), z = C(b, 0);
+  int x = bf(b, "in_x", TC_BUF_INPUT, N), y = bf(b, "out_y", TC_BUF_OUTPUT, N);
+  st(b, -1, y, IX(z, one, -1, -1), ld(b, -1, x, IX(z, one, -1, -1)));
+  return (tc_kernel_desc){.name = "copy", .kind = TC_KERNEL_LOOP, .n_outer = 1, .outer = {N}, .inner = -1};
+}
+/* gelu(layer_norm(x) * g + b) over rows of n */
+static tc_kernel_desc desc_ln_gelu(kb *b, int64_t m, int64_t n) {
+  int M = C(b, m), N = C(b, n), MN = C(b, m * n), one = C(b, 1), z = C(b, 0);
+  int bx = bf(b, "in_x", TC_BUF_INPUT, MN), bg = bf(b, "in_g", TC_BUF_INPUT, N), bb = bf(b, "in_b", TC_BUF_INPUT, N), by = bf(b, "out_y", TC_BUF_OUTPUT, MN);
+  int s0 = op(b, TC_KOP_REDUCE, 0, TC_PRIM_REDUCE_SUM, ld(b, 0, bx, IX(z, N, one, -1)), -1);
+  int nf = K(b, -1, (double)n);
+  int mean = P2(b, -1, TC_PRIM_DIV, s0, nf);
+  int d = P2(b, 1, TC_PRIM_SUB, ld(b, 1, bx, IX(z, N, one, -1)), mean);
+  int s1 = op(b, TC_KOP_REDUCE, 1, TC_PRIM_REDUCE_SUM, P2(b, 1, TC_PRIM_MUL, d, d), -1);
+  int rstd = P1(b, -1, TC_PRIM_RSQRT, P2(b, -1, TC_PRIM_ADD, P2(b, -1, TC_PRIM_DIV, s1, nf), K(b, -1, 1e-5)));
+  int h = P2(b, 2, TC_PRIM_MUL, P2(b, 2, TC_PRIM_SUB, ld(b, 2, bx, IX(z, N, one, -1)), mean), rstd);
+  h = P2(b, 2, TC_PRIM_ADD, P2(b, 2, TC_PRIM_MUL, h, ld(b, 2, bg, IX(z, -1, one, -1))), ld(b, 2, bb, IX(z, -1, one, -1)));
+  st(b, 2, by, IX(z, N, one, -1), gelu(b, 2, h));
+  return (tc_kernel_desc){.name = "layer_norm_gelu", .kind = TC_KERNEL_LOOP, .n_outer = 1, .outer = {M}, .inner = N};
+}
+/* softmax over rows of n */
+static tc_kernel_desc desc_softmax(kb *b, int64_t m, int64_t n) {
+  int M = C(b, m), N = C(b, n), MN = C(b, m * n), one = C(b, 1), z = C(b, 0);
+  int bx = bf(b, "in_x", TC_BUF_INPUT, MN), by = bf(b, "out_y", TC_BUF_OUTPUT, MN);
+  int mx = op(b, TC_KOP_REDUCE, 0, TC_PRIM_REDUCE_MAX, ld(b, 0, bx, IX(z, N, one, -1)), -1);
+  int e1 = P1(b, 1, TC_PRIM_EXP, P2(b, 1, TC_PRIM_SUB, ld(b, 1, bx, IX(z, N, one, -1)), mx));
+  int sm = op(b, TC_KOP_REDUCE, 1, TC_PRIM_REDUCE_SUM, e1, -1);
+  int e2 = P1(b, 2, TC_PRIM_EXP, P2(b, 2, TC_PRIM_SUB, ld(b, 2, bx, IX(z, N, one, -1)), mx));
+  st(b, 2, by, IX(z, N, one, -1), P2(b, 2, TC_PRIM_DIV, e2, sm));
+  return (tc_kernel_desc){.name = "softmax", .kind = TC_KERNEL_LOOP, .n_outer = 1, .outer = {M}, .inner = N};
+}
+
 #endif

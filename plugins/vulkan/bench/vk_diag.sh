@@ -7,15 +7,7 @@ set -u
 B=${1:-.dev/gpu-build}
 OUT=${OUT:-/tmp/tc-out}
 mkdir -p "$OUT"
-for f in .gl/*.deb; do dpkg -x "$f" /; done
-ldconfig
-# The shipped NVIDIA ICD json names libGLX_nvidia.so.0, which fails headless: name the EGL one.
-nv_egl=$(ls /usr/local/nvidia/lib64/libEGL_nvidia.so.0 2>/dev/null || find /usr /lib /lib64 /opt -name libEGL_nvidia.so.0 2>/dev/null | head -1)
-if [ -n "$nv_egl" ]; then
-  printf '{"file_format_version":"1.0.0","ICD":{"library_path":"%s","api_version":"1.3.0"}}\n' "$nv_egl" >/tmp/tc_nvidia_icd.json
-  export VK_DRIVER_FILES=/tmp/tc_nvidia_icd.json
-fi
-echo "vulkan ICD: ${VK_DRIVER_FILES:-loader default}"
+. scripts/gpu-vulkan-env.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv,noheader
 P=$(ls $B/lib/tc/plugins/tc-vulkan.so $B/tc-vulkan.so 2>/dev/null | head -1)
 D=$(ls $B/bin/tc-vulkan-diag $B/tc-vulkan-diag 2>/dev/null | head -1)
