@@ -1,20 +1,27 @@
 /*
- * tc_plugin.h — the contract between tc and its backend plugins.
+ * tc_plugin.h — the contract between tc and its backend plugins, ABI 2.
  *
- * This header stands alone: C11 plus <stddef.h>, <stdint.h>, <stdbool.h>. A plugin includes
- * nothing else of tc. docs/plugin-abi.md states the rules; docs/primitives.md each primitive.
+ * This header and tc_common.h beside it stand alone: C11 plus <stddef.h>, <stdint.h>,
+ * <stdbool.h>. A plugin includes nothing else of tc (the plugin kit in plugin-api/kit is a
+ * convenience it may link, never a requirement). docs/plugin-abi.md states the rules;
+ * docs/primitives.md each primitive.
  *
  * Rules, in short:
  *  - One exported symbol: TC_PLUGIN_ENTRY_SYMBOL ("tc_plugin_query"). Nothing else is looked up.
- *  - Versioning: the major version must match exactly; the minor may differ either way.
+ *  - Versioning: the major must match exactly (the host says its version first); the minor may
+ *    differ either way.
  *  - Every struct that crosses the boundary begins with `size_t struct_size`. Fields are only
- *    appended. A reader uses a field only if struct_size covers it (TC_HAS_FIELD).
- *  - Arrays of structs are strided by their first element's struct_size (TC_AT), so a newer
- *    writer's larger elements still index correctly for an older reader.
- *  - Primitive ids, status codes and enum values are fixed forever; never renumbered or reused.
- *  - Whoever allocates frees. Strings passed in are borrowed for the duration of the call.
- *  - No entry point may abort or exit the process. Errors are returned as tc_status with a
- *    message given to host->set_error().
+ *    appended. A reader uses a field only when struct_size covers it (TC_HAS_FIELD).
+ *  - A struct that may grow is never embedded in another by value: single ones are referenced
+ *    by pointer, arrays by pointer + count + element size (TC_ELEM indexes them).
+ *  - Every entry point takes one args struct (so any call can gain an argument). Fields marked
+ *    "out" are written by the callee; everything else is input.
+ *  - Entry points return a tc_error * (NULL: success). Errors are made by the host's
+ *    error_new service and owned by whoever holds them: a plugin returning one hands it to the
+ *    host, which frees it.
+ *  - Optional features hang off an extension chain (tc_ext_base), found by type.
+ *  - Ids and enum values are fixed forever; never renumbered or reused.
+ *  - No entry point may abort or exit the process.
  */
 #ifndef TC_PLUGIN_H
 #define TC_PLUGIN_H
@@ -23,59 +30,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tc_common.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define TC_ABI_MAJOR 1
-#define TC_ABI_MINOR 2
+#define TC_ABI_MAJOR 2
+#define TC_ABI_MINOR 0
 #define TC_PLUGIN_ENTRY_SYMBOL "tc_plugin_query"
-#define TC_MAX_RANK 8
 
 /* Size of a struct up to and including `field` (PJRT's trick): what a writer of an older minor
  * version would have put in struct_size. */
 #define TC_STRUCT_SIZE(type, last_field) (offsetof(type, last_field) + sizeof(((type *)0)->last_field))
 /* True when the struct pointed to by p is large enough to hold `field`. */
 #define TC_HAS_FIELD(p, type, field) ((p)->struct_size >= TC_STRUCT_SIZE(type, field))
-/* Element i of an array of ABI structs, strided by the first element's struct_size. */
-#define TC_AT(type, arr, i) ((const type *)((const char *)(arr) + (size_t)(i) * (arr)->struct_size))
-
-/* ---------------------------------------------------------------------------------------------
- * Status codes and data types (fixed values)
- * ------------------------------------------------------------------------------------------- */
-typedef enum tc_status {
-  TC_OK = 0,
-  TC_ERR_INVALID_ARGUMENT = 1, /* bad input: shapes, dtypes, attributes */
-  TC_ERR_UNSUPPORTED = 2,      /* valid request this backend declines (prim, dtype, kind) */
-  TC_ERR_UNAVAILABLE = 3,      /* no device, no driver, plugin not loadable */
-  TC_ERR_OUT_OF_MEMORY = 4,
-  TC_ERR_COMPILE = 5, /* code generation or the downstream compiler failed */
-  TC_ERR_VERSION = 6, /* ABI major mismatch or a struct too small to use */
-  TC_ERR_INTERNAL = 7,
-  TC_ERR_GUARD = 8, /* a compiled entry's assumptions did not hold (core only) */
-  TC_ERR_GRAPH_BREAK = 9
-} tc_status;
-
-typedef enum tc_dtype {
-  TC_F32 = 0,
-  TC_F64 = 1,
-  TC_I32 = 2,
-  TC_I64 = 3,
-  TC_BOOL = 4, /* stored as one byte, 0 or 1 */
-  TC_F16 = 5,  /* reserved: not yet accepted by any prim */
-  TC_BF16 = 6, /* reserved */
-  TC_DTYPE_COUNT = 7
-} tc_dtype;
-
-static inline size_t tc_dtype_size(tc_dtype d) {
-  switch (d) {
-  case TC_F32: case TC_I32: return 4;
-  case TC_F64: case TC_I64: return 8;
-  case TC_BOOL: return 1;
-  case TC_F16: case TC_BF16: return 2;
-  default: return 0;
-  }
-}
+/* Element i of an array of ABI structs whose elements are elem_size bytes apart (the writer's
+ * sizeof): a newer writer's larger elements still index correctly for an older reader. */
+#define TC_ELEM(type, base, elem_size, i) ((const type *)((const char *)(base) + (size_t)(i) * (elem_size)))
 
 /* ---------------------------------------------------------------------------------------------
  * Primitives: the closed set every op decomposes into. Ids are fixed forever.
@@ -106,12 +78,12 @@ typedef enum tc_prim {
   TC_PRIM_ADD = 32,
   TC_PRIM_SUB = 33,
   TC_PRIM_MUL = 34,
-  TC_PRIM_DIV = 35, /* integers: truncates toward zero; division by zero gives 0 */
-  TC_PRIM_POW = 36, /* floats only */
-  TC_PRIM_MAX = 37, /* NaN propagates */
-  TC_PRIM_MIN = 38, /* NaN propagates */
+  TC_PRIM_DIV = 35,       /* integers: truncates toward zero; division by zero gives 0 */
+  TC_PRIM_POW = 36,       /* floats only */
+  TC_PRIM_MAX = 37,       /* NaN propagates */
+  TC_PRIM_MIN = 38,       /* NaN propagates */
   TC_PRIM_REMAINDER = 39, /* sign of the divisor (Python/PyTorch remainder) */
-  TC_PRIM_EQ = 40, /* comparisons produce bool */
+  TC_PRIM_EQ = 40,        /* comparisons produce bool */
   TC_PRIM_NE = 41,
   TC_PRIM_LT = 42,
   TC_PRIM_LE = 43,
@@ -160,8 +132,8 @@ typedef enum tc_sx_op {
   TC_SX_ADD = 2,      /* a + b */
   TC_SX_SUB = 3,      /* a - b */
   TC_SX_MUL = 4,      /* a * b */
-  TC_SX_FLOORDIV = 5, /* floor(a / b) */
-  TC_SX_MOD = 6,      /* a mod b, result sign of b */
+  TC_SX_FLOORDIV = 5, /* floor(a / b); 0 when b is 0 */
+  TC_SX_MOD = 6,      /* a mod b, result sign of b; 0 when b is 0 */
   TC_SX_MAX = 7,
   TC_SX_MIN = 8
 } tc_sx_op;
@@ -173,84 +145,173 @@ typedef struct tc_size_expr {
   int64_t value; /* TC_SX_CONST: the constant; TC_SX_SYM: the symbol number */
 } tc_size_expr;
 
-/* Evaluates every node of a table into vals[0..n-1] given symbol values. */
-static inline void tc_size_eval_all(const tc_size_expr *exprs, int32_t n, const int64_t *syms,
-                                    int64_t *vals) {
-  for (int32_t i = 0; i < n; i++) {
-    const tc_size_expr *e = TC_AT(tc_size_expr, exprs, i);
-    int64_t a = e->op >= TC_SX_ADD ? vals[e->a] : 0, b = e->op >= TC_SX_ADD ? vals[e->b] : 0;
-    int64_t r = 0;
-    switch (e->op) {
-    case TC_SX_CONST: r = e->value; break;
-    case TC_SX_SYM: r = syms[e->value]; break;
-    case TC_SX_ADD: r = a + b; break;
-    case TC_SX_SUB: r = a - b; break;
-    case TC_SX_MUL: r = a * b; break;
-    case TC_SX_FLOORDIV: r = b ? (a / b - ((a % b != 0) && ((a < 0) != (b < 0)))) : 0; break;
-    case TC_SX_MOD: r = b ? ((a % b) + (((a % b) != 0 && ((a % b < 0) != (b < 0))) ? b : 0)) : 0; break;
-    case TC_SX_MAX: r = a > b ? a : b; break;
-    case TC_SX_MIN: r = a < b ? a : b; break;
-    default: r = 0; break;
-    }
-    vals[i] = r;
-  }
+/* ---------------------------------------------------------------------------------------------
+ * Errors. An error is an opaque object made by the host (host->error_new), carrying a status
+ * code and a message. Whoever holds one owns it: a plugin that returns an error from an entry
+ * point hands it to the host, which frees it; an error a host service returns to the plugin is
+ * the plugin's to return or to free with host->error_free.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct tc_error tc_error;
+
+/* ---------------------------------------------------------------------------------------------
+ * Extension chain: optional features, each a struct that begins with tc_ext_base, linked by
+ * `next` and found by `type`. Types are fixed numbers; vendors take theirs from
+ * TC_EXT_VENDOR_FIRST up. A reader skips types it does not know.
+ * ------------------------------------------------------------------------------------------- */
+typedef enum tc_ext_type {
+  TC_EXT_CAPABILITIES = 1, /* tc_capabilities_ext: what the backend accepts */
+  TC_EXT_RECORD_REPLAY = 2, /* reserved: launch sequences recorded once, replayed (reduce-overhead) */
+  TC_EXT_SERIALIZE = 3,     /* reserved: executables to and from bytes */
+  TC_EXT_TUNING = 4,        /* reserved: variants of a kernel to time (max-autotune) */
+  TC_EXT_VENDOR_FIRST = 0x10000
+} tc_ext_type;
+
+typedef struct tc_ext_base {
+  size_t struct_size; /* of the whole extension struct */
+  int32_t type;       /* tc_ext_type */
+  const struct tc_ext_base *next; /* the next extension, or NULL */
+} tc_ext_base;
+
+/* The first extension of `type` in a chain, or NULL. */
+static inline const tc_ext_base *tc_ext_find(const tc_ext_base *chain, int32_t type) {
+  for (; chain; chain = chain->next)
+    if (chain->type == type) return chain;
+  return NULL;
 }
 
 /* ---------------------------------------------------------------------------------------------
- * Host services, filled by tc and passed to every plugin.
+ * Options, declared by the plugin, validated and handed over by the host.
+ *
+ * Users write options as "key=value" items, comma-separated, in tc_compile_options.options or
+ * $TC_OPTIONS ("cpu.threads=2,vulkan.device=1"). Keys are "<prefix>.<name>", the prefix being
+ * the plugin's option_prefix. The host parses them once, checks each key of this plugin's
+ * prefix against the declared table (an unknown key or a bad value is an error naming the key,
+ * the backend and the valid keys), and hands the plugin every declared option of the scope in
+ * question, set or defaulted, as tc_option values. Contexts are keyed by their CONTEXT-scope
+ * options: different values get different contexts.
+ * ------------------------------------------------------------------------------------------- */
+typedef enum tc_option_type {
+  TC_OPTION_BOOL = 0,   /* "0|1|true|false|on|off"; handed over as "0" or "1" */
+  TC_OPTION_INT = 1,    /* a decimal integer within [min, max] */
+  TC_OPTION_FLOAT = 2,  /* a decimal number */
+  TC_OPTION_STRING = 3, /* any text without ',' */
+  TC_OPTION_ENUM = 4    /* one of `values` ("64|128") */
+} tc_option_type;
+
+typedef enum tc_option_scope {
+  TC_OPTION_CONTEXT = 0, /* read by init: contexts are keyed by these */
+  TC_OPTION_COMPILE = 1  /* read by compile */
+} tc_option_scope;
+
+typedef struct tc_option_decl {
+  size_t struct_size;
+  const char *name;          /* full key: "cpu.threads" */
+  int32_t type;              /* tc_option_type */
+  int32_t scope;             /* tc_option_scope */
+  const char *default_value; /* as a user would write it, or NULL (unset: the value is NULL) */
+  int64_t min, max;          /* TC_OPTION_INT: inclusive range */
+  const char *values;        /* TC_OPTION_ENUM: the allowed values, '|'-separated; else a hint */
+  const char *meaning;       /* one line, for `tc options BACKEND` */
+} tc_option_decl;
+
+/* One validated option, as handed to init and compile. Strings borrowed for the call. */
+typedef struct tc_option {
+  size_t struct_size;
+  const char *name;  /* full key, as declared */
+  const char *value; /* normalized text (BOOL: "0"/"1"), or NULL when unset with no default */
+  bool set;          /* the user gave it (not the default) */
+} tc_option;
+
+/* ---------------------------------------------------------------------------------------------
+ * Host services, filled by tc, passed to query, probe and init. Valid while the plugin is
+ * loaded; a plugin may keep the pointer. Every service may be called from any plugin thread.
  * ------------------------------------------------------------------------------------------- */
 typedef enum tc_log_level { TC_LOG_DEBUG = 0, TC_LOG_INFO = 1, TC_LOG_WARN = 2, TC_LOG_ERROR = 3 } tc_log_level;
+
+/* A disk-cache entry held by the plugin between cache_get and cache_release. */
+typedef struct tc_cache_entry tc_cache_entry;
+
+typedef struct tc_cache_get_args {
+  size_t struct_size;
+  const char *key;      /* what the entry is: any text naming its full content (the host adds
+                           the plugin's name and version and hashes the whole) */
+  size_t key_len;
+  const char *kind;     /* a short tag ("so", "spv", "cc-version"): the file suffix */
+  tc_cache_entry *entry; /* out: NULL on a miss (or when caching is off) */
+  const void *data;     /* out: the verified bytes, valid until cache_release */
+  size_t size;          /* out */
+  const char *path;     /* out: a path that opens exactly these verified bytes (for dlopen),
+                           valid until cache_release */
+} tc_cache_get_args;
+
+typedef struct tc_cache_put_args {
+  size_t struct_size;
+  const char *key; /* as in tc_cache_get_args */
+  size_t key_len;
+  const char *kind;
+  const void *data; /* the bytes to store, or NULL to store the file at from_path */
+  size_t size;
+  const char *from_path;
+} tc_cache_put_args;
 
 typedef struct tc_host_api {
   size_t struct_size;
   uint32_t abi_major, abi_minor; /* the host's ABI version */
-  void *host_ctx;                /* pass back to every callback */
-  /* Sets the message for the failing call (copied). Thread-safe; per calling thread. */
-  void (*set_error)(void *host_ctx, const char *message);
-  /* Logs a line under a TC_LOGS category ("output_code", "cache", ...). Thread-safe. */
+  void *host_ctx;                /* pass back to every service */
+
+  /* Errors: a new error with a copy of message; NULL only when out of memory (the host then
+   * reports a generic out-of-memory for the call). */
+  tc_error *(*error_new)(void *host_ctx, tc_status code, const char *message);
+  void (*error_free)(void *host_ctx, tc_error *err);
+  tc_status (*error_code)(void *host_ctx, const tc_error *err);
+  const char *(*error_message)(void *host_ctx, const tc_error *err); /* valid while err lives */
+  /* An asynchronous failure of work the host submitted with call_id (tc_launch_args,
+   * tc_run_graph_args): takes err. The host reports it from the next call that waits on that
+   * work (a read, synchronize, the next call of the same compiled function), naming the call. */
+  void (*report_async_error)(void *host_ctx, uint64_t call_id, tc_error *err);
+
+  /* Logs a line under a TC_LOGS category ("output_code", "cache", ...). Warnings and errors
+   * are always printed. */
   void (*log)(void *host_ctx, tc_log_level level, const char *category, const char *message);
   /* True when TC_LOGS enables `category`; lets a plugin skip formatting. */
   bool (*log_enabled)(void *host_ctx, const char *category);
-  /* Directory for the plugin's persistent cache (exists, writable), or NULL when caching is off.
-   * Valid for the life of the plugin context. */
-  const char *cache_dir;
-  /* Looks up an option "plugin.key" given to tc (e.g. "cpu.threads", "vulkan.device"); returns
-   * NULL when unset. The string is valid for the life of the plugin context. */
-  const char *(*get_option)(void *host_ctx, const char *key);
+
+  /* The disk cache: content-keyed, written atomically, checksummed and verified on every read
+   * (a bad entry is removed and reported as a miss). Shared rules for every backend. */
+  tc_error *(*cache_get)(void *host_ctx, tc_cache_get_args *args);
+  tc_error *(*cache_put)(void *host_ctx, const tc_cache_put_args *args);
+  void (*cache_release)(void *host_ctx, tc_cache_entry *entry);
+  /* A private scratch directory for this process (created on first call, removed at exit), for
+   * compilers that need files; NULL when none could be made. */
+  const char *(*scratch_dir)(void *host_ctx);
 } tc_host_api;
 
 /* ---------------------------------------------------------------------------------------------
  * Probing: availability without side effects.
  * ------------------------------------------------------------------------------------------- */
-typedef enum tc_device_type {
-  TC_DEVICE_CPU = 0,
-  TC_DEVICE_DISCRETE_GPU = 1,
-  TC_DEVICE_INTEGRATED_GPU = 2,
-  TC_DEVICE_VIRTUAL_GPU = 3,
-  TC_DEVICE_OTHER = 4
-} tc_device_type;
-
-typedef struct tc_device_info {
+typedef struct tc_device_desc {
   size_t struct_size;
-  char name[128];
-  int32_t type; /* tc_device_type */
+  const char *name; /* e.g. "NVIDIA H200" */
+  int32_t type;     /* tc_device_type */
   uint64_t memory_bytes;
-} tc_device_info;
+} tc_device_desc;
 
-#define TC_PROBE_MAX_DEVICES 16
-typedef struct tc_probe_info {
+typedef struct tc_probe_args {
   size_t struct_size;
-  bool available;
-  char reason[256];  /* why not available (or a note when available) */
-  int32_t score;     /* higher wins for backend "auto"; 0..100 */
-  int32_t n_devices; /* <= TC_PROBE_MAX_DEVICES */
-  tc_device_info devices[TC_PROBE_MAX_DEVICES];
-} tc_probe_info;
+  const tc_host_api *host;
+  bool available;         /* out */
+  const char *reason;     /* out: why not available, or a note when available */
+  int32_t score;          /* out: higher wins for backend "auto"; 0..100 */
+  int32_t n_devices;      /* out */
+  const tc_device_desc *devices; /* out: n_devices elements, device_size bytes apart */
+  size_t device_size;     /* out */
+  /* Lifetime of reason and devices: plugin memory, valid until the next probe or unload. */
+} tc_probe_args;
 
 /* ---------------------------------------------------------------------------------------------
- * Memory. A plugin whose memory is TC_MEMORY_HOST works on plain host pointers: the host
- * allocates, and a tc_buffer* is a host pointer (cast). A TC_MEMORY_DEVICE plugin allocates its
- * own buffers and moves bytes with buffer_write / buffer_read.
+ * Memory. A TC_MEMORY_HOST plugin works on plain host pointers: the host allocates, and a
+ * tc_buffer* is a host pointer (cast). A TC_MEMORY_DEVICE plugin allocates its own buffers and
+ * moves bytes with buffer_write / buffer_read.
  * ------------------------------------------------------------------------------------------- */
 typedef enum tc_memory_kind { TC_MEMORY_HOST = 0, TC_MEMORY_DEVICE = 1 } tc_memory_kind;
 
@@ -277,30 +338,34 @@ typedef struct tc_value_type {
   size_t struct_size;
   int32_t dtype; /* tc_dtype */
   int32_t rank;
-  int32_t shape[TC_MAX_RANK]; /* size expression ids */
+  const int32_t *shape; /* rank size-expression ids */
 } tc_value_type;
 
 typedef struct tc_prim_node {
   size_t struct_size;
-  int32_t prim;      /* tc_prim */
-  tc_value_type out; /* the node's result type */
+  int32_t prim;             /* tc_prim */
+  const tc_value_type *out; /* the node's result type */
   int32_t n_inputs;
-  const int32_t *inputs; /* value ids, borrowed */
+  const int32_t *inputs; /* value ids */
   int32_t n_iattrs;
-  const int64_t *iattrs; /* per-prim integer attributes (docs/primitives.md), borrowed */
+  const int64_t *iattrs; /* per-prim integer attributes (docs/primitives.md) */
   double fattr;          /* CONSTANT: value; PAD: pad value */
 } tc_prim_node;
 
+/* Everything a graph descriptor points to is borrowed for the compile call. */
 typedef struct tc_graph_desc {
   size_t struct_size;
   const char *name;
   int32_t n_exprs;
   const tc_size_expr *exprs;
+  size_t expr_size;
   int32_t n_syms;
   int32_t n_inputs;
   const tc_value_type *inputs;
+  size_t input_size;
   int32_t n_nodes;
   const tc_prim_node *nodes;
+  size_t node_size;
   int32_t n_outputs;
   const int32_t *outputs; /* value ids */
 } tc_graph_desc;
@@ -317,6 +382,14 @@ typedef struct tc_graph_desc {
  *
  * An index is offset + sum_d strides[d] * var_d (+ indirect value * indirect_stride): an affine
  * map over all n_outer + 1 vars (the inner var last), with symbolic coefficients.
+ *
+ * The scheduler's decisions travel with the ops (so generators need not re-derive them):
+ * `reuse` on a LOAD names an earlier op of an earlier inner loop holding the same element (a
+ * LOAD of it, or the STORE that wrote it, with no other store to the buffer in between): a
+ * generator that keeps that op's value per row may use it instead of reading memory.
+ * TC_KOP_OVERWRITTEN on a STORE says a later loop stores the same element again and every load
+ * of the buffer in between has `reuse` set: a generator that honours every such reuse may drop
+ * the store. TC_KOP_ROW_VALUE marks a value some later inner loop reads (kept per row).
  * ------------------------------------------------------------------------------------------- */
 typedef enum tc_kernel_kind { TC_KERNEL_LOOP = 0, TC_KERNEL_MATMUL = 1 } tc_kernel_kind;
 
@@ -326,31 +399,40 @@ typedef enum tc_kop_kind {
   TC_KOP_PRIM = 2,      /* elementwise prim (unary/binary/WHERE/CONVERT) of args */
   TC_KOP_INDEX = 3,     /* value = index expression itself, as i64 (iota) */
   TC_KOP_RANDOM = 4,    /* uniform [0,1) f32: Philox(key = iconst, counter = index) */
-  TC_KOP_REDUCE = 5,    /* fold args[0] over the op's inner loop with `reduce` (a tc_prim) */
+  TC_KOP_REDUCE = 5,    /* fold args[0] over the op's inner loop with `prim` */
   TC_KOP_STORE = 6,     /* buffer[index] = args[0] */
   TC_KOP_STORE_ADD = 7, /* buffer[index] += args[0]; atomic where the outer domain may race */
   TC_KOP_ACC = 8        /* MATMUL epilogue: the product's value at (batch, m, n) */
 } tc_kop_kind;
 
+typedef enum tc_kop_flag {
+  TC_KOP_OVERWRITTEN = 1u << 0, /* STORE: see above */
+  TC_KOP_ROW_VALUE = 1u << 1    /* a value read by a later inner loop of the kernel */
+} tc_kop_flag;
+
 typedef struct tc_index {
   size_t struct_size;
   int32_t offset;                   /* expr id */
-  int32_t strides[TC_MAX_RANK + 1]; /* expr id per var (n_outer + 1 used); -1 means 0 */
+  int32_t n_vars;                   /* entries in strides: n_outer + 1 */
+  const int32_t *strides;           /* expr id per var; -1 means 0 */
   int32_t indirect;                 /* op id of an integer value, or -1 */
   int32_t indirect_stride;          /* expr id */
 } tc_index;
 
 typedef struct tc_kop {
   size_t struct_size;
-  int32_t kind;  /* tc_kop_kind */
-  int32_t dtype; /* result dtype (STORE: the stored dtype) */
-  int32_t loop;  /* -1: once per outer point; k >= 0: inside inner loop k */
-  int32_t prim;  /* TC_KOP_PRIM: the prim; TC_KOP_REDUCE: REDUCE_SUM/MAX/MIN/PROD, ARGMAX/MIN */
-  int32_t args[3]; /* operand op ids (earlier ops), -1 unused */
-  int32_t buffer;  /* LOAD/STORE/STORE_ADD: index into the kernel's buffers */
-  tc_index index;  /* LOAD/STORE/STORE_ADD/INDEX/RANDOM */
-  double fconst;   /* CONST (float/bool) */
-  int64_t iconst;  /* CONST (integer); RANDOM: the key (seed) */
+  int32_t kind;    /* tc_kop_kind */
+  int32_t dtype;   /* result dtype (STORE: the stored dtype) */
+  int32_t loop;    /* -1: once per outer point; k >= 0: inside inner loop k */
+  int32_t prim;    /* TC_KOP_PRIM: the prim; TC_KOP_REDUCE: REDUCE_SUM/MAX/MIN/PROD, ARGMAX/MIN */
+  int32_t n_args;
+  const int32_t *args;   /* operand op ids (earlier ops) */
+  int32_t buffer;        /* LOAD/STORE/STORE_ADD: index into the kernel's buffers */
+  const tc_index *index; /* LOAD/STORE/STORE_ADD/INDEX/RANDOM; NULL otherwise */
+  double fconst;         /* CONST (float/bool) */
+  int64_t iconst;        /* CONST (integer); RANDOM: the key (seed) */
+  int32_t reuse;         /* LOAD: see above; -1 none */
+  uint32_t flags;        /* tc_kop_flag bits */
 } tc_kop;
 
 typedef enum tc_buffer_role { TC_BUF_INPUT = 0, TC_BUF_OUTPUT = 1, TC_BUF_INOUT = 2 } tc_buffer_role;
@@ -363,31 +445,22 @@ typedef struct tc_kbuffer {
   int32_t numel; /* expr id: element count (for bounds, staging and checking) */
 } tc_kbuffer;
 
-/* MATMUL kernels: C[b, m, n] = epilogue(sum_k A[b, m, k] * B[b, k, n]). The epilogue is the
- * kernel's ops over the outer domain (batch, M, N), where TC_KOP_ACC is the product's value;
- * it ends in a STORE. With no ops, the product is stored to buffer c with c's strides. */
+/* MATMUL kernels: C[b2, b, m, n] = epilogue(sum_k A[b2, b, m, k] * B[b2, b, k, n]), A's element
+ * at a_offset + b2*a_stride_batch2 + b*a_stride_batch + m*a_stride_m + k*a_stride_k (likewise B
+ * and C; expr ids, in elements). With batch_levels 1 there is no b2 (batch2 is -1) and the outer
+ * domain is (batch, m, n); with 2 it is (batch2, batch, m, n). The epilogue is the kernel's ops
+ * over the outer domain, TC_KOP_ACC being the product's value; it ends in a STORE. With no ops,
+ * the product is stored to buffer c with c's strides. */
 typedef struct tc_matmul_desc {
   size_t struct_size;
-  int32_t a, b, c;     /* buffer indices of the operands and the product's buffer */
+  int32_t a, b, c;        /* buffer indices of the operands and the product's buffer */
   int32_t batch, m, n, k; /* expr ids */
-  int32_t a_offset, a_stride_batch, a_stride_m, a_stride_k; /* expr ids, in elements */
+  int32_t a_offset, a_stride_batch, a_stride_m, a_stride_k;
   int32_t b_offset, b_stride_batch, b_stride_k, b_stride_n;
   int32_t c_offset, c_stride_batch, c_stride_m, c_stride_n;
-  /* Appended in ABI 1.1 (after the fields above): a second batch level, an outer loop of extent
-   * batch2 around `batch`, for operands whose batch dims are two strided levels (q·kᵀ over
-   * (B, heads) read from views of one (B, T, 3, heads, d) buffer). With it, C[b2, b, m, n] =
-   * epilogue(sum_k A[b2, b, m, k] * B[b2, b, k, n]), A's element at a_offset + b2*a_stride_batch2
-   * + b*a_stride_batch + m*a_stride_m + k*a_stride_k (likewise B and C), and the epilogue's outer
-   * domain is (batch2, batch, m, n): n_outer is 4. A reader uses these fields only when
-   * struct_size covers them and batch_levels is 2; otherwise (an older writer, or a writer that
-   * zero-initializes and leaves them alone) there is one level and batch2 is -1 or unset. The
-   * host sets batch_levels 2 only for a plugin whose table reports abi_minor >= 1: a plugin built
-   * against 1.0 never reads these fields, so it gets one level (operands copied) instead. This
-   * struct is the last member of tc_kernel_desc, so appending here only appends to that too, and
-   * tc_kernel_list strides its kernels by their struct_size (TC_AT). */
-  int32_t batch_levels; /* 2: batch2 and the *_stride_batch2 below are in use; else one level */
+  int32_t batch_levels; /* 1 or 2 */
   int32_t batch2;       /* expr id, or -1 */
-  int32_t a_stride_batch2, b_stride_batch2, c_stride_batch2; /* expr ids, in elements */
+  int32_t a_stride_batch2, b_stride_batch2, c_stride_batch2;
 } tc_matmul_desc;
 
 typedef struct tc_kernel_desc {
@@ -395,25 +468,29 @@ typedef struct tc_kernel_desc {
   const char *name; /* what it fuses, e.g. "layer_norm_gelu_0" */
   int32_t kind;     /* tc_kernel_kind */
   int32_t n_outer;
-  int32_t outer[TC_MAX_RANK]; /* expr ids; MATMUL: (batch, m, n); (batch2, batch, m, n) with two batch levels */
-  int32_t inner;              /* expr id of the reduction extent, or -1 */
+  const int32_t *outer; /* n_outer expr ids; MATMUL: (batch, m, n) or (batch2, batch, m, n) */
+  int32_t inner;        /* expr id of the reduction extent, or -1 */
   int32_t n_buffers;
   const tc_kbuffer *buffers;
+  size_t buffer_size;
   int32_t n_ops;
   const tc_kop *ops;
-  tc_matmul_desc matmul; /* MATMUL only */
+  size_t op_size;
+  const tc_matmul_desc *matmul; /* MATMUL only; NULL otherwise */
 } tc_kernel_desc;
 
 /* The kernels of one graph, compiled together (one translation unit / module). All kernels
- * share the expression table and symbols. */
+ * share the expression table and symbols. Borrowed for the compile call. */
 typedef struct tc_kernel_list {
   size_t struct_size;
   const char *name; /* the graph's name */
   int32_t n_exprs;
   const tc_size_expr *exprs;
+  size_t expr_size;
   int32_t n_syms;
   int32_t n_kernels;
   const tc_kernel_desc *kernels;
+  size_t kernel_size;
 } tc_kernel_list;
 
 /* One buffer argument at launch: the buffer and a byte offset into it. */
@@ -423,39 +500,139 @@ typedef struct tc_buffer_arg {
   size_t byte_offset;
 } tc_buffer_arg;
 
-/* One launch of a recorded sequence. */
-typedef struct tc_launch {
-  size_t struct_size;
-  int32_t kernel;
-  const tc_buffer_arg *args; /* one per kernel buffer */
-} tc_launch;
-
-typedef struct tc_recording tc_recording; /* opaque to the host */
-
-/* ABI 1.2: facts about a compiled executable (executable_info). */
-typedef struct tc_executable_info {
-  size_t struct_size;
-  bool from_cache;        /* served from the plugin's disk cache: no compiler ran */
-  double compile_seconds; /* the plugin's own time compiling it (codegen, compiler or cache) */
-} tc_executable_info;
-
 /* ---------------------------------------------------------------------------------------------
- * Capabilities (optional entry): which groups a backend accepts. The core falls back to
- * another backend for what it declines (or errors under fullgraph).
+ * Entry points' arguments. `ctx` is the context init made. Borrowed: everything passed in,
+ * for the duration of the call, unless a field says otherwise.
  * ------------------------------------------------------------------------------------------- */
-typedef struct tc_capabilities {
+typedef struct tc_init_args {
   size_t struct_size;
-  uint32_t dtypes;            /* bit (1u << tc_dtype) per accepted dtype */
-  uint64_t prims[2];          /* bit per accepted prim id (id 0..127) */
-  uint32_t kernel_kinds;      /* bit (1u << tc_kernel_kind) */
-} tc_capabilities;
+  const tc_host_api *host; /* valid for the context's life */
+  int32_t device;          /* -1: the plugin's choice (its own options); else an index into probe's devices */
+  int32_t n_options;
+  const tc_option *options; /* every CONTEXT-scope option the plugin declared */
+  size_t option_size;
+  tc_plugin_ctx *ctx; /* out */
+} tc_init_args;
+
+typedef struct tc_release_args {
+  size_t struct_size;
+  tc_plugin_ctx *ctx;
+} tc_release_args;
+
+typedef struct tc_buffer_alloc_args {
+  size_t struct_size;
+  tc_plugin_ctx *ctx;
+  size_t bytes;
+  tc_buffer *buffer; /* out */
+} tc_buffer_alloc_args;
+
+typedef struct tc_buffer_free_args {
+  size_t struct_size;
+  tc_plugin_ctx *ctx;
+  tc_buffer *buffer;
+} tc_buffer_free_args;
+
+/* buffer_write copies host -> buffer, buffer_read buffer -> host; both take effect after every
+ * launch made before them (the plugin waits or orders them on its queue). */
+typedef struct tc_buffer_copy_args {
+  size_t struct_size;
+  tc_plugin_ctx *ctx;
+  tc_buffer *buffer;
+  size_t offset; /* bytes into buffer */
+  void *host;    /* buffer_read: destination; buffer_write: source (read only) */
+  size_t bytes;
+} tc_buffer_copy_args;
+
+typedef struct tc_compile_args {
+  size_t struct_size;
+  tc_plugin_ctx *ctx;
+  const tc_kernel_list *kernels; /* TC_HANDOFF_KERNELS: the kernels; else NULL */
+  const tc_graph_desc *graph;    /* TC_HANDOFF_GRAPH: the graph; else NULL */
+  int32_t mode;                  /* tc_mode */
+  int32_t n_options;
+  const tc_option *options; /* every COMPILE-scope option the plugin declared */
+  size_t option_size;
+  tc_executable *exe; /* out */
+} tc_compile_args;
+
+typedef struct tc_launch_args {
+  size_t struct_size;
+  tc_plugin_ctx *ctx;
+  tc_executable *exe;
+  int32_t kernel; /* index into the compiled kernel list */
+  int32_t n_args;
+  const tc_buffer_arg *args; /* one per kernel buffer, in tc_kernel_desc.buffers order */
+  size_t arg_size;
+  int32_t n_syms;
+  const int64_t *syms; /* values of s0..s{n_syms-1} */
+  uint64_t call_id;    /* the host call this launch belongs to (report_async_error) */
+} tc_launch_args;
+
+typedef struct tc_run_graph_args {
+  size_t struct_size;
+  tc_plugin_ctx *ctx;
+  tc_executable *exe;
+  int32_t n_syms;
+  const int64_t *syms;
+  int32_t n_inputs;
+  const tc_tensor_ref *inputs; /* strided views */
+  size_t input_size;
+  int32_t n_outputs;
+  const tc_tensor_ref *outputs; /* contiguous, allocated by the host */
+  size_t output_size;
+  uint64_t call_id;
+} tc_run_graph_args;
+
+/* synchronize waits for all queued work; flush makes sure queued work runs without any further
+ * call from the host, without waiting (a plugin may hold work back while the device is busy
+ * with earlier work, provided it starts it itself). */
+typedef struct tc_queue_args {
+  size_t struct_size;
+  tc_plugin_ctx *ctx;
+} tc_queue_args;
+
+typedef struct tc_executable_free_args {
+  size_t struct_size;
+  tc_plugin_ctx *ctx;
+  tc_executable *exe;
+} tc_executable_free_args;
+
+/* What the plugin knows about an executable it compiled. */
+typedef struct tc_executable_info_args {
+  size_t struct_size;
+  tc_plugin_ctx *ctx;
+  tc_executable *exe;
+  const char *source;     /* out: generated source, or NULL; valid until executable_free */
+  size_t source_len;      /* out */
+  bool from_cache;        /* out: served from the disk cache: no compiler ran */
+  double compile_seconds; /* out: the plugin's own time compiling it */
+} tc_executable_info_args;
 
 /* ---------------------------------------------------------------------------------------------
- * The plugin's table. Threading: probe may be called from any thread at any time. Calls on one
- * context are serialized by the host, except compile_kernels/compile_graph, which may run on
- * worker threads concurrently with each other (not with release).
+ * Extensions the host consults.
+ * ------------------------------------------------------------------------------------------- */
+/* TC_EXT_CAPABILITIES: what the backend accepts. The core runs a declined node on a fallback
+ * backend (debug-eager unless told otherwise), copying values between them, and logs it; under
+ * fullgraph a declined node is an error naming it. Without this extension, everything is
+ * accepted. */
+typedef struct tc_capabilities_ext {
+  tc_ext_base base;
+  uint32_t dtypes;       /* bit (1u << tc_dtype) per accepted dtype (of any operand or result) */
+  int32_t n_prim_words;  /* prims below n_prim_words * 64 are described by the bits */
+  const uint64_t *prims; /* bit (id % 64) of word (id / 64) per accepted prim id */
+  uint32_t kernel_kinds; /* bit (1u << tc_kernel_kind) per accepted kernel kind */
+} tc_capabilities_ext;
+
+/* ---------------------------------------------------------------------------------------------
+ * The plugin's table.
+ *
+ * Threading: query and probe may be called from any thread; the host calls probe of one plugin
+ * one at a time. Every other entry on one context is serialized by the host (one lock per
+ * context), unless the plugin sets TC_PLUGIN_THREAD_SAFE, promising that its entries may be
+ * called concurrently on one context (compile included) and that it orders its own queue.
  * ------------------------------------------------------------------------------------------- */
 typedef enum tc_handoff { TC_HANDOFF_KERNELS = 1u << 0, TC_HANDOFF_GRAPH = 1u << 1 } tc_handoff;
+typedef enum tc_plugin_flag { TC_PLUGIN_THREAD_SAFE = 1u << 0 } tc_plugin_flag;
 
 typedef struct tc_plugin_api {
   size_t struct_size;
@@ -465,66 +642,53 @@ typedef struct tc_plugin_api {
   const char *description;       /* one line: static string */
   uint32_t handoff;              /* tc_handoff bits */
   int32_t memory;                /* tc_memory_kind */
+  uint32_t flags;                /* tc_plugin_flag bits */
+  const char *option_prefix;     /* "cpu": the prefix of this plugin's option keys; static */
+  int32_t n_options;
+  const tc_option_decl *options; /* static table: n_options elements, option_size bytes apart */
+  size_t option_size;
+  const tc_ext_base *extensions; /* static chain of optional features, or NULL */
 
   /* --- required --- */
-  /* Reports availability and devices without side effects. */
-  tc_status (*probe)(const tc_host_api *host, tc_probe_info *info /* out */);
-  /* Creates a context on device `device` (index into probe's list). */
-  tc_status (*init)(const tc_host_api *host, int32_t device, tc_plugin_ctx **ctx /* out */);
-  void (*release)(tc_plugin_ctx *ctx);
+  tc_error *(*probe)(tc_probe_args *args);
+  tc_error *(*init)(tc_init_args *args);
+  void (*release)(const tc_release_args *args);
+  /* One of: args->kernels (TC_HANDOFF_KERNELS) or args->graph (TC_HANDOFF_GRAPH). */
+  tc_error *(*compile)(tc_compile_args *args);
+  void (*executable_free)(const tc_executable_free_args *args);
+  tc_error *(*synchronize)(const tc_queue_args *args);
 
-  /* TC_MEMORY_DEVICE only (NULL for host-memory plugins). */
-  tc_status (*buffer_alloc)(tc_plugin_ctx *ctx, size_t bytes, tc_buffer **buf /* out */);
-  void (*buffer_free)(tc_plugin_ctx *ctx, tc_buffer *buf);
-  tc_status (*buffer_write)(tc_plugin_ctx *ctx, tc_buffer *dst, size_t offset, const void *src, size_t bytes);
-  tc_status (*buffer_read)(tc_plugin_ctx *ctx, tc_buffer *src, size_t offset, void *dst, size_t bytes);
+  /* --- required with TC_HANDOFF_KERNELS --- */
+  /* May return before the work is done (see flush). */
+  tc_error *(*launch)(const tc_launch_args *args);
+  /* --- required with TC_HANDOFF_GRAPH --- */
+  tc_error *(*run_graph)(const tc_run_graph_args *args);
 
-  /* TC_HANDOFF_KERNELS: compile all kernels of a graph at once. */
-  tc_status (*compile_kernels)(tc_plugin_ctx *ctx, const tc_kernel_list *list, tc_executable **exe /* out */);
-  /* Launches kernel `kernel` of exe. args: one per kernel buffer (kernel_desc.buffers order);
-   * syms: values of s0..s{n_syms-1}. May return before the work is done (see synchronize). */
-  tc_status (*launch)(tc_plugin_ctx *ctx, tc_executable *exe, int32_t kernel, const tc_buffer_arg *args,
-                      const int64_t *syms);
-
-  /* TC_HANDOFF_GRAPH: take the whole primitive graph. */
-  tc_status (*compile_graph)(tc_plugin_ctx *ctx, const tc_graph_desc *graph, tc_executable **exe /* out */);
-  /* Runs the graph. inputs: strided views; outputs: contiguous, allocated by the host. */
-  tc_status (*run_graph)(tc_plugin_ctx *ctx, tc_executable *exe, const int64_t *syms, const tc_tensor_ref *inputs,
-                         const tc_tensor_ref *outputs);
-
-  tc_status (*synchronize)(tc_plugin_ctx *ctx);
-  void (*executable_free)(tc_plugin_ctx *ctx, tc_executable *exe);
+  /* --- required with TC_MEMORY_DEVICE (NULL for host-memory plugins) --- */
+  tc_error *(*buffer_alloc)(tc_buffer_alloc_args *args);
+  void (*buffer_free)(const tc_buffer_free_args *args);
+  tc_error *(*buffer_write)(const tc_buffer_copy_args *args);
+  tc_error *(*buffer_read)(const tc_buffer_copy_args *args);
 
   /* --- optional (NULL when absent) --- */
-  /* Generated source of an executable (borrowed, valid until executable_free), for
-   * TC_LOGS=output_code and the A/B bisector. */
-  const char *(*executable_source)(tc_plugin_ctx *ctx, tc_executable *exe);
-  tc_status (*capabilities)(tc_plugin_ctx *ctx, tc_capabilities *caps /* out */);
-  /* Records a fixed launch sequence once and replays it as one unit (reduce-overhead: a CUDA
-   * graph, one Vulkan command buffer). Buffers are fixed at record time; syms at replay. */
-  tc_status (*record)(tc_plugin_ctx *ctx, tc_executable *exe, int32_t n_launches, const tc_launch *launches,
-                      tc_recording **rec /* out */);
-  tc_status (*replay)(tc_plugin_ctx *ctx, tc_recording *rec, const int64_t *syms);
-  void (*recording_free)(tc_plugin_ctx *ctx, tc_recording *rec);
-  /* ABI 1.1. Makes sure the work queued so far will run without any further call from the
-   * host, without waiting for it (a queue submit, a stream's kernels already running; a plugin
-   * may hold work back while the device is busy with earlier work, provided it starts it
-   * itself). A device-memory host calls it at the end of every call instead of synchronize, so
-   * the device runs while the host goes on; a plugin without it is synchronized instead. Whether or not flush exists, buffer_read, buffer_write
-   * and buffer_free take effect after every launch made before them (the plugin waits or orders
-   * them on its queue), so the host never needs synchronize for correctness. */
-  tc_status (*flush)(tc_plugin_ctx *ctx);
-  /* ABI 1.2. What the plugin knows about an executable it compiled (tc_executable_info): the
-   * host reports it in `tc explain` and its compile stats. The host sets info->struct_size to
-   * what it has room for; the plugin fills at most that much. */
-  tc_status (*executable_info)(tc_plugin_ctx *ctx, tc_executable *exe, tc_executable_info *info);
+  /* A device-memory host calls it at the end of every call instead of synchronize, so the
+   * device runs while the host goes on; a plugin without it is synchronized instead. */
+  tc_error *(*flush)(const tc_queue_args *args);
+  tc_error *(*executable_info)(tc_executable_info_args *args);
 } tc_plugin_api;
 
-/* The one exported symbol. The host fills host (its version, services) and out->struct_size
- * (the size it has room for); the plugin fills at most that much of *out, sets out->struct_size
- * to what it filled, and returns TC_ERR_VERSION (with a message) when it cannot serve
- * host->abi_major. Must not allocate or touch devices: probe does that. */
-typedef tc_status (*tc_plugin_query_fn)(const tc_host_api *host, tc_plugin_api *out);
+/* The arguments of the one exported symbol. The host says its version first; the plugin
+ * answers TC_ERR_VERSION (an error from host->error_new) when it cannot serve host->abi_major,
+ * else fills at most table_size bytes of *table (table->struct_size = what it filled). Must
+ * not allocate or touch devices: probe does that. */
+typedef struct tc_query_args {
+  size_t struct_size;
+  const tc_host_api *host;
+  tc_plugin_api *table; /* out: the host's buffer */
+  size_t table_size;    /* the room the host has */
+} tc_query_args;
+
+typedef tc_error *(*tc_plugin_query_fn)(tc_query_args *args);
 
 #if defined(_WIN32)
 #define TC_PLUGIN_EXPORT __declspec(dllexport)

@@ -1,0 +1,208 @@
+/*
+ * tc_kit.h — the plugin kit: helpers any tc plugin may link (libtc_kit.a), in tree or out.
+ * Never required: tc_plugin.h alone is the contract. The kit is the one implementation of what
+ * every backend needs, so no plugin writes it again:
+ *   - strings for code generation (tck_str),
+ *   - dtype names and sizes, prim names, reduction identities,
+ *   - accessors for the ABI's arrays and one validator of kernel lists and graphs,
+ *   - size-expression evaluation and the emitter of size expressions and affine indices
+ *     shared by the C, GLSL and CUDA generators (the syntax differs, the structure does not),
+ *   - errors, logs and options through the host's services, and the query handshake,
+ *   - the checksummed disk cache (the host offers it to plugins as a service; the host links
+ *     the kit for it), SHA-256.
+ * Everything here is thread-safe unless it says otherwise, allocates with malloc, and never
+ * aborts. Names: tck_<noun>_<verb>.
+ */
+#ifndef TC_KIT_H
+#define TC_KIT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tc_plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define TCK_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define TCK_PRINTF(a, b)
+#endif
+
+/* ---------------------------------------------------------------- strings (str.c)
+ * A growable string. Start from (tck_str){0}. Allocation failure is sticky: later appends do
+ * nothing and tck_str_take returns NULL. */
+typedef struct tck_str {
+  char *data;
+  size_t len, cap;
+  bool oom;
+} tck_str;
+void tck_str_printf(tck_str *s, const char *fmt, ...) TCK_PRINTF(2, 3);
+void tck_str_vprintf(tck_str *s, const char *fmt, va_list ap);
+void tck_str_puts(tck_str *s, const char *text);
+void tck_str_putn(tck_str *s, const char *text, size_t n);
+void tck_str_indent(tck_str *s, int depth); /* two spaces per level */
+/* The string (caller frees), "" for an empty one, NULL when memory ran out; resets s. */
+char *tck_str_take(tck_str *s);
+void tck_str_free(tck_str *s);
+
+/* ---------------------------------------------------------------- dtypes and prims (names.c) */
+size_t tck_dtype_size(int32_t dtype);          /* 0 for an unknown dtype */
+const char *tck_dtype_name(int32_t dtype);     /* "f32", ...; "dtype?" when unknown */
+bool tck_dtype_is_float(int32_t dtype);        /* f32, f64 (f16, bf16 reserved) */
+bool tck_dtype_is_int(int32_t dtype);          /* i32, i64 */
+const char *tck_prim_name(int32_t prim);       /* "add", "reduce_sum", ...; "prim?" when unknown */
+const char *tck_status_name(tc_status s);      /* "invalid argument", ... */
+/* The value a reduction starts from: 0 (sum), 1 (prod), -inf / +inf (max / min of floats),
+ * the type's lowest / highest value (max / min of integers; bool: 0 / 1). */
+double tck_reduce_identity_f(int32_t reduce_prim, int32_t dtype);
+int64_t tck_reduce_identity_i(int32_t reduce_prim, int32_t dtype);
+
+/* ---------------------------------------------------------------- accessors (inline)
+ * Arrays of ABI structs are strided by the writer's element size. */
+static inline const tc_size_expr *tck_list_expr(const tc_kernel_list *l, int32_t i) {
+  return TC_ELEM(tc_size_expr, l->exprs, l->expr_size, i);
+}
+static inline const tc_kernel_desc *tck_list_kernel(const tc_kernel_list *l, int32_t i) {
+  return TC_ELEM(tc_kernel_desc, l->kernels, l->kernel_size, i);
+}
+static inline const tc_kop *tck_kernel_op(const tc_kernel_desc *k, int32_t i) {
+  return TC_ELEM(tc_kop, k->ops, k->op_size, i);
+}
+static inline const tc_kbuffer *tck_kernel_buffer(const tc_kernel_desc *k, int32_t i) {
+  return TC_ELEM(tc_kbuffer, k->buffers, k->buffer_size, i);
+}
+static inline const tc_size_expr *tck_graph_expr(const tc_graph_desc *g, int32_t i) {
+  return TC_ELEM(tc_size_expr, g->exprs, g->expr_size, i);
+}
+static inline const tc_prim_node *tck_graph_node(const tc_graph_desc *g, int32_t i) {
+  return TC_ELEM(tc_prim_node, g->nodes, g->node_size, i);
+}
+static inline const tc_value_type *tck_graph_input(const tc_graph_desc *g, int32_t i) {
+  return TC_ELEM(tc_value_type, g->inputs, g->input_size, i);
+}
+/* The stride expr id of var in ix, -1 (zero) past its n_vars. */
+static inline int32_t tck_index_stride(const tc_index *ix, int32_t var) {
+  return ix && var >= 0 && var < ix->n_vars ? ix->strides[var] : -1;
+}
+/* The value type of value id v (inputs first, then nodes), or NULL when out of range. */
+const tc_value_type *tck_graph_value_type(const tc_graph_desc *g, int32_t v);
+
+/* ---------------------------------------------------------------- validation (validate.c)
+ * Checks what a code generator relies on: struct sizes, element sizes, every id in range
+ * (exprs children before parents, op args earlier than the op, buffers, loops consecutive and
+ * increasing, index n_vars = n_outer + 1, reuse earlier, matmul present iff MATMUL), dtypes
+ * known. TC_OK, or TC_ERR_INVALID_ARGUMENT / TC_ERR_VERSION with a message in err naming the
+ * kernel, op and field. */
+tc_status tck_kernel_list_validate(const tc_kernel_list *l, char *err, size_t cap);
+tc_status tck_graph_validate(const tc_graph_desc *g, char *err, size_t cap);
+
+/* ---------------------------------------------------------------- size expressions (expr.c) */
+/* Evaluates every node of a table into vals[0..n-1] given symbol values (floor division and
+ * modulo by zero give 0). */
+void tck_size_eval_all(const tc_size_expr *exprs, size_t expr_size, int32_t n, const int64_t *syms,
+                       int64_t *vals);
+
+/* How a target language writes size arithmetic. */
+typedef struct tck_expr_syntax {
+  const char *int_type;     /* declared type of locals: "int64_t", "int", "long long" */
+  const char *sym_format;   /* printf format of symbol k: "s%d", "p.s%d" */
+  const char *local_format; /* printf format of the local holding expr id: "x%d" */
+  const char *floordiv, *mod, *max, *min; /* functions of two ints: "tc_floordiv", ... */
+  const char *const_suffix; /* after integer literals: "" or "LL" */
+} tck_expr_syntax;
+
+/* The expressions an emitter needs, over one expression table. */
+typedef struct tck_exprs {
+  const tc_size_expr *exprs;
+  size_t expr_size;
+  int32_t n;
+  const tck_expr_syntax *syntax;
+  bool *used; /* n flags: which expr ids the generated code refers to (tck_exprs_mark) */
+} tck_exprs;
+
+/* used = calloc(n); false when out of memory. */
+bool tck_exprs_init(tck_exprs *x, const tc_size_expr *exprs, size_t expr_size, int32_t n,
+                    const tck_expr_syntax *syntax);
+void tck_exprs_free(tck_exprs *x);
+/* Marks id and its children used. */
+void tck_exprs_mark(tck_exprs *x, int32_t id);
+/* Marks every expr an index refers to. */
+void tck_exprs_mark_index(tck_exprs *x, const tc_index *ix);
+/* Declares one local per used non-leaf expr, children first ("const int64_t x7 = x3*s0;"). */
+void tck_exprs_declare(tck_str *s, const tck_exprs *x, int depth);
+/* A reference to expr id: a literal, a symbol, or its local ("0" for id -1). */
+void tck_exprs_ref(tck_str *s, const tck_exprs *x, int32_t id);
+/* True when expr id is the constant v (id -1 is the constant 0). */
+bool tck_exprs_is_const(const tck_exprs *x, int32_t id, int64_t v);
+/* An affine index "off + v0*x3 + v1" over var_names (n_vars of them; a var named "0" is
+ * skipped), without the indirect term. "0" when every term is zero. */
+void tck_index_emit(tck_str *s, const tck_exprs *x, const tc_index *ix, const char *const *var_names);
+
+/* ---------------------------------------------------------------- host services (host.c)
+ * Thin wrappers that format a message and call the host; safe with a NULL host (they then do
+ * nothing, and tck_error returns NULL). */
+tc_error *tck_error(const tc_host_api *h, tc_status code, const char *fmt, ...) TCK_PRINTF(3, 4);
+tc_error *tck_verror(const tc_host_api *h, tc_status code, const char *fmt, va_list ap);
+bool tck_log_on(const tc_host_api *h, const char *category);
+void tck_log(const tc_host_api *h, tc_log_level level, const char *category, const char *fmt, ...) TCK_PRINTF(4, 5);
+/* The query handshake: checks host->abi_major, copies table into the host's buffer (at most
+ * table_size bytes; struct_size = what was copied). */
+tc_error *tck_query_answer(tc_query_args *args, const tc_plugin_api *table);
+
+/* ---------------------------------------------------------------- options (options.c) */
+/* The value of option `name` among opts (NULL when absent or unset). */
+const char *tck_option_get(const tc_option *opts, int32_t n, size_t elem_size, const char *name);
+int64_t tck_option_int(const tc_option *opts, int32_t n, size_t elem_size, const char *name, int64_t fallback);
+bool tck_option_bool(const tc_option *opts, int32_t n, size_t elem_size, const char *name, bool fallback);
+/* Checks one value against its declaration; false with a message (naming the key, the value
+ * and what is allowed) in err. Writes the normalized value (BOOL: "0"/"1") into norm. */
+bool tck_option_check(const tc_option_decl *decl, const char *value, char *norm, size_t norm_cap, char *err,
+                      size_t cap);
+
+/* ---------------------------------------------------------------- hashing (sha256.c) */
+typedef struct tck_sha256 {
+  uint32_t h[8];
+  uint64_t bytes;
+  uint8_t buf[64];
+  size_t fill;
+} tck_sha256;
+void tck_sha256_init(tck_sha256 *c);
+void tck_sha256_update(tck_sha256 *c, const void *data, size_t n);
+void tck_sha256_final(tck_sha256 *c, uint8_t out[32]);
+void tck_sha256_hex(const uint8_t digest[32], char hex[65]);
+
+/* ---------------------------------------------------------------- disk cache (disk_cache.c)
+ * Entries live in one directory as <hex>.<kind>, <hex> the SHA-256 of (namespace, key).
+ * A file holds a header (magic, format version, payload size, the payload's SHA-256, the key's
+ * hash) and the payload. Writes go to a temporary file in the same directory, then rename
+ * (atomic). Reads open without following links, insist on a regular file owned by this user
+ * and not writable by others, cap the size, read the whole file, check the header and the
+ * payload's SHA-256; anything wrong removes the entry and reads as a miss. A hit's bytes are
+ * returned in memory, and `path` opens exactly those bytes (a sealed memfd, /proc/self/fd/N):
+ * what dlopen loads is what was verified. */
+typedef struct tck_cache_hit {
+  void *data; /* the payload (malloc'd) */
+  size_t size;
+  int fd;          /* the memfd behind path, or -1 */
+  char path[64];   /* "/proc/self/fd/N", or "" when no memfd could be made */
+} tck_cache_hit;
+
+/* Ensures dir exists (mkdir -p, mode 0700 for what it creates). */
+tc_status tck_cache_dir_prepare(const char *dir, char *err, size_t cap);
+/* *found false on a miss. err holds a note when an entry was discarded (still TC_OK). */
+tc_status tck_cache_get(const char *dir, const char *ns, const void *key, size_t key_len, const char *kind,
+                        tck_cache_hit *hit, bool *found, char *err, size_t cap);
+/* Stores data (or the file at from_path when data is NULL). */
+tc_status tck_cache_put(const char *dir, const char *ns, const void *key, size_t key_len, const char *kind,
+                        const void *data, size_t size, const char *from_path, char *err, size_t cap);
+void tck_cache_hit_free(tck_cache_hit *hit);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TC_KIT_H */
