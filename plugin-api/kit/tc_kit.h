@@ -202,6 +202,28 @@ tc_status tck_cache_put(const char *dir, const char *ns, const void *key, size_t
                         const void *data, size_t size, const char *from_path, char *err, size_t cap);
 void tck_cache_hit_free(tck_cache_hit *hit);
 
+/* ---------------------------------------------------------------- a host for plugin tests (test_host.c)
+ * What tc gives a plugin, in process, without tc: for a plugin's own unit tests (in tree or
+ * out). Errors are real tc_error objects; logs are collected; the disk cache is the kit's. */
+typedef struct tck_test_host tck_test_host;
+/* cache_dir NULL: caching off. log_categories: comma-separated categories log_enabled reports
+ * on ("cache,profile"), NULL none. */
+tck_test_host *tck_test_host_new(const char *cache_dir, const char *log_categories);
+void tck_test_host_free(tck_test_host *h);
+const tc_host_api *tck_test_host_api(tck_test_host *h);
+void tck_test_host_set_logs(tck_test_host *h, const char *log_categories);
+const char *tck_test_host_log(tck_test_host *h); /* every line logged so far, "[category] message\n" each */
+void tck_test_host_log_clear(tck_test_host *h);
+/* Asynchronous errors reported so far (report_async_error), "call <id>: <message>\n" each. */
+const char *tck_test_host_async_errors(tck_test_host *h);
+/* Code and message of an error returned by a plugin, then frees it; TC_OK and "" for NULL.
+ * The message stays valid until the next call on h. */
+tc_status tck_test_host_take(tck_test_host *h, tc_error *err, const char **message);
+/* dlopens the plugin at path and runs the query handshake into *table (zeroed past what the
+ * plugin filled). false with a message in err. *dl receives the handle (dlclose it). */
+bool tck_test_plugin_open(tck_test_host *h, const char *path, tc_plugin_api *table, void **dl, char *err,
+                          size_t cap);
+
 #ifdef __cplusplus
 }
 #endif
