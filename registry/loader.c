@@ -14,36 +14,40 @@
  * size it was given and writes its whole larger table still lands in host memory. */
 #define LOADER_QUERY_SLACK 4096
 
-static reg_backend *loader_entry_new(const char *path, const char *fallback_name) {
-  reg_backend *e = calloc(1, sizeof *e);
-  if (!e) return NULL;
-  snprintf(e->be.path, sizeof e->be.path, "%s", path);
-  snprintf(e->be.name, sizeof e->be.name, "%s", fallback_name);
-  e->load_status = TC_ERR_UNAVAILABLE;
-  host_services_fill(e);
-  return e;
+static reg_plugin *loader_entry_new(const char *path, const char *fallback_name) {
+  reg_plugin *p = calloc(1, sizeof *p);
+  if (!p) return NULL;
+  snprintf(p->path, sizeof p->path, "%s", path);
+  snprintf(p->name, sizeof p->name, "%s", fallback_name);
+  p->load_status = TC_ERR_UNAVAILABLE;
+  pthread_mutex_init(&p->async_lock, NULL);
+  host_services_fill(p);
+  return p;
 }
 
-static void loader_fail(reg_backend *e, const char *fmt, ...) TC_PRINTF(2, 3);
-static void loader_fail(reg_backend *e, const char *fmt, ...) {
+static void loader_fail(reg_plugin *p, const char *fmt, ...) TC_PRINTF(2, 3);
+static void loader_fail(reg_plugin *p, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(e->be.reason, sizeof e->be.reason, fmt, ap);
+  vsnprintf(p->reason, sizeof p->reason, fmt, ap);
   va_end(ap);
-  e->be.available = false;
-  tc_logs("plugins", "%s (%s): unavailable: %s", e->be.name, e->be.path, e->be.reason);
+  p->available = false;
+  tc_logs("plugins", "%s (%s): unavailable: %s", p->name, p->path, p->reason);
 }
 
-/* The message the plugin left with host->set_error during the last call, or a placeholder. */
-static const char *loader_plugin_message(void) {
-  const char *m = tc_last_error();
-  return m && m[0] ? m : "(the plugin gave no message)";
+/* The message of an error a plugin returned (freed), or a placeholder. */
+static void loader_take_message(tc_error *err, char *out, size_t cap) {
+  const char *m = err && host_error_text(err)[0] ? host_error_text(err) : "(the plugin gave no message)";
+  snprintf(out, cap, "%s", m);
+  host_error_drop(err);
 }
 
 /* Names become cache directories and lookup keys: keep them to a safe alphabet. */
 static bool loader_name_ok(const char *name) {
   size_t n = strlen(name);
-  if (n == 0 || n >= sizeof(((tc_backend *)0)->name) || name[0] == '.' || !strcmp(name, "auto")) return false;
+  if (n == 0 || n >= sizeof(((reg_plugin *)0)->name) || name[0] == '.' || !strcmp(name, "auto") ||
+      !strcmp(name, "eager") || !strcmp(name, "host"))
+    return false;
   for (size_t i = 0; i < n; i++) {
     char c = name[i];
     bool ok =
@@ -58,11 +62,10 @@ static const char *loader_missing_entry(const tc_plugin_api *a) {
   if (!a->probe) return "probe";
   if (!a->init) return "init";
   if (!a->release) return "release";
-  if (!a->synchronize) return "synchronize";
+  if (!a->compile) return "compile";
   if (!a->executable_free) return "executable_free";
-  if ((a->handoff & TC_HANDOFF_KERNELS) && !a->compile_kernels) return "compile_kernels";
+  if (!a->synchronize) return "synchronize";
   if ((a->handoff & TC_HANDOFF_KERNELS) && !a->launch) return "launch";
-  if ((a->handoff & TC_HANDOFF_GRAPH) && !a->compile_graph) return "compile_graph";
   if ((a->handoff & TC_HANDOFF_GRAPH) && !a->run_graph) return "run_graph";
   if (a->memory == TC_MEMORY_DEVICE) {
     if (!a->buffer_alloc) return "buffer_alloc";
@@ -73,81 +76,105 @@ static const char *loader_missing_entry(const tc_plugin_api *a) {
   return NULL;
 }
 
+/* The declared options must be usable: named under the plugin's prefix, known types. */
+static bool loader_options_ok(reg_plugin *p) {
+  const tc_plugin_api *a = &p->api;
+  if (a->n_options < 0 || (a->n_options > 0 && (!a->options || a->option_size < TC_STRUCT_SIZE(tc_option_decl, meaning)))) {
+    loader_fail(p, "plugin declares %d options with an unusable table (option_size %zu)", (int)a->n_options,
+                a->option_size);
+    return false;
+  }
+  size_t pl = a->option_prefix ? strlen(a->option_prefix) : 0;
+  for (int32_t i = 0; i < a->n_options; i++) {
+    const tc_option_decl *d = TC_ELEM(tc_option_decl, a->options, a->option_size, i);
+    if (!d->name || !pl || strncmp(d->name, a->option_prefix, pl) || d->name[pl] != '.' || !d->name[pl + 1]) {
+      loader_fail(p, "option %d (%s) is not named <option_prefix>.<name> (option_prefix %s)", (int)i,
+                  d->name ? d->name : "NULL", a->option_prefix ? a->option_prefix : "NULL");
+      return false;
+    }
+    if (d->type < TC_OPTION_BOOL || d->type > TC_OPTION_ENUM || (d->scope != TC_OPTION_CONTEXT && d->scope != TC_OPTION_COMPILE)) {
+      loader_fail(p, "option %s declares an unknown type %d or scope %d", d->name, (int)d->type, (int)d->scope);
+      return false;
+    }
+  }
+  return true;
+}
+
 /* Calls the query and takes the table: min(host size, plugin size) bytes are copied, the rest
- * of e->be.api stays zero, so optional entries an older plugin never filled read as NULL. */
-static void loader_negotiate(reg_backend *e, tc_plugin_query_fn query) {
+ * of p->api stays zero, so optional entries an older plugin never filled read as NULL. */
+static void loader_negotiate(reg_plugin *p, tc_plugin_query_fn query) {
   union {
     tc_plugin_api api;
     unsigned char bytes[sizeof(tc_plugin_api) + LOADER_QUERY_SLACK];
   } buf;
   memset(&buf, 0, sizeof buf);
-  buf.api.struct_size = sizeof(tc_plugin_api);
-  tc_clear_error();
-  tc_status s = query(&e->be.host, &buf.api);
-  if (s == TC_ERR_VERSION) {
-    e->load_status = TC_ERR_VERSION;
-    loader_fail(e, "ABI major mismatch: the plugin cannot serve host ABI %d.%d: %s", TC_ABI_MAJOR, TC_ABI_MINOR,
-                loader_plugin_message());
-    return;
-  }
-  if (s != TC_OK) {
-    e->load_status = s;
-    loader_fail(e, "%s failed (%s): %s", TC_PLUGIN_ENTRY_SYMBOL, tc_status_name(s), loader_plugin_message());
+  tc_query_args q = {.struct_size = sizeof q, .host = &p->host, .table = &buf.api, .table_size = sizeof(tc_plugin_api)};
+  tc_error *err = query(&q);
+  if (err) {
+    tc_status s = host_error_status(err);
+    char msg[400];
+    loader_take_message(err, msg, sizeof msg);
+    p->load_status = s;
+    if (s == TC_ERR_VERSION)
+      loader_fail(p, "ABI major mismatch: the plugin cannot serve host ABI %d.%d: %s", TC_ABI_MAJOR, TC_ABI_MINOR, msg);
+    else
+      loader_fail(p, "%s failed (%s): %s", TC_PLUGIN_ENTRY_SYMBOL, tc_status_name(s), msg);
     return;
   }
   /* From here on every failure is a table this host cannot use. */
-  e->load_status = TC_ERR_VERSION;
+  p->load_status = TC_ERR_VERSION;
   size_t filled = buf.api.struct_size;
   const size_t need_version = TC_STRUCT_SIZE(tc_plugin_api, abi_minor);
-  const size_t need_required = TC_STRUCT_SIZE(tc_plugin_api, executable_free);
+  const size_t need_required = TC_STRUCT_SIZE(tc_plugin_api, buffer_read);
   if (filled < need_version) {
-    loader_fail(e, "plugin table too small: struct_size %zu does not even hold the ABI version (%zu bytes)", filled,
+    loader_fail(p, "plugin table too small: struct_size %zu does not even hold the ABI version (%zu bytes)", filled,
                 need_version);
     return;
   }
   if (buf.api.abi_major != TC_ABI_MAJOR) {
-    loader_fail(e, "ABI major mismatch: plugin ABI %u.%u, host ABI %d.%d", (unsigned)buf.api.abi_major,
+    loader_fail(p, "ABI major mismatch: plugin ABI %u.%u, host ABI %d.%d", (unsigned)buf.api.abi_major,
                 (unsigned)buf.api.abi_minor, TC_ABI_MAJOR, TC_ABI_MINOR);
     return;
   }
   if (filled < need_required) {
-    loader_fail(e, "plugin table too small: struct_size %zu, the required entries need %zu bytes (ABI %d.%d)", filled,
+    loader_fail(p, "plugin table too small: struct_size %zu, the required entries need %zu bytes (ABI %d.%d)", filled,
                 need_required, TC_ABI_MAJOR, TC_ABI_MINOR);
     return;
   }
   size_t take = filled < sizeof(tc_plugin_api) ? filled : sizeof(tc_plugin_api);
-  memset(&e->be.api, 0, sizeof e->be.api);
-  memcpy(&e->be.api, &buf.api, take);
-  e->be.api.struct_size = take;
-  e->load_status = TC_ERR_INVALID_ARGUMENT; /* a table of the right version, filled wrongly */
+  memset(&p->api, 0, sizeof p->api);
+  memcpy(&p->api, &buf.api, take);
+  p->api.struct_size = take;
+  p->load_status = TC_ERR_INVALID_ARGUMENT; /* a table of the right version, filled wrongly */
 
-  const tc_plugin_api *a = &e->be.api;
+  const tc_plugin_api *a = &p->api;
   if (!a->name || !loader_name_ok(a->name)) {
-    loader_fail(e, "plugin name %s%s%s is not usable (1..63 characters of [A-Za-z0-9._-], not \"auto\")",
+    loader_fail(p, "plugin name %s%s%s is not usable (1..63 characters of [A-Za-z0-9._-], not auto, eager or host)",
                 a->name ? "\"" : "", a->name ? a->name : "NULL", a->name ? "\"" : "");
     return;
   }
-  snprintf(e->be.name, sizeof e->be.name, "%s", a->name);
-  snprintf(e->be.version, sizeof e->be.version, "%s", a->version ? a->version : "");
-  snprintf(e->be.description, sizeof e->be.description, "%s", a->description ? a->description : "");
+  snprintf(p->name, sizeof p->name, "%s", a->name);
+  snprintf(p->version, sizeof p->version, "%s", a->version ? a->version : "");
+  snprintf(p->description, sizeof p->description, "%s", a->description ? a->description : "");
   if (!(a->handoff & (TC_HANDOFF_KERNELS | TC_HANDOFF_GRAPH))) {
-    loader_fail(e, "plugin declares no hand-off level (handoff = 0x%x)", (unsigned)a->handoff);
+    loader_fail(p, "plugin declares no hand-off level (handoff = 0x%x)", (unsigned)a->handoff);
     return;
   }
   if (a->memory != TC_MEMORY_HOST && a->memory != TC_MEMORY_DEVICE) {
-    loader_fail(e, "plugin declares an unknown memory kind %d", (int)a->memory);
+    loader_fail(p, "plugin declares an unknown memory kind %d", (int)a->memory);
     return;
   }
   const char *missing = loader_missing_entry(a);
   if (missing) {
-    loader_fail(e, "required entry '%s' is NULL", missing);
+    loader_fail(p, "required entry '%s' is NULL", missing);
     return;
   }
-  e->loaded = true;
-  e->load_status = TC_OK;
-  e->be.available = true;
+  if (!loader_options_ok(p)) return;
+  p->loaded = true;
+  p->load_status = TC_OK;
+  p->available = true;
   if (filled != sizeof(tc_plugin_api))
-    tc_logs("plugins", "%s: plugin ABI %u.%u fills %zu bytes of the table, host %d.%d has %zu; using %zu", e->be.name,
+    tc_logs("plugins", "%s: plugin ABI %u.%u fills %zu bytes of the table, host %d.%d has %zu; using %zu", p->name,
             (unsigned)a->abi_major, (unsigned)a->abi_minor, filled, TC_ABI_MAJOR, TC_ABI_MINOR, sizeof(tc_plugin_api),
             take);
 }
@@ -164,126 +191,152 @@ static void loader_file_stem(const char *path, char *out, size_t cap) {
   out[n] = 0;
 }
 
-reg_backend *loader_open_file(const char *path) {
+reg_plugin *loader_open_file(const char *path) {
   char stem[64];
   loader_file_stem(path, stem, sizeof stem);
-  reg_backend *e = loader_entry_new(path, stem);
-  if (!e) return NULL;
+  reg_plugin *p = loader_entry_new(path, stem);
+  if (!p) return NULL;
   dlerror();
   /* RTLD_NODELETE: a plugin may leave threads or atexit handlers behind (OpenMP, Vulkan
    * loaders); unmapping it on rescan would pull the code from under them. */
   void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (!dl) {
     const char *err = dlerror();
-    loader_fail(e, "dlopen failed: %s", err ? err : "unknown error");
-    return e;
+    loader_fail(p, "dlopen failed: %s", err ? err : "unknown error");
+    return p;
   }
-  e->be.dl = dl;
+  p->dl = dl;
   dlerror();
   void *sym = dlsym(dl, TC_PLUGIN_ENTRY_SYMBOL);
   if (!sym) {
     const char *err = dlerror();
-    loader_fail(e, "not a tc plugin: no symbol %s (%s)", TC_PLUGIN_ENTRY_SYMBOL, err ? err : "NULL");
-    return e;
+    loader_fail(p, "not a tc plugin: no symbol %s (%s)", TC_PLUGIN_ENTRY_SYMBOL, err ? err : "NULL");
+    return p;
   }
   tc_plugin_query_fn query;
   /* POSIX's way from a data pointer to a function pointer without a pedantic warning. */
   memcpy(&query, &sym, sizeof query);
-  loader_negotiate(e, query);
-  return e;
+  loader_negotiate(p, query);
+  return p;
 }
 
-reg_backend *loader_open_query(tc_plugin_query_fn query) {
-  reg_backend *e = loader_entry_new(REGISTRY_IN_PROCESS_PATH, "(in-process)");
-  if (!e) return NULL;
-  e->in_process = true;
-  loader_negotiate(e, query);
-  return e;
+reg_plugin *loader_open_query(tc_plugin_query_fn query) {
+  reg_plugin *p = loader_entry_new(REGISTRY_IN_PROCESS_PATH, "(in-process)");
+  if (!p) return NULL;
+  p->in_process = true;
+  loader_negotiate(p, query);
+  return p;
 }
 
-void loader_free(reg_backend *e) {
-  if (!e) return;
-  if (e->be.dl) dlclose(e->be.dl);
-  free(e);
+void loader_free(reg_plugin *p) {
+  if (!p) return;
+  if (p->dl) dlclose(p->dl);
+  free(p->devices);
+  free(p->listed);
+  for (reg_async_error *a = p->async_errors, *next; a; a = next) {
+    next = a->next;
+    free(a);
+  }
+  pthread_mutex_destroy(&p->async_lock);
+  free(p);
 }
 
-void loader_probe(reg_backend *e) {
-  if (!e->loaded || e->shadowed) return;
-  tc_probe_info *info = &e->be.probe;
-  memset(info, 0, sizeof *info);
-  info->struct_size = sizeof *info;
-  for (int i = 0; i < TC_PROBE_MAX_DEVICES; i++)
-    info->devices[i].struct_size = sizeof info->devices[i];
-  tc_clear_error();
-  tc_status s = e->be.api.probe(&e->be.host, info);
-  /* Whatever the plugin wrote, the strings end and the counts stay in range. */
-  info->reason[sizeof info->reason - 1] = 0;
-  if (info->n_devices < 0) info->n_devices = 0;
-  if (info->n_devices > TC_PROBE_MAX_DEVICES) info->n_devices = TC_PROBE_MAX_DEVICES;
-  for (int i = 0; i < TC_PROBE_MAX_DEVICES; i++) {
-    /* A fixed array inside the host's struct: its stride is the host's, whatever was written. */
-    info->devices[i].struct_size = sizeof info->devices[i];
-    info->devices[i].name[sizeof info->devices[i].name - 1] = 0;
+void loader_probe(reg_plugin *p) {
+  if (!p->loaded || p->shadowed) return;
+  tc_probe_args a = {.struct_size = sizeof a, .host = &p->host};
+  tc_error *err = p->api.probe(&a);
+  free(p->devices);
+  free(p->listed);
+  p->devices = NULL;
+  p->listed = NULL;
+  p->n_devices = 0;
+  /* Whatever the plugin wrote, the counts stay in range and the strings are copied out. */
+  int32_t n = a.n_devices < 0 ? 0 : a.n_devices > 64 ? 64 : a.n_devices;
+  if (n && a.devices && a.device_size >= TC_STRUCT_SIZE(tc_device_desc, memory_bytes)) {
+    p->devices = calloc((size_t)n, sizeof *p->devices);
+    for (int32_t i = 0; p->devices && i < n; i++) {
+      const tc_device_desc *d = TC_ELEM(tc_device_desc, a.devices, a.device_size, i);
+      snprintf(p->devices[i].name, sizeof p->devices[i].name, "%s", d->name ? d->name : "");
+      p->devices[i].type = d->type;
+      p->devices[i].memory_bytes = d->memory_bytes;
+    }
+    p->listed = p->devices ? calloc((size_t)n, sizeof *p->listed) : NULL;
+    for (int32_t i = 0; p->listed && i < n; i++)
+      p->listed[i] = (tc_device){.struct_size = sizeof(tc_device), .name = p->devices[i].name,
+                                 .type = p->devices[i].type, .memory_bytes = p->devices[i].memory_bytes};
+    if (p->listed) p->n_devices = n;
   }
-  if (info->score < 0) info->score = 0;
-  if (info->score > 100) info->score = 100;
-  if (s != TC_OK) {
-    loader_fail(e, "probe failed (%s): %s", tc_status_name(s),
-                info->reason[0] ? info->reason : loader_plugin_message());
-    return;
-  }
-  if (info->struct_size < TC_STRUCT_SIZE(tc_probe_info, reason)) {
-    loader_fail(e, "probe filled too little (struct_size %zu)", info->struct_size);
-    return;
-  }
-  if (!info->available) {
-    loader_fail(e, "probe: %s", info->reason[0] ? info->reason : "the plugin reports no usable device");
-    return;
-  }
-  e->be.available = true;
-  snprintf(e->be.reason, sizeof e->be.reason, "%s", info->reason);
-  tc_logs("plugins", "%s %s (%s): available, score %d, %d device(s)", e->be.name, e->be.version, e->be.path,
-          (int)info->score, (int)info->n_devices);
-}
-
-/* The device index from option "<name>.device"; -1 with an error when the value is bad. */
-static int32_t loader_device_index(const reg_backend *e) {
-  char key[96];
-  snprintf(key, sizeof key, "%s.device", e->be.name);
-  const char *v = options_get(key);
-  if (!v || !v[0]) return 0;
-  char *end = NULL;
-  errno = 0;
-  long d = strtol(v, &end, 10);
-  if (errno || *end || d < 0 || d > INT32_MAX) {
-    tc_error(TC_ERR_INVALID_ARGUMENT, "backend '%s': option %s=%s is not a device index", e->be.name, key, v);
-    return -1;
-  }
-  if (e->be.probe.n_devices > 0 && d >= e->be.probe.n_devices) {
-    tc_error(TC_ERR_INVALID_ARGUMENT, "backend '%s': option %s=%ld is out of range (%d device(s))", e->be.name, key, d,
-             (int)e->be.probe.n_devices);
-    return -1;
-  }
-  return (int32_t)d;
-}
-
-tc_status loader_init(reg_backend *e) {
-  if (e->be.ctx) return TC_OK;
-  int32_t device = loader_device_index(e);
-  if (device < 0) return tc_last_status();
-  host_cache_dir_prepare(e);
-  tc_plugin_ctx *ctx = NULL;
-  tc_clear_error();
-  tc_status s = e->be.api.init(&e->be.host, device, &ctx);
-  if (s != TC_OK || !ctx) {
+  p->score = a.score < 0 ? 0 : a.score > 100 ? 100 : a.score;
+  char reason[400];
+  snprintf(reason, sizeof reason, "%s", a.reason ? a.reason : "");
+  if (err) {
+    tc_status s = host_error_status(err);
     char msg[400];
-    snprintf(msg, sizeof msg, "%s", s != TC_OK ? loader_plugin_message() : "init returned no context");
-    loader_fail(e, "init failed on device %d (%s): %s", (int)device, tc_status_name(s != TC_OK ? s : TC_ERR_INTERNAL),
-                msg);
-    return tc_error(TC_ERR_UNAVAILABLE, "backend '%s' is unavailable: %s", e->be.name, e->be.reason);
+    loader_take_message(err, msg, sizeof msg);
+    loader_fail(p, "probe failed (%s): %s", tc_status_name(s), reason[0] ? reason : msg);
+    return;
   }
-  e->be.ctx = ctx;
-  tc_logs("plugins", "%s: context created on device %d%s%s", e->be.name, (int)device,
-          e->be.host.cache_dir ? ", cache " : "", e->be.host.cache_dir ? e->be.host.cache_dir : "");
-  return TC_OK;
+  if (!a.available) {
+    loader_fail(p, "probe: %s", reason[0] ? reason : "the plugin reports no usable device");
+    return;
+  }
+  p->available = true;
+  snprintf(p->reason, sizeof p->reason, "%s", reason);
+  tc_logs("plugins", "%s %s (%s): available, score %d, %d device(s)", p->name, p->version, p->path, (int)p->score,
+          (int)p->n_devices);
+}
+
+tc_backend *loader_init(reg_plugin *p, const tc_options *opts, const char *key) {
+  if (!p->cache_dir[0]) host_cache_dir_prepare(p);
+  tc_option *o = NULL;
+  int32_t n = 0;
+  if (options_for_scope(opts, p, TC_OPTION_CONTEXT, &o, &n) != TC_OK) return NULL;
+  tc_init_args a = {.struct_size = sizeof a,
+                    .host = &p->host,
+                    .device = -1,
+                    .n_options = n,
+                    .options = o,
+                    .option_size = sizeof(tc_option)};
+  tc_error *err = p->api.init(&a);
+  free(o);
+  if (err || !a.ctx) {
+    char msg[400];
+    tc_status s = err ? host_error_status(err) : TC_ERR_INTERNAL;
+    if (err)
+      loader_take_message(err, msg, sizeof msg);
+    else
+      snprintf(msg, sizeof msg, "init returned no context");
+    if (!key[0]) {
+      /* With its defaults the backend cannot start here: list it as unavailable. */
+      loader_fail(p, "init failed (%s): %s", tc_status_name(s), msg);
+      return tc_error_null(TC_ERR_UNAVAILABLE, "backend '%s' is unavailable: %s", p->name, p->reason);
+    }
+    return tc_error_null(s == TC_ERR_INTERNAL ? TC_ERR_INVALID_ARGUMENT : s, "backend '%s' with %s: %s", p->name, key,
+                         msg);
+  }
+  tc_backend *be = calloc(1, sizeof *be);
+  char *k = be ? strdup(key) : NULL;
+  if (!be || !k) {
+    free(be);
+    tc_release_args r = {.struct_size = sizeof r, .ctx = a.ctx};
+    p->api.release(&r);
+    return tc_error_null(TC_ERR_OUT_OF_MEMORY, "backend '%s': out of memory", p->name);
+  }
+  be->name = p->name;
+  be->api = &p->api;
+  be->ctx = a.ctx;
+  be->host_memory = p->api.memory == TC_MEMORY_HOST;
+  be->context_options = k;
+  be->plugin = p;
+  be->serialize = !(p->api.flags & TC_PLUGIN_THREAD_SAFE);
+  pthread_mutexattr_t attr;
+  pthread_mutexattr_init(&attr);
+  /* Recursive: a plugin call never calls back into tc, but the core may nest a read in a write
+   * path of the same context (zeroing an accumulator while launching). */
+  pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init(&be->lock, &attr);
+  pthread_mutexattr_destroy(&attr);
+  tc_logs("plugins", "%s: context created%s%s%s%s", p->name, key[0] ? " with " : "", key,
+          p->cache_dir[0] ? ", cache " : "", p->cache_dir);
+  return be;
 }

@@ -44,8 +44,8 @@ static bool scan_is_candidate(const char *name) {
   return name[0] != '.' && n > 3 && !strcmp(name + n - 3, ".so");
 }
 
-static tc_status scan_list_push(reg_backend ***list, int32_t *n, reg_backend *e) {
-  reg_backend **grown = realloc(*list, (size_t)(*n + 1) * sizeof **list);
+static tc_status scan_list_push(reg_plugin ***list, int32_t *n, reg_plugin *e) {
+  reg_plugin **grown = realloc(*list, (size_t)(*n + 1) * sizeof **list);
   if (!grown) {
     loader_free(e);
     return tc_error(TC_ERR_OUT_OF_MEMORY, "tc_backend_rescan: out of memory listing plugins");
@@ -56,7 +56,7 @@ static tc_status scan_list_push(reg_backend ***list, int32_t *n, reg_backend *e)
 }
 
 /* Opens every regular *.so in dir, in name order (readdir's order is arbitrary). */
-static tc_status scan_dir(const char *dir, reg_backend ***list, int32_t *n) {
+static tc_status scan_dir(const char *dir, reg_plugin ***list, int32_t *n) {
   DIR *d = opendir(dir);
   if (!d) {
     tc_logs("plugins", "skipping %s: %s", dir, strerror(errno));
@@ -85,7 +85,7 @@ static tc_status scan_dir(const char *dir, reg_backend ***list, int32_t *n) {
     struct stat st;
     if (s == TC_OK && snprintf(path, sizeof path, "%s/%s", dir, names[i]) < (int)sizeof path && stat(path, &st) == 0 &&
         S_ISREG(st.st_mode)) {
-      reg_backend *e = loader_open_file(path);
+      reg_plugin *e = loader_open_file(path);
       s = e ? scan_list_push(list, n, e) : tc_error(TC_ERR_OUT_OF_MEMORY, "tc_backend_rescan: out of memory");
     }
     free(names[i]);
@@ -94,7 +94,7 @@ static tc_status scan_dir(const char *dir, reg_backend ***list, int32_t *n) {
   return s;
 }
 
-tc_status scan_plugins(reg_backend ***list, int32_t *n) {
+tc_status scan_plugins(reg_plugin ***list, int32_t *n) {
   enum { MAX_DIRS = 64 };
   /* dirs[i] as named; real[i] resolved, to skip a directory named twice (or through a link),
    * which would otherwise shadow each of its files by itself. */

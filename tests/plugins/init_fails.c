@@ -2,20 +2,16 @@
  * context: "auto" must move on to the next best. */
 #include "test_plugin_common.h"
 
-static tc_status init_fails_probe(const tc_host_api *host, tc_probe_info *info) {
-  return tp_probe_one_cpu(host, info, 90);
+static tc_error *init_fails_probe(tc_probe_args *a) {
+  return tp_probe_one_cpu(a, 90);
 }
 
-static tc_status init_fails_init(const tc_host_api *host, int32_t device, tc_plugin_ctx **ctx) {
-  (void)device;
-  *ctx = NULL;
-  host->set_error(host->host_ctx, "init_fails: the device fell off the bus");
-  return TC_ERR_UNAVAILABLE;
+static tc_error *init_fails_init(tc_init_args *a) {
+  a->ctx = NULL;
+  return a->host->error_new(a->host->host_ctx, TC_ERR_UNAVAILABLE, "init_fails: the device fell off the bus");
 }
 
-TC_PLUGIN_EXPORT tc_status tc_plugin_query(const tc_host_api *host, tc_plugin_api *out);
-TC_PLUGIN_EXPORT tc_status tc_plugin_query(const tc_host_api *host, tc_plugin_api *out) {
-  (void)host;
+TP_QUERY {
   tc_plugin_api t = tp_table("init_fails", init_fails_probe, init_fails_init);
-  return tp_hand_over(&t, out);
+  return tp_hand_over(q, &t);
 }

@@ -2,14 +2,15 @@
  * table: the host must notice by itself. */
 #include "test_plugin_common.h"
 
-static tc_status other_major_probe(const tc_host_api *host, tc_probe_info *info) {
-  return tp_probe_one_cpu(host, info, 50);
+static tc_error *other_major_probe(tc_probe_args *a) {
+  return tp_probe_one_cpu(a, 50);
 }
 
-TC_PLUGIN_EXPORT tc_status tc_plugin_query(const tc_host_api *host, tc_plugin_api *out);
-TC_PLUGIN_EXPORT tc_status tc_plugin_query(const tc_host_api *host, tc_plugin_api *out) {
-  (void)host;
+TP_QUERY {
   tc_plugin_api t = tp_table("other_major", other_major_probe, NULL);
   t.abi_major = TC_ABI_MAJOR + 7;
-  return tp_hand_over(&t, out);
+  size_t n = t.struct_size < q->table_size ? t.struct_size : q->table_size;
+  memcpy(q->table, &t, n);
+  q->table->struct_size = n;
+  return NULL;
 }

@@ -1,7 +1,7 @@
-/* test_plugin_common.h — the body shared by the registry's test plugins (every .c in tests/plugins):
- * a host-memory, graph-hand-off backend whose entries do nothing but succeed. Each plugin
- * defines what it tests (its name, its probe, its query) and includes this for the rest.
- * Like any plugin, it includes nothing of tc but tc_plugin.h. */
+/* test_plugin_common.h — the body shared by the registry's test plugins (every .c in
+ * tests/plugins): a host-memory, graph-hand-off backend of ABI 2 whose entries do nothing but
+ * succeed. Each plugin defines what it tests (its name, its probe, its query) and includes this
+ * for the rest. Like any plugin, it includes nothing of tc but tc_plugin.h. */
 #ifndef TC_TEST_PLUGIN_COMMON_H
 #define TC_TEST_PLUGIN_COMMON_H
 
@@ -14,66 +14,67 @@
 /* Not every plugin uses every helper. */
 #define TP_UNUSED __attribute__((unused))
 
-/* Tests read `device` through the context pointer: keep it the first field. */
+/* Tests read these through the context pointer: keep them the first fields. */
 struct tc_plugin_ctx {
   int32_t device;
+  int32_t threads;
   const tc_host_api *host;
 };
 
-TP_UNUSED static tc_status tp_probe_one_cpu(const tc_host_api *host, tc_probe_info *info, int32_t score) {
-  (void)host;
-  info->available = true;
-  info->score = score;
-  info->n_devices = 1;
-  snprintf(info->devices[0].name, sizeof info->devices[0].name, "test cpu");
-  info->devices[0].type = TC_DEVICE_CPU;
-  info->devices[0].memory_bytes = 1u << 20;
-  return TC_OK;
+static const tc_device_desc tp_cpu = {sizeof(tc_device_desc), "test cpu", TC_DEVICE_CPU, 1u << 20};
+
+TP_UNUSED static tc_error *tp_probe_one_cpu(tc_probe_args *a, int32_t score) {
+  a->available = true;
+  a->score = score;
+  a->n_devices = 1;
+  a->devices = &tp_cpu;
+  a->device_size = sizeof tp_cpu;
+  return NULL;
 }
 
-TP_UNUSED static tc_status tp_init(const tc_host_api *host, int32_t device, tc_plugin_ctx **ctx) {
+/* The value of option `name` handed to init or compile, or NULL. */
+TP_UNUSED static const char *tp_option(const tc_option *o, int32_t n, size_t size, const char *name) {
+  for (int32_t i = 0; i < n; i++) {
+    const tc_option *x = TC_ELEM(tc_option, o, size, i);
+    if (x->name && !strcmp(x->name, name)) return x->value;
+  }
+  return NULL;
+}
+
+TP_UNUSED static tc_error *tp_init(tc_init_args *a) {
   tc_plugin_ctx *c = calloc(1, sizeof *c);
-  if (!c) return TC_ERR_OUT_OF_MEMORY;
-  c->device = device;
-  c->host = host;
-  *ctx = c;
-  return TC_OK;
+  if (!c) return a->host->error_new(a->host->host_ctx, TC_ERR_OUT_OF_MEMORY, "test plugin: out of memory");
+  c->device = a->device < 0 ? 0 : a->device;
+  c->threads = 1;
+  c->host = a->host;
+  a->ctx = c;
+  return NULL;
 }
 
-TP_UNUSED static void tp_release(tc_plugin_ctx *ctx) {
-  free(ctx);
+TP_UNUSED static void tp_release(const tc_release_args *a) {
+  free(a->ctx);
 }
 
-TP_UNUSED static tc_status tp_compile_graph(tc_plugin_ctx *ctx, const tc_graph_desc *graph, tc_executable **exe) {
-  (void)ctx;
-  (void)graph;
-  *exe = NULL;
-  return TC_ERR_UNSUPPORTED;
+TP_UNUSED static tc_error *tp_compile(tc_compile_args *a) {
+  return a->ctx->host->error_new(a->ctx->host->host_ctx, TC_ERR_UNSUPPORTED, "test plugin: compiles nothing");
 }
 
-TP_UNUSED static tc_status tp_run_graph(tc_plugin_ctx *ctx, tc_executable *exe, const int64_t *syms,
-                                        const tc_tensor_ref *inputs, const tc_tensor_ref *outputs) {
-  (void)ctx;
-  (void)exe;
-  (void)syms;
-  (void)inputs;
-  (void)outputs;
-  return TC_ERR_UNSUPPORTED;
+TP_UNUSED static tc_error *tp_run_graph(const tc_run_graph_args *a) {
+  return a->ctx->host->error_new(a->ctx->host->host_ctx, TC_ERR_UNSUPPORTED, "test plugin: runs nothing");
 }
 
-TP_UNUSED static tc_status tp_synchronize(tc_plugin_ctx *ctx) {
-  (void)ctx;
-  return TC_OK;
+TP_UNUSED static tc_error *tp_synchronize(const tc_queue_args *a) {
+  (void)a;
+  return NULL;
 }
 
-TP_UNUSED static void tp_executable_free(tc_plugin_ctx *ctx, tc_executable *exe) {
-  (void)ctx;
-  (void)exe;
+TP_UNUSED static void tp_executable_free(const tc_executable_free_args *a) {
+  (void)a;
 }
 
 /* A complete table of this ABI version, named `name`, with the given probe and init. */
-TP_UNUSED static tc_plugin_api tp_table(const char *name, tc_status (*probe)(const tc_host_api *, tc_probe_info *),
-                                        tc_status (*init)(const tc_host_api *, int32_t, tc_plugin_ctx **)) {
+TP_UNUSED static tc_plugin_api tp_table(const char *name, tc_error *(*probe)(tc_probe_args *),
+                                        tc_error *(*init)(tc_init_args *)) {
   tc_plugin_api a;
   memset(&a, 0, sizeof a);
   a.struct_size = sizeof a;
@@ -84,24 +85,30 @@ TP_UNUSED static tc_plugin_api tp_table(const char *name, tc_status (*probe)(con
   a.description = "registry test plugin";
   a.handoff = TC_HANDOFF_GRAPH;
   a.memory = TC_MEMORY_HOST;
+  a.option_prefix = name;
   a.probe = probe;
   a.init = init ? init : tp_init;
   a.release = tp_release;
-  a.compile_graph = tp_compile_graph;
-  a.run_graph = tp_run_graph;
-  a.synchronize = tp_synchronize;
+  a.compile = tp_compile;
   a.executable_free = tp_executable_free;
+  a.synchronize = tp_synchronize;
+  a.run_graph = tp_run_graph;
   return a;
 }
 
-/* Copies a table into the host's buffer the way the header asks: at most the room the host
- * gave (out->struct_size on entry); struct_size says what was filled. */
-TP_UNUSED static tc_status tp_hand_over(const tc_plugin_api *table, tc_plugin_api *out) {
-  size_t room = out->struct_size;
-  size_t n = table->struct_size < room ? table->struct_size : room;
-  memcpy(out, table, n);
-  out->struct_size = n;
-  return TC_OK;
+/* Answers the query the way the header asks: the host's major or TC_ERR_VERSION, then at most
+ * the room the host gave (args->table_size); struct_size says what was filled. */
+TP_UNUSED static tc_error *tp_hand_over(tc_query_args *q, const tc_plugin_api *table) {
+  if (q->host->abi_major != TC_ABI_MAJOR)
+    return q->host->error_new(q->host->host_ctx, TC_ERR_VERSION, "test plugin: built for another ABI major");
+  size_t n = table->struct_size < q->table_size ? table->struct_size : q->table_size;
+  memcpy(q->table, table, n);
+  q->table->struct_size = n;
+  return NULL;
 }
+
+#define TP_QUERY                                                                                                       \
+  TC_PLUGIN_EXPORT tc_error *tc_plugin_query(tc_query_args *q);                                                        \
+  TC_PLUGIN_EXPORT tc_error *tc_plugin_query(tc_query_args *q)
 
 #endif

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tc_plugin.h" /* tc_status, tc_dtype, TC_MAX_RANK */
+#include "tc_common.h" /* tc_status, tc_dtype, tc_mode, tc_device_type, TC_MAX_RANK: shared with the plugin ABI */
 
 #ifdef __cplusplus
 extern "C" {
@@ -181,6 +181,13 @@ tc_tensor *tc_cross_entropy(tc_tensor *logits, tc_tensor *target);
 tc_tensor *tc_dropout(tc_tensor *x, double p, uint64_t seed, bool train);
 
 /* ---------------------------------------------------------------- backends */
+typedef struct tc_device {
+  size_t struct_size;
+  const char *name;
+  int32_t type; /* tc_device_type */
+  uint64_t memory_bytes;
+} tc_device;
+
 typedef struct tc_backend_info {
   size_t struct_size;
   const char *name;        /* "debug-eager", "inductor-cpu", ... */
@@ -191,14 +198,18 @@ typedef struct tc_backend_info {
   const char *reason;      /* why unavailable, or a note */
   int32_t score;
   int32_t n_devices;
-  const tc_device_info *devices;
+  const tc_device *devices;
 } tc_backend_info;
 
 /* Fills up to max entries; returns the number of backends known (found on TC_PLUGIN_PATH, in
  * the install's plugin directory, or registered in-process). Strings are valid until the
  * next tc_backend_register / tc_backend_rescan. Thread-safe. */
 int tc_list_backends(tc_backend_info *out, int max);
-/* Registers a backend from a query function in this process (same vtable as a plugin). */
+/* A plugin's entry point (tc_plugin.h declares the same type with its arguments). */
+typedef struct tc_query_args tc_query_args;
+typedef struct tc_error tc_error;
+typedef tc_error *(*tc_plugin_query_fn)(tc_query_args *args);
+/* Registers a backend from a query function in this process (same table as a plugin). */
 tc_status tc_backend_register(tc_plugin_query_fn query);
 /* Forgets everything found on disk and looks again (TC_PLUGIN_PATH is re-read). */
 tc_status tc_backend_rescan(void);
@@ -207,17 +218,17 @@ const char *tc_backend_auto(void);
 
 /* ---------------------------------------------------------------- compile */
 typedef enum tc_dynamic { TC_DYNAMIC_AUTO = 0, TC_DYNAMIC_OFF = 1, TC_DYNAMIC_ON = 2 } tc_dynamic;
-typedef enum tc_mode { TC_MODE_DEFAULT = 0, TC_MODE_REDUCE_OVERHEAD = 1, TC_MODE_MAX_AUTOTUNE = 2 } tc_mode;
 
 typedef struct tc_compile_options {
   size_t struct_size;
   const char *backend;    /* name or "auto"; NULL means "auto" */
   bool fullgraph;         /* a graph break is an error naming the op */
   int32_t dynamic;        /* tc_dynamic */
-  int32_t mode;           /* tc_mode */
+  int32_t mode;           /* tc_mode: reaches the backend's compile */
   int32_t cache_size_limit; /* compiled entries before falling back to eager; 0 means 8 */
   const char *name;       /* for logs and explain; NULL: "fn" */
-  const char *options;    /* "cpu.threads=2,vulkan.device=0": plugin options */
+  const char *options;    /* "cpu.threads=2,vulkan.device=1": backend options, checked against each backend's
+                             declared table (tc options BACKEND lists them); over $TC_OPTIONS */
   const char *input_names; /* "x,w1,b1": parameter names for guards and logs; NULL: by position */
 } tc_compile_options;
 
