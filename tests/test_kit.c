@@ -2,6 +2,7 @@
  * validator, options, the disk cache and the test host. Links only tc_kit (no libtc). */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -678,5 +679,51 @@ Test(kit_host, query_answer) {
   void *dl;
   cr_assert_not(tck_test_plugin_open(th, "/nonexistent/tc-x.so", &t, &dl, err, sizeof err));
   cr_assert_not_null(strstr(err, "cannot load"));
+  tck_test_host_free(th);
+}
+
+/* The ported debug-eager plugin through the test host (skipped when it is not built). */
+Test(kit_host, debug_eager_runs_a_graph) {
+  char path[512], err[512];
+  snprintf(path, sizeof path, "%s/tc-debug-eager.so", TC_BUILD_PLUGIN_DIR);
+  if (access(path, R_OK) != 0) cr_skip_test("debug-eager not built");
+  tck_test_host *th = tck_test_host_new(NULL, NULL);
+  tc_plugin_api api;
+  void *dl;
+  cr_assert(tck_test_plugin_open(th, path, &api, &dl, err, sizeof err), "%s", err);
+  cr_assert_str_eq(api.name, "debug-eager");
+  const char *msg;
+  tc_init_args ia = {sizeof ia, tck_test_host_api(th), 0, 0, NULL, 0, NULL};
+  cr_assert_eq(tck_test_host_take(th, api.init(&ia), &msg), TC_OK, "%s", msg);
+  tc_size_expr ex[2] = {E(TC_SX_SYM, 0, 0, 0), E(TC_SX_CONST, 0, 0, 2)};
+  int32_t shape[2] = {0, 1};
+  tc_value_type ty = {sizeof ty, TC_F32, 2, shape};
+  int32_t in0[2] = {0, 0}, in1[1] = {1};
+  tc_prim_node nodes[2] = {{sizeof(tc_prim_node), TC_PRIM_ADD, &ty, 2, in0, 0, NULL, 0},
+                           {sizeof(tc_prim_node), TC_PRIM_NEG, &ty, 1, in1, 0, NULL, 0}};
+  int32_t outs[1] = {2};
+  tc_graph_desc g = {sizeof g, "double_neg", 2, ex, sizeof ex[0], 1, 1, &ty, sizeof ty, 2, nodes, sizeof nodes[0], 1, outs};
+  tc_compile_args ca = {sizeof ca, ia.ctx, NULL, &g, 0, 0, NULL, 0, NULL};
+  cr_assert_eq(tck_test_host_take(th, api.compile(&ca), &msg), TC_OK, "%s", msg);
+  float x[6] = {1, 2, 3, 4, 5, 6}, y[6] = {0};
+  int64_t syms[1] = {3};
+  tc_tensor_ref xr = {sizeof xr, (tc_buffer *)x, 0, TC_F32, 2, {3, 2}, {2, 1}};
+  tc_tensor_ref yr = {sizeof yr, (tc_buffer *)y, 0, TC_F32, 2, {3, 2}, {2, 1}};
+  tc_run_graph_args ra = {sizeof ra, ia.ctx, ca.exe, 1, syms, 1, &xr, sizeof xr, 1, &yr, sizeof yr, 1};
+  cr_assert_eq(tck_test_host_take(th, api.run_graph(&ra), &msg), TC_OK, "%s", msg);
+  cr_assert_eq(y[5], -12.0f);
+  tc_executable_info_args info = {sizeof info, ia.ctx, ca.exe, NULL, 0, false, 0};
+  cr_assert_null(api.executable_info(&info));
+  cr_assert_not_null(strstr(info.source, "v2: f32[s0, 2] = neg(v1)"), "%s", info.source);
+  /* a bad graph: the kit's message, through a tc_error */
+  in1[0] = 5;
+  tc_compile_args bad = {sizeof bad, ia.ctx, NULL, &g, 0, 0, NULL, 0, NULL};
+  cr_assert_eq(tck_test_host_take(th, api.compile(&bad), &msg), TC_ERR_INVALID_ARGUMENT);
+  cr_assert_str_eq(msg, "debug-eager: compile: graph 'double_neg': node 1 (neg): inputs[0] = 5 is not an earlier value");
+  tc_executable_free_args fa = {sizeof fa, ia.ctx, ca.exe};
+  api.executable_free(&fa);
+  tc_release_args rl = {sizeof rl, ia.ctx};
+  api.release(&rl);
+  dlclose(dl);
   tck_test_host_free(th);
 }
