@@ -1,5 +1,6 @@
-/* compile.c — compile_graph's work: a deep copy of the (borrowed) graph descriptor into the
- * executable, plus each value's last use so the interpreter can free intermediates early. */
+/* compile.c — compile's work: a deep copy of the (borrowed) graph descriptor into the
+ * executable, each value's last use so the interpreter can free intermediates early, and a
+ * readable listing of the graph (executable_info's source). */
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,15 +26,16 @@ void de_graph_free(tc_executable *exe) {
   free(exe->values);
   free(exe->outputs);
   free(exe->last_use);
+  free(exe->listing);
   free(exe);
 }
 
 static tc_status copy_nodes(const tc_graph_desc *g, tc_executable *exe) {
   for (int32_t i = 0; i < g->n_nodes; i++) {
-    const tc_prim_node *n = TC_AT(tc_prim_node, g->nodes, i);
+    const tc_prim_node *n = tck_graph_node(g, i);
     de_node *d = &exe->nodes[i];
     d->prim = n->prim;
-    d->out = vtype_copy(&n->out);
+    d->out = vtype_copy(n->out);
     d->n_inputs = n->n_inputs;
     d->n_iattrs = n->n_iattrs;
     d->fattr = n->fattr;
@@ -54,9 +56,49 @@ static void compute_last_use(tc_executable *exe) {
   for (int32_t k = 0; k < exe->n_outputs; k++) exe->last_use[exe->outputs[k]] = exe->n_nodes;
 }
 
-tc_status de_graph_copy(const tc_host_api *host, const tc_graph_desc *g, tc_executable **out) {
+static void type_str(tck_str *s, const tc_executable *exe, const de_vtype *t) {
+  tck_str_printf(s, "%s[", tck_dtype_name(t->dtype));
+  for (int32_t d = 0; d < t->rank; d++) {
+    const tc_size_expr *e = &exe->exprs[t->shape[d]];
+    if (d) tck_str_puts(s, ", ");
+    if (e->op == TC_SX_CONST) tck_str_printf(s, "%lld", (long long)e->value);
+    else if (e->op == TC_SX_SYM) tck_str_printf(s, "s%lld", (long long)e->value);
+    else tck_str_printf(s, "e%d", t->shape[d]);
+  }
+  tck_str_puts(s, "]");
+}
+
+/* "graph 'g'(v0: f32[s0, 64]) {\n  v2: f32[s0, 64] = exp(v0)\n  ...\n  return v2\n}" */
+static char *listing(const tc_executable *exe) {
+  tck_str s = {0};
+  tck_str_printf(&s, "graph '%s'(", exe->name);
+  for (int32_t i = 0; i < exe->n_inputs; i++) {
+    tck_str_printf(&s, "%sv%d: ", i ? ", " : "", i);
+    type_str(&s, exe, &exe->values[i]);
+  }
+  tck_str_puts(&s, ") {\n");
+  for (int32_t i = 0; i < exe->n_nodes; i++) {
+    const de_node *n = &exe->nodes[i];
+    tck_str_printf(&s, "  v%d: ", exe->n_inputs + i);
+    type_str(&s, exe, &n->out);
+    tck_str_printf(&s, " = %s(", tck_prim_name(n->prim));
+    for (int32_t k = 0; k < n->n_inputs; k++) tck_str_printf(&s, "%sv%d", k ? ", " : "", n->inputs[k]);
+    if (n->n_iattrs) {
+      tck_str_puts(&s, n->n_inputs ? "; " : "");
+      for (int32_t k = 0; k < n->n_iattrs; k++) tck_str_printf(&s, "%s%lld", k ? ", " : "", (long long)n->iattrs[k]);
+    }
+    if (n->prim == TC_PRIM_CONSTANT || n->prim == TC_PRIM_PAD) tck_str_printf(&s, "; %g", n->fattr);
+    tck_str_puts(&s, ")\n");
+  }
+  tck_str_puts(&s, "  return");
+  for (int32_t k = 0; k < exe->n_outputs; k++) tck_str_printf(&s, "%s v%d", k ? "," : "", exe->outputs[k]);
+  tck_str_puts(&s, "\n}\n");
+  return tck_str_take(&s);
+}
+
+tc_status de_graph_copy(de_call *call, const tc_graph_desc *g, tc_executable **out) {
   tc_executable *exe = calloc(1, sizeof *exe);
-  if (!exe) return de_error(host, TC_ERR_OUT_OF_MEMORY, "compile_graph: out of memory");
+  if (!exe) return de_error(call, TC_ERR_OUT_OF_MEMORY, "compile_graph: out of memory");
   snprintf(exe->name, sizeof exe->name, "%s", g->name ? g->name : "graph");
   exe->n_exprs = g->n_exprs;
   exe->n_syms = g->n_syms;
@@ -71,17 +113,18 @@ tc_status de_graph_copy(const tc_host_api *host, const tc_graph_desc *g, tc_exec
   exe->last_use = alloc_array((size_t)exe->n_values, sizeof(int32_t));
   if (!exe->exprs || !exe->values || !exe->nodes || !exe->outputs || !exe->last_use) goto oom;
   for (int32_t i = 0; i < g->n_exprs; i++) {
-    const tc_size_expr *e = TC_AT(tc_size_expr, g->exprs, i);
+    const tc_size_expr *e = tck_graph_expr(g, i);
     exe->exprs[i] = (tc_size_expr){sizeof(tc_size_expr), e->op, e->a, e->b, e->value};
   }
-  for (int32_t i = 0; i < g->n_inputs; i++) exe->values[i] = vtype_copy(TC_AT(tc_value_type, g->inputs, i));
+  for (int32_t i = 0; i < g->n_inputs; i++) exe->values[i] = vtype_copy(tck_graph_input(g, i));
   if (copy_nodes(g, exe) != TC_OK) goto oom;
   if (g->n_outputs) memcpy(exe->outputs, g->outputs, (size_t)g->n_outputs * sizeof(int32_t));
   compute_last_use(exe);
+  exe->listing = listing(exe); /* NULL when out of memory: only the listing is lost */
   *out = exe;
   return TC_OK;
 oom:
   de_graph_free(exe);
-  return de_error(host, TC_ERR_OUT_OF_MEMORY, "compile_graph: out of memory copying graph '%s'",
+  return de_error(call, TC_ERR_OUT_OF_MEMORY, "compile_graph: out of memory copying graph '%s'",
                   g->name ? g->name : "?");
 }

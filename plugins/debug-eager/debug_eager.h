@@ -1,12 +1,13 @@
 /* debug_eager.h — internals of the debug-eager plugin: the compiled graph it keeps, the
  * run-time tensors it works on, and one entry per concern (validation, element access, one
- * executor per prim family). Only tc_plugin.h is included from tc. */
+ * executor per prim family). Only tc_plugin.h and the plugin kit are included from tc. */
 #ifndef DEBUG_EAGER_H
 #define DEBUG_EAGER_H
 
 #include <stdarg.h>
 #include <stdbool.h>
 
+#include "tc_kit.h"
 #include "tc_plugin.h"
 
 #define DE_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -22,9 +23,18 @@ struct tc_plugin_ctx {
   tc_host_api host; /* copied: zero past what the host filled */
 };
 
-/* Reports a message through host->set_error (prefixed "debug-eager: ") and returns s. */
-tc_status de_error(const tc_host_api *host, tc_status s, const char *fmt, ...) DE_PRINTF(3, 4);
-const char *de_dtype_name(int32_t dtype);
+/* One entry point's call: the host, and the first error raised (handed to the host on return).
+ * Internals return tc_status and record the message here, so they stay flat (DE_TRY). */
+typedef struct de_call {
+  const tc_host_api *host;
+  tc_error *err;
+} de_call;
+
+/* Records the first error of the call (message prefixed "debug-eager: ") and returns s. */
+tc_status de_error(de_call *call, tc_status s, const char *fmt, ...) DE_PRINTF(3, 4);
+/* What an entry point returns for status s: call->err, or a generic error for s when none was
+ * recorded (out of memory while making it). NULL for TC_OK. */
+tc_error *de_call_result(de_call *call, tc_status s);
 /* Formats sizes as "8x64" ("[]" for rank 0); returns buf. */
 char *de_shape_str(char *buf, size_t cap, int32_t rank, const int64_t *sizes);
 
@@ -80,6 +90,8 @@ typedef struct de_node {
 /* A deep copy of a tc_graph_desc: nothing borrowed outlives compile_graph. */
 struct tc_executable {
   char name[64];
+  char *listing; /* readable listing of the graph (executable_info's source), or NULL */
+  double compile_seconds;
   int32_t n_exprs;
   tc_size_expr *exprs; /* struct_size = sizeof(tc_size_expr) */
   int32_t n_syms;
@@ -93,16 +105,16 @@ struct tc_executable {
   int32_t *last_use;  /* per value: last node reading it (-1: none); outputs live to the end */
 };
 
-/* Checks a graph against the ABI and every prim's rules (compile-time part: dtypes, ranks,
- * attributes, value ids). Sizes are symbolic and are checked at run time. */
-tc_status de_graph_validate(const tc_host_api *host, const tc_graph_desc *g);
+/* Checks a graph: the ABI through the kit's tck_graph_validate, then every prim's rules
+ * (compile-time part: dtypes, ranks, attributes). Sizes are symbolic and are checked at run
+ * time. */
+tc_status de_graph_validate(de_call *call, const tc_graph_desc *g);
 /* Deep-copies a validated graph. */
-tc_status de_graph_copy(const tc_host_api *host, const tc_graph_desc *g, tc_executable **exe /* out */);
+tc_status de_graph_copy(de_call *call, const tc_graph_desc *g, tc_executable **exe /* out */);
 void de_graph_free(tc_executable *exe);
 
 /* Runs a compiled graph (interp.c). */
-tc_status de_graph_run(const tc_host_api *host, const tc_executable *exe, const int64_t *syms,
-                       const tc_tensor_ref *inputs, const tc_tensor_ref *outputs);
+tc_status de_graph_run(de_call *call, const tc_executable *exe, const tc_run_graph_args *args);
 
 /* ---------------------------------------------------------------- run-time tensors */
 /* A strided view: element idx lives at data + sum(idx[d] * strides[d]) * itemsize. Strides are
@@ -139,7 +151,7 @@ static inline int de_is_float(int32_t dtype) { return dtype == TC_F32 || dtype =
 /* ---------------------------------------------------------------- executors */
 /* One prim's execution: operands are strided views; out is contiguous, with its sizes. */
 typedef struct de_op {
-  const tc_host_api *host;
+  de_call *call;
   const de_node *node;
   int32_t index;        /* node index, for messages */
   const de_tensor *in;  /* node->n_inputs operands */

@@ -29,7 +29,7 @@ void de_unravel(int64_t i, int32_t rank, const int64_t *sizes, int64_t *idx) {
 char *de_at(const de_tensor *t, const int64_t *idx) {
   int64_t off = 0;
   for (int32_t d = 0; d < t->rank; d++) off += idx[d] * t->strides[d];
-  return t->data + off * (int64_t)tc_dtype_size((tc_dtype)t->dtype);
+  return t->data + off * (int64_t)tck_dtype_size((int32_t)t->dtype);
 }
 
 char *de_at_linear(const de_tensor *t, int64_t i) {

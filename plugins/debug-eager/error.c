@@ -1,31 +1,28 @@
 /* error.c — messages back to the host. Every failure of the plugin goes through de_error, so
- * each one reaches host->set_error with the plugin's name in front. */
+ * each one becomes the call's tc_error with the plugin's name in front. */
 #include <stdio.h>
 
 #include "debug_eager.h"
 
-tc_status de_error(const tc_host_api *host, tc_status s, const char *fmt, ...) {
+tc_status de_error(de_call *call, tc_status s, const char *fmt, ...) {
+  if (!call || call->err) return s; /* the first error explains; later ones are consequences */
   char msg[1024];
-  int n = snprintf(msg, sizeof msg, "debug-eager: ");
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
+  vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  if (host && host->set_error) host->set_error(host->host_ctx, msg);
+  call->err = tck_error(call->host, s, "debug-eager: %s", msg);
   return s;
 }
 
-const char *de_dtype_name(int32_t dtype) {
-  switch (dtype) {
-  case TC_F32: return "f32";
-  case TC_F64: return "f64";
-  case TC_I32: return "i32";
-  case TC_I64: return "i64";
-  case TC_BOOL: return "bool";
-  case TC_F16: return "f16";
-  case TC_BF16: return "bf16";
-  default: return "?";
+tc_error *de_call_result(de_call *call, tc_status s) {
+  if (s == TC_OK) {
+    if (call->err && call->host && call->host->error_free) call->host->error_free(call->host->host_ctx, call->err);
+    call->err = NULL;
+    return NULL;
   }
+  if (call->err) return call->err;
+  return tck_error(call->host, s, "debug-eager: %s", tck_status_name(s));
 }
 
 static void shape_str(char *buf, size_t cap, int32_t rank, const int64_t *sizes) {
@@ -45,7 +42,7 @@ tc_status de_op_error(const de_op *op, tc_status s, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  return de_error(op->host, s, "node %d (%s): %s", op->index, de_prim_name(op->node->prim), msg);
+  return de_error(op->call, s, "node %d (%s): %s", op->index, de_prim_name(op->node->prim), msg);
 }
 
 tc_status de_op_check_same_shape(const de_op *op, const de_tensor *t, const char *what) {

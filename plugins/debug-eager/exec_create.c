@@ -4,7 +4,7 @@
 tc_status de_exec_create(const de_op *op) {
   const de_node *n = op->node;
   const de_tensor *out = op->out;
-  size_t item = tc_dtype_size((tc_dtype)out->dtype);
+  size_t item = tck_dtype_size((int32_t)out->dtype);
   int64_t count = de_numel(out->rank, out->sizes), o[TC_MAX_RANK];
   for (int64_t i = 0; i < count; i++) {
     char *q = out->data + (size_t)i * item;

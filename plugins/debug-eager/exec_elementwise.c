@@ -133,7 +133,7 @@ static void element(int32_t prim, const de_tensor *in, char *const *p, int32_t o
     }
     break;
   case DE_FAMILY_WHERE:
-    memcpy(q, *p[0] ? p[1] : p[2], tc_dtype_size((tc_dtype)out_dtype));
+    memcpy(q, *p[0] ? p[1] : p[2], tck_dtype_size((int32_t)out_dtype));
     break;
   default: /* CONVERT */
     if (de_is_float(dt)) de_store_f(out_dtype, q, de_load_f(dt, p[0]));
@@ -149,7 +149,7 @@ tc_status de_exec_elementwise(const de_op *op) {
     snprintf(what, sizeof what, "operand %d", k);
     DE_TRY(de_op_check_same_shape(op, &op->in[k], what));
   }
-  size_t item = tc_dtype_size((tc_dtype)out->dtype);
+  size_t item = tck_dtype_size((int32_t)out->dtype);
   int64_t n = de_numel(out->rank, out->sizes);
   int64_t idx[TC_MAX_RANK];
   char *p[3] = {NULL, NULL, NULL};

@@ -21,7 +21,7 @@ static tc_status gather(const de_op *op) {
   int64_t dim = op->node->iattrs[0];
   DE_TRY(de_op_check_same_shape(op, index, "index"));
   DE_TRY(check_index_fits(op, x, index, dim));
-  size_t item = tc_dtype_size((tc_dtype)out->dtype);
+  size_t item = tck_dtype_size((int32_t)out->dtype);
   int64_t n = de_numel(out->rank, out->sizes), o[TC_MAX_RANK];
   for (int64_t i = 0; i < n; i++) {
     de_unravel(i, out->rank, out->sizes, o);
@@ -50,7 +50,7 @@ static tc_status scatter_add(const de_op *op) {
                        de_shape_str(b, sizeof b, src->rank, src->sizes));
   }
   DE_TRY(check_index_fits(op, x, index, dim));
-  size_t item = tc_dtype_size((tc_dtype)out->dtype);
+  size_t item = tck_dtype_size((int32_t)out->dtype);
   int64_t n_out = de_numel(out->rank, out->sizes), p[TC_MAX_RANK];
   for (int64_t i = 0; i < n_out; i++) memcpy(out->data + (size_t)i * item, de_at_linear(x, i), item);
   de_tensor dst = *out;

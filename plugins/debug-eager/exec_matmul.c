@@ -17,7 +17,7 @@ tc_status de_exec_matmul(const de_op *op) {
                        de_shape_str(so, sizeof so, out->rank, out->sizes));
   }
   int64_t batch = de_numel(r - 2, a->sizes), idx[TC_MAX_RANK];
-  size_t item = tc_dtype_size((tc_dtype)out->dtype);
+  size_t item = tck_dtype_size((int32_t)out->dtype);
   char *q = out->data;
   for (int64_t bi = 0; bi < batch; bi++) {
     de_unravel(bi, r - 2, a->sizes, idx);

@@ -103,7 +103,7 @@ static const char *source(const de_op *op, const int64_t *o, int64_t linear) {
 tc_status de_exec_movement(const de_op *op) {
   const de_tensor *out = op->out;
   DE_TRY(check_sizes(op));
-  size_t item = tc_dtype_size((tc_dtype)out->dtype);
+  size_t item = tck_dtype_size((int32_t)out->dtype);
   char pad[8] = {0};
   if (op->node->prim == TC_PRIM_PAD) de_store_f(out->dtype, pad, op->node->fattr);
   int64_t n = de_numel(out->rank, out->sizes), o[TC_MAX_RANK];

@@ -61,28 +61,14 @@ static int64_t fold_int(int32_t prim, int64_t acc, int64_t v) {
 }
 
 /* The identity each fold starts from: what an empty reduction gives. */
-static double init_float(int32_t prim) {
-  switch (prim) {
-  case TC_PRIM_REDUCE_SUM: return 0.0;
-  case TC_PRIM_REDUCE_PROD: return 1.0;
-  case TC_PRIM_REDUCE_MAX: return -INFINITY;
-  default: return INFINITY;
-  }
-}
+static double init_float(int32_t prim) { return tck_reduce_identity_f(prim, TC_F64); }
 
-static int64_t init_int(int32_t prim, int32_t dtype) {
-  switch (prim) {
-  case TC_PRIM_REDUCE_SUM: return 0;
-  case TC_PRIM_REDUCE_PROD: return 1;
-  case TC_PRIM_REDUCE_MAX: return dtype == TC_I32 ? INT32_MIN : INT64_MIN;
-  default: return dtype == TC_I32 ? INT32_MAX : INT64_MAX;
-  }
-}
+static int64_t init_int(int32_t prim, int32_t dtype) { return tck_reduce_identity_i(prim, dtype); }
 
 static void reduce(const de_op *op, const split *s) {
   const de_tensor *x = &op->in[0], *out = op->out;
   int32_t prim = op->node->prim, dt = x->dtype;
-  size_t item = tc_dtype_size((tc_dtype)out->dtype);
+  size_t item = tck_dtype_size((int32_t)out->dtype);
   int64_t n_out = de_numel(out->rank, out->sizes), n_red = de_numel(s->n_red, s->red_sizes);
   int64_t o[TC_MAX_RANK], r[TC_MAX_RANK];
   for (int64_t i = 0; i < n_out; i++) {

@@ -9,12 +9,13 @@
 #include "debug_eager.h"
 
 typedef struct run {
-  const tc_host_api *host;
+  de_call *call;
   const tc_executable *exe;
   int64_t *vals;     /* evaluated size expressions */
   de_tensor *values; /* per value id */
   bool *owned;       /* values[v].data was malloc'd here */
   bool *direct;      /* per output: already written in place */
+  size_t input_size, output_size; /* element sizes of the host's tc_tensor_ref arrays */
 } run;
 
 static void run_free(run *r) {
@@ -32,7 +33,7 @@ static tc_status value_sizes(const run *r, int32_t v, int64_t *sizes) {
   for (int32_t d = 0; d < t->rank; d++) {
     sizes[d] = r->vals[t->shape[d]];
     if (sizes[d] < 0)
-      return de_error(r->host, TC_ERR_INVALID_ARGUMENT, "graph '%s': value %d has negative size %lld at dim %d",
+      return de_error(r->call, TC_ERR_INVALID_ARGUMENT, "graph '%s': value %d has negative size %lld at dim %d",
                       r->exe->name, v, (long long)sizes[d], d);
   }
   return TC_OK;
@@ -56,14 +57,14 @@ static tc_status bind_ref(const run *r, const tc_tensor_ref *ref, int32_t v, con
   for (int32_t d = 0; same && d < t->rank; d++) same = ref->sizes[d] == sizes[d];
   if (!same) {
     char a[160], b[160];
-    return de_error(r->host, TC_ERR_INVALID_ARGUMENT, "graph '%s': %s %d is %s %s, the graph expects %s %s",
-                    r->exe->name, what, k, de_dtype_name(ref->dtype),
+    return de_error(r->call, TC_ERR_INVALID_ARGUMENT, "graph '%s': %s %d is %s %s, the graph expects %s %s",
+                    r->exe->name, what, k, tck_dtype_name(ref->dtype),
                     de_shape_str(a, sizeof a, ref->rank < 0 || ref->rank > TC_MAX_RANK ? 0 : ref->rank, ref->sizes),
-                    de_dtype_name(t->dtype), de_shape_str(b, sizeof b, t->rank, sizes));
+                    tck_dtype_name(t->dtype), de_shape_str(b, sizeof b, t->rank, sizes));
   }
   if (!ref->buffer && de_numel(t->rank, sizes) > 0)
-    return de_error(r->host, TC_ERR_INVALID_ARGUMENT, "graph '%s': %s %d has no buffer", r->exe->name, what, k);
-  out->data = (char *)ref->buffer + ref->offset * (int64_t)tc_dtype_size((tc_dtype)t->dtype);
+    return de_error(r->call, TC_ERR_INVALID_ARGUMENT, "graph '%s': %s %d has no buffer", r->exe->name, what, k);
+  out->data = (char *)ref->buffer + ref->offset * (int64_t)tck_dtype_size((int32_t)t->dtype);
   out->dtype = t->dtype;
   out->rank = t->rank;
   memcpy(out->sizes, ref->sizes, sizeof out->sizes);
@@ -80,7 +81,7 @@ static tc_status place_value(run *r, int32_t v, const tc_tensor_ref *outputs) {
   DE_TRY(value_sizes(r, v, t->sizes));
   de_contiguous_strides(t->rank, t->sizes, t->strides);
   for (int32_t k = 0; k < r->exe->n_outputs; k++) {
-    const tc_tensor_ref *ref = TC_AT(tc_tensor_ref, outputs, k);
+    const tc_tensor_ref *ref = TC_ELEM(tc_tensor_ref, outputs, r->output_size, k);
     if (r->exe->outputs[k] == v && !r->direct[k] && ref_is_contiguous(ref)) {
       de_tensor host_view;
       DE_TRY(bind_ref(r, ref, v, "output", k, &host_view));
@@ -89,10 +90,10 @@ static tc_status place_value(run *r, int32_t v, const tc_tensor_ref *outputs) {
       return TC_OK;
     }
   }
-  size_t bytes = (size_t)de_numel(t->rank, t->sizes) * tc_dtype_size((tc_dtype)t->dtype);
+  size_t bytes = (size_t)de_numel(t->rank, t->sizes) * tck_dtype_size((int32_t)t->dtype);
   t->data = malloc(bytes ? bytes : 1);
   if (!t->data)
-    return de_error(r->host, TC_ERR_OUT_OF_MEMORY, "graph '%s': cannot allocate %zu bytes for value %d",
+    return de_error(r->call, TC_ERR_OUT_OF_MEMORY, "graph '%s': cannot allocate %zu bytes for value %d",
                     r->exe->name, bytes, v);
   r->owned[v] = true;
   return TC_OK;
@@ -116,9 +117,9 @@ static tc_status run_node(run *r, int32_t i, const tc_tensor_ref *outputs) {
   int32_t v = r->exe->n_inputs + i;
   DE_TRY(place_value(r, v, outputs));
   de_tensor *in = calloc(n->n_inputs ? (size_t)n->n_inputs : 1, sizeof *in);
-  if (!in) return de_error(r->host, TC_ERR_OUT_OF_MEMORY, "graph '%s': out of memory", r->exe->name);
+  if (!in) return de_error(r->call, TC_ERR_OUT_OF_MEMORY, "graph '%s': out of memory", r->exe->name);
   for (int32_t k = 0; k < n->n_inputs; k++) in[k] = r->values[n->inputs[k]];
-  de_op op = {r->host, n, i, in, &r->values[v], r->vals};
+  de_op op = {r->call, n, i, in, &r->values[v], r->vals};
   tc_status s = exec_node(&op);
   free(in);
   if (s != TC_OK) return s;
@@ -135,12 +136,12 @@ static tc_status run_node(run *r, int32_t i, const tc_tensor_ref *outputs) {
 
 /* An output not written in place (a graph input, a repeated value, a strided output view). */
 static tc_status copy_output(const run *r, int32_t k, const tc_tensor_ref *outputs) {
-  const tc_tensor_ref *ref = TC_AT(tc_tensor_ref, outputs, k);
+  const tc_tensor_ref *ref = TC_ELEM(tc_tensor_ref, outputs, r->output_size, k);
   de_tensor dst;
   int32_t v = r->exe->outputs[k];
   DE_TRY(bind_ref(r, ref, v, "output", k, &dst));
   const de_tensor *src = &r->values[v];
-  size_t item = tc_dtype_size((tc_dtype)src->dtype);
+  size_t item = tck_dtype_size((int32_t)src->dtype);
   int64_t n = de_numel(src->rank, src->sizes);
   for (int64_t i = 0; i < n; i++) memcpy(de_at_linear(&dst, i), de_at_linear(src, i), item);
   return TC_OK;
@@ -150,24 +151,24 @@ static tc_status run_all(run *r, const int64_t *syms, const tc_tensor_ref *input
   const tc_executable *exe = r->exe;
   size_t ref_size = TC_STRUCT_SIZE(tc_tensor_ref, strides);
   if (exe->n_syms > 0 && !syms)
-    return de_error(r->host, TC_ERR_INVALID_ARGUMENT, "graph '%s': %d symbols but syms is NULL", exe->name,
+    return de_error(r->call, TC_ERR_INVALID_ARGUMENT, "graph '%s': %d symbols but syms is NULL", exe->name,
                     exe->n_syms);
-  if ((exe->n_inputs > 0 && (!inputs || inputs->struct_size < ref_size)) ||
-      (exe->n_outputs > 0 && (!outputs || outputs->struct_size < ref_size)))
-    return de_error(r->host, TC_ERR_INVALID_ARGUMENT, "graph '%s': missing inputs/outputs or tc_tensor_ref too small",
+  if ((exe->n_inputs > 0 && (!inputs || r->input_size < ref_size || inputs->struct_size < ref_size)) ||
+      (exe->n_outputs > 0 && (!outputs || r->output_size < ref_size || outputs->struct_size < ref_size)))
+    return de_error(r->call, TC_ERR_INVALID_ARGUMENT, "graph '%s': missing inputs/outputs or tc_tensor_ref too small",
                     exe->name);
   r->vals = malloc(sizeof(int64_t) * (size_t)(exe->n_exprs ? exe->n_exprs : 1));
   r->values = calloc((size_t)(exe->n_values ? exe->n_values : 1), sizeof(de_tensor));
   r->owned = calloc((size_t)(exe->n_values ? exe->n_values : 1), sizeof(bool));
   r->direct = calloc((size_t)(exe->n_outputs ? exe->n_outputs : 1), sizeof(bool));
   if (!r->vals || !r->values || !r->owned || !r->direct)
-    return de_error(r->host, TC_ERR_OUT_OF_MEMORY, "graph '%s': out of memory", exe->name);
-  tc_size_eval_all(exe->exprs, exe->n_exprs, syms, r->vals);
+    return de_error(r->call, TC_ERR_OUT_OF_MEMORY, "graph '%s': out of memory", exe->name);
+  tck_size_eval_all(exe->exprs, sizeof(tc_size_expr), exe->n_exprs, syms, r->vals);
   for (int32_t i = 0; i < exe->n_inputs; i++)
-    DE_TRY(bind_ref(r, TC_AT(tc_tensor_ref, inputs, i), i, "input", i, &r->values[i]));
+    DE_TRY(bind_ref(r, TC_ELEM(tc_tensor_ref, inputs, r->input_size, i), i, "input", i, &r->values[i]));
   for (int32_t k = 0; k < exe->n_outputs; k++) { /* fail before any work on a wrong output */
     de_tensor unused;
-    DE_TRY(bind_ref(r, TC_AT(tc_tensor_ref, outputs, k), exe->outputs[k], "output", k, &unused));
+    DE_TRY(bind_ref(r, TC_ELEM(tc_tensor_ref, outputs, r->output_size, k), exe->outputs[k], "output", k, &unused));
   }
   for (int32_t i = 0; i < exe->n_nodes; i++) DE_TRY(run_node(r, i, outputs));
   for (int32_t k = 0; k < exe->n_outputs; k++)
@@ -175,11 +176,16 @@ static tc_status run_all(run *r, const int64_t *syms, const tc_tensor_ref *input
   return TC_OK;
 }
 
-tc_status de_graph_run(const tc_host_api *host, const tc_executable *exe, const int64_t *syms,
-                       const tc_tensor_ref *inputs, const tc_tensor_ref *outputs) {
-  if (!exe) return de_error(host, TC_ERR_INVALID_ARGUMENT, "run_graph: executable is NULL");
-  run r = {host, exe, NULL, NULL, NULL, NULL};
-  tc_status s = run_all(&r, syms, inputs, outputs);
+tc_status de_graph_run(de_call *call, const tc_executable *exe, const tc_run_graph_args *a) {
+  if (!exe) return de_error(call, TC_ERR_INVALID_ARGUMENT, "run_graph: executable is NULL");
+  if (a->n_syms < exe->n_syms)
+    return de_error(call, TC_ERR_INVALID_ARGUMENT, "graph '%s': %d symbols given, the graph has %d", exe->name,
+                    a->n_syms, exe->n_syms);
+  if (a->n_inputs != exe->n_inputs || a->n_outputs != exe->n_outputs)
+    return de_error(call, TC_ERR_INVALID_ARGUMENT, "graph '%s': %d inputs and %d outputs given, the graph has %d and %d",
+                    exe->name, a->n_inputs, a->n_outputs, exe->n_inputs, exe->n_outputs);
+  run r = {call, exe, NULL, NULL, NULL, NULL, a->input_size, a->output_size};
+  tc_status s = run_all(&r, a->syms, a->inputs, a->outputs);
   run_free(&r);
   return s;
 }

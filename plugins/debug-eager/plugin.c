@@ -1,100 +1,126 @@
-/* plugin.c — the entry point of debug-eager: version negotiation, probe, context lifetime and
- * the graph hand-off entries. A TC_HANDOFF_GRAPH plugin on host memory (a tc_buffer* is a host
- * pointer), always available, scored low so that "auto" prefers a real backend. */
+/* plugin.c — the entry point of debug-eager: the query handshake, probe, context lifetime and
+ * the graph hand-off entries (ABI 2). A TC_HANDOFF_GRAPH plugin on host memory (a tc_buffer*
+ * is a host pointer), always available, scored low so that "auto" prefers a real backend. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "debug_eager.h"
 
-#define DE_VERSION "0.1.0"
+#define DE_VERSION "0.2.0"
 
-static tc_status de_probe(const tc_host_api *host, tc_probe_info *info) {
-  if (!info) return de_error(host, TC_ERR_INVALID_ARGUMENT, "probe: info is NULL");
-  if (info->struct_size < TC_STRUCT_SIZE(tc_probe_info, devices))
-    return de_error(host, TC_ERR_VERSION, "probe: tc_probe_info.struct_size %zu is too small", info->struct_size);
-  info->available = true;
-  snprintf(info->reason, sizeof info->reason, "reference interpreter: always available, slow by design");
-  info->score = 1;
-  info->n_devices = 1;
-  tc_device_info *dev = &info->devices[0];
-  memset(dev, 0, sizeof *dev);
-  dev->struct_size = sizeof *dev;
-  snprintf(dev->name, sizeof dev->name, "host CPU (one prim at a time)");
-  dev->type = TC_DEVICE_CPU;
-  dev->memory_bytes = 0; /* host memory: not tracked */
-  return TC_OK;
+/* Option table: the interpreter reads none today (prefix "debug" reserved for it). */
+static const tc_option_decl de_options[1] = {{0}};
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static tc_status de_init(const tc_host_api *host, int32_t device, tc_plugin_ctx **ctx) {
-  if (!host || !ctx) return de_error(host, TC_ERR_INVALID_ARGUMENT, "init: host and ctx must not be NULL");
-  if (device != 0) return de_error(host, TC_ERR_INVALID_ARGUMENT, "init: device %d does not exist (only 0)", device);
+static const tc_device_desc de_device = {sizeof(tc_device_desc), "host CPU (one prim at a time)", TC_DEVICE_CPU, 0};
+
+static tc_error *de_probe(tc_probe_args *a) {
+  if (!a || a->struct_size < TC_STRUCT_SIZE(tc_probe_args, device_size))
+    return a ? tck_error(a->host, TC_ERR_VERSION, "debug-eager: probe: tc_probe_args too small") : NULL;
+  a->available = true;
+  a->reason = "reference interpreter: always available, slow by design";
+  a->score = 1;
+  a->n_devices = 1;
+  a->devices = &de_device;
+  a->device_size = sizeof de_device;
+  return NULL;
+}
+
+static tc_error *de_init(tc_init_args *a) {
+  if (!a || a->struct_size < TC_STRUCT_SIZE(tc_init_args, ctx))
+    return a ? tck_error(a->host, TC_ERR_VERSION, "debug-eager: init: tc_init_args too small") : NULL;
+  const tc_host_api *host = a->host;
+  if (!host) return NULL; /* no host: nobody to report to (and no error could be made) */
+  if (a->device != 0 && a->device != -1)
+    return tck_error(host, TC_ERR_INVALID_ARGUMENT, "debug-eager: init: device %d does not exist (only 0)", a->device);
   tc_plugin_ctx *c = calloc(1, sizeof *c);
-  if (!c) return de_error(host, TC_ERR_OUT_OF_MEMORY, "init: out of memory");
+  if (!c) return tck_error(host, TC_ERR_OUT_OF_MEMORY, "debug-eager: init: out of memory");
   size_t n = host->struct_size < sizeof c->host ? host->struct_size : sizeof c->host;
   memcpy(&c->host, host, n); /* fields the host did not fill stay zero (NULL) */
-  *ctx = c;
-  return TC_OK;
+  c->host.struct_size = n;
+  a->ctx = c;
+  return NULL;
 }
 
-static void de_release(tc_plugin_ctx *ctx) { free(ctx); }
-
-static tc_status de_compile_graph(tc_plugin_ctx *ctx, const tc_graph_desc *graph, tc_executable **exe) {
-  if (!ctx || !exe) return de_error(ctx ? &ctx->host : NULL, TC_ERR_INVALID_ARGUMENT, "compile_graph: NULL argument");
-  DE_TRY(de_graph_validate(&ctx->host, graph));
-  return de_graph_copy(&ctx->host, graph, exe);
+static void de_release(const tc_release_args *a) {
+  if (a) free(a->ctx);
 }
 
-static tc_status de_run_graph(tc_plugin_ctx *ctx, tc_executable *exe, const int64_t *syms,
-                              const tc_tensor_ref *inputs, const tc_tensor_ref *outputs) {
-  if (!ctx) return de_error(NULL, TC_ERR_INVALID_ARGUMENT, "run_graph: ctx is NULL");
-  return de_graph_run(&ctx->host, exe, syms, inputs, outputs);
+static tc_error *de_compile(tc_compile_args *a) {
+  if (!a || a->struct_size < TC_STRUCT_SIZE(tc_compile_args, exe) || !a->ctx) return NULL; /* cannot answer */
+  de_call call = {&a->ctx->host, NULL};
+  tc_status s = TC_OK;
+  a->exe = NULL;
+  if (!a->graph) s = de_error(&call, TC_ERR_INVALID_ARGUMENT, "compile: no graph (debug-eager takes graphs)");
+  if (s == TC_OK) s = de_graph_validate(&call, a->graph);
+  double t0 = now_seconds();
+  if (s == TC_OK) s = de_graph_copy(&call, a->graph, &a->exe);
+  if (s == TC_OK) a->exe->compile_seconds = now_seconds() - t0;
+  return de_call_result(&call, s);
 }
 
-static tc_status de_synchronize(tc_plugin_ctx *ctx) { return TC_OK; /* every call completes before it returns */ }
-
-static void de_executable_free(tc_plugin_ctx *ctx, tc_executable *exe) { de_graph_free(exe); }
-
-static tc_status de_capabilities(tc_plugin_ctx *ctx, tc_capabilities *caps) {
-  if (!caps || caps->struct_size < TC_STRUCT_SIZE(tc_capabilities, kernel_kinds))
-    return de_error(ctx ? &ctx->host : NULL, TC_ERR_VERSION, "capabilities: tc_capabilities too small or NULL");
-  caps->dtypes = DE_ALL;
-  caps->prims[0] = caps->prims[1] = 0;
-  for (int32_t p = 0; p <= TC_PRIM_LAST_; p++)
-    if (de_prim_info_of(p).family != DE_FAMILY_NONE) caps->prims[p / 64] |= 1ull << (p % 64);
-  caps->kernel_kinds = 0; /* takes graphs, not kernels */
-  return TC_OK;
+static tc_error *de_run_graph(const tc_run_graph_args *a) {
+  if (!a || a->struct_size < TC_STRUCT_SIZE(tc_run_graph_args, call_id) || !a->ctx) return NULL;
+  de_call call = {&a->ctx->host, NULL};
+  tc_status s = de_graph_run(&call, a->exe, a);
+  return de_call_result(&call, s);
 }
 
-TC_PLUGIN_EXPORT tc_status tc_plugin_query(const tc_host_api *host, tc_plugin_api *out) {
-  if (!host || !out) return TC_ERR_INVALID_ARGUMENT;
-  if (host->abi_major != TC_ABI_MAJOR)
-    return de_error(host, TC_ERR_VERSION, "built for tc plugin ABI %d.%d, the host speaks %u.%u", TC_ABI_MAJOR,
-                    TC_ABI_MINOR, host->abi_major, host->abi_minor);
-  if (out->struct_size < TC_STRUCT_SIZE(tc_plugin_api, executable_free))
-    return de_error(host, TC_ERR_VERSION, "the host's tc_plugin_api (%zu bytes) has no room for the required entries",
-                    out->struct_size);
-  tc_plugin_api api;
-  memset(&api, 0, sizeof api);
-  api.struct_size = sizeof api;
-  api.abi_major = TC_ABI_MAJOR;
-  api.abi_minor = TC_ABI_MINOR;
-  api.name = "debug-eager";
-  api.version = DE_VERSION;
-  api.description = "reference interpreter: runs the prim graph one prim at a time (the numerical oracle)";
-  api.handoff = TC_HANDOFF_GRAPH;
-  api.memory = TC_MEMORY_HOST;
-  api.probe = de_probe;
-  api.init = de_init;
-  api.release = de_release;
-  api.compile_graph = de_compile_graph;
-  api.run_graph = de_run_graph;
-  api.synchronize = de_synchronize;
-  api.executable_free = de_executable_free;
-  api.capabilities = de_capabilities;
-  /* Fill only what the host has room for: an older host simply does not see newer entries. */
-  size_t n = out->struct_size < sizeof api ? out->struct_size : sizeof api;
-  memcpy(out, &api, n);
-  out->struct_size = n;
-  return TC_OK;
+static tc_error *de_synchronize(const tc_queue_args *a) { return NULL; /* every call completes before it returns */ }
+
+static void de_executable_free(const tc_executable_free_args *a) {
+  if (a) de_graph_free(a->exe);
+}
+
+static tc_error *de_executable_info(tc_executable_info_args *a) {
+  if (!a || a->struct_size < TC_STRUCT_SIZE(tc_executable_info_args, compile_seconds) || !a->exe) return NULL;
+  a->source = a->exe->listing;
+  a->source_len = a->exe->listing ? strlen(a->exe->listing) : 0;
+  a->from_cache = false;
+  a->compile_seconds = a->exe->compile_seconds;
+  return NULL;
+}
+
+/* Every prim the interpreter runs, every dtype but the reserved ones; no kernels. */
+static const uint64_t de_prim_bits[2] = {
+    /* 1..17, 32..47, 56, 57 */
+    0x3FFFEull | (0xFFFFull << 32) | (1ull << 56) | (1ull << 57),
+    /* 64..69, 80..86, 96, 97, 104..106, 112 (bit id - 64) */
+    0x3Full | (0x7Full << 16) | (3ull << 32) | (7ull << 40) | (1ull << 48)};
+static const tc_capabilities_ext de_caps = {{sizeof(tc_capabilities_ext), TC_EXT_CAPABILITIES, NULL},
+                                            DE_ALL, 2, de_prim_bits, 0};
+
+TC_PLUGIN_EXPORT tc_error *tc_plugin_query(tc_query_args *args) {
+  static const tc_plugin_api api = {
+      .struct_size = sizeof(tc_plugin_api),
+      .abi_major = TC_ABI_MAJOR,
+      .abi_minor = TC_ABI_MINOR,
+      .name = "debug-eager",
+      .version = DE_VERSION,
+      .description = "reference interpreter: runs the prim graph one prim at a time (the numerical oracle)",
+      .handoff = TC_HANDOFF_GRAPH,
+      .memory = TC_MEMORY_HOST,
+      .flags = 0,
+      .option_prefix = "debug",
+      .n_options = 0,
+      .options = de_options,
+      .option_size = sizeof(tc_option_decl),
+      .extensions = &de_caps.base,
+      .probe = de_probe,
+      .init = de_init,
+      .release = de_release,
+      .compile = de_compile,
+      .executable_free = de_executable_free,
+      .synchronize = de_synchronize,
+      .run_graph = de_run_graph,
+      .executable_info = de_executable_info,
+  };
+  return tck_query_answer(args, &api);
 }

@@ -1,22 +1,20 @@
-/* validate.c — compile-time checks of a tc_graph_desc: the ABI (struct sizes, ids in range)
- * and each prim's rules from docs/primitives.md (operand count, dtypes, ranks, attributes).
- * Sizes are symbolic, so size agreement is checked by the executors at run time. */
+/* validate.c — compile-time checks of a tc_graph_desc. The ABI (struct and element sizes, ids
+ * in range, values defined before use) is the kit's tck_graph_validate; here are the
+ * interpreter's own: each prim's rules from docs/primitives.md (operand count, dtypes, ranks,
+ * attributes) and the reserved dtypes it declines. Sizes are symbolic, so size agreement is
+ * checked by the executors at run time. */
 #include <stdio.h>
 
 #include "debug_eager.h"
 
 typedef struct vnode {
-  const tc_host_api *host;
+  de_call *call;
   const tc_graph_desc *g;
   int32_t index;
   const tc_prim_node *n;
   const tc_value_type *in[3]; /* the first three operands' types (enough for every check) */
 } vnode;
 
-static const tc_value_type *value_type(const tc_graph_desc *g, int32_t v) {
-  if (v < g->n_inputs) return TC_AT(tc_value_type, g->inputs, v);
-  return &TC_AT(tc_prim_node, g->nodes, v - g->n_inputs)->out;
-}
 
 static tc_status node_error(const vnode *v, tc_status s, const char *fmt, ...) DE_PRINTF(3, 4);
 static tc_status node_error(const vnode *v, tc_status s, const char *fmt, ...) {
@@ -25,45 +23,15 @@ static tc_status node_error(const vnode *v, tc_status s, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  return de_error(v->host, s, "graph '%s': node %d (%s): %s", v->g->name ? v->g->name : "?", v->index,
+  return de_error(v->call, s, "graph '%s': node %d (%s): %s", v->g->name ? v->g->name : "?", v->index,
                   de_prim_name(v->n->prim), msg);
 }
 
-/* A value type as a node or input declares it: dtype known, rank in range, shape ids valid. */
-static tc_status check_type(const tc_host_api *host, const tc_graph_desc *g, const tc_value_type *t,
-                            const char *what) {
-  if (t->struct_size < TC_STRUCT_SIZE(tc_value_type, shape))
-    return de_error(host, TC_ERR_VERSION, "%s: tc_value_type.struct_size %zu is too small", what, t->struct_size);
+/* The kit checked the type against the ABI; the interpreter declines the reserved dtypes. */
+static tc_status check_type(de_call *call, const tc_value_type *t, const char *what) {
   if (t->dtype == TC_F16 || t->dtype == TC_BF16)
-    return de_error(host, TC_ERR_UNSUPPORTED, "%s: dtype %s is reserved and not supported", what,
-                    de_dtype_name(t->dtype));
-  if (t->dtype < 0 || t->dtype > TC_BOOL)
-    return de_error(host, TC_ERR_INVALID_ARGUMENT, "%s: unknown dtype %d", what, t->dtype);
-  if (t->rank < 0 || t->rank > TC_MAX_RANK)
-    return de_error(host, TC_ERR_INVALID_ARGUMENT, "%s: rank %d out of range 0..%d", what, t->rank, TC_MAX_RANK);
-  for (int32_t d = 0; d < t->rank; d++)
-    if (t->shape[d] < 0 || t->shape[d] >= g->n_exprs)
-      return de_error(host, TC_ERR_INVALID_ARGUMENT, "%s: size expression id %d of dim %d out of range (%d exprs)",
-                      what, t->shape[d], d, g->n_exprs);
-  return TC_OK;
-}
-
-static tc_status check_exprs(const tc_host_api *host, const tc_graph_desc *g) {
-  if (g->n_exprs < 0 || (g->n_exprs > 0 && !g->exprs))
-    return de_error(host, TC_ERR_INVALID_ARGUMENT, "graph: bad expression table (n_exprs %d)", g->n_exprs);
-  if (g->n_exprs > 0 && g->exprs->struct_size < TC_STRUCT_SIZE(tc_size_expr, value))
-    return de_error(host, TC_ERR_VERSION, "graph: tc_size_expr.struct_size %zu is too small", g->exprs->struct_size);
-  for (int32_t i = 0; i < g->n_exprs; i++) {
-    const tc_size_expr *e = TC_AT(tc_size_expr, g->exprs, i);
-    if (e->op < TC_SX_CONST || e->op > TC_SX_MIN)
-      return de_error(host, TC_ERR_INVALID_ARGUMENT, "size expression %d: unknown op %d", i, e->op);
-    if (e->op == TC_SX_SYM && (e->value < 0 || e->value >= g->n_syms))
-      return de_error(host, TC_ERR_INVALID_ARGUMENT, "size expression %d: symbol s%lld out of range (%d symbols)", i,
-                      (long long)e->value, g->n_syms);
-    if (e->op >= TC_SX_ADD && (e->a < 0 || e->a >= i || e->b < 0 || e->b >= i))
-      return de_error(host, TC_ERR_INVALID_ARGUMENT,
-                      "size expression %d: children %d, %d must be earlier expressions", i, e->a, e->b);
-  }
+    return de_error(call, TC_ERR_UNSUPPORTED, "%s: dtype %s is reserved and not supported", what,
+                    tck_dtype_name(t->dtype));
   return TC_OK;
 }
 
@@ -79,17 +47,17 @@ static tc_status expect_iattrs(const vnode *v, int32_t n) {
 }
 
 static tc_status expect_out(const vnode *v, int32_t dtype, int32_t rank) {
-  if (v->n->out.dtype != dtype)
-    return node_error(v, TC_ERR_INVALID_ARGUMENT, "result dtype must be %s, node says %s", de_dtype_name(dtype),
-                      de_dtype_name(v->n->out.dtype));
-  if (v->n->out.rank != rank)
-    return node_error(v, TC_ERR_INVALID_ARGUMENT, "result rank must be %d, node says %d", rank, v->n->out.rank);
+  if (v->n->out->dtype != dtype)
+    return node_error(v, TC_ERR_INVALID_ARGUMENT, "result dtype must be %s, node says %s", tck_dtype_name(dtype),
+                      tck_dtype_name(v->n->out->dtype));
+  if (v->n->out->rank != rank)
+    return node_error(v, TC_ERR_INVALID_ARGUMENT, "result rank must be %d, node says %d", rank, v->n->out->rank);
   return TC_OK;
 }
 
 static tc_status expect_dtype(const vnode *v, int32_t dtype, uint32_t allowed, const char *what) {
   if (!(allowed & (1u << dtype)))
-    return node_error(v, TC_ERR_INVALID_ARGUMENT, "%s: dtype %s is not accepted", what, de_dtype_name(dtype));
+    return node_error(v, TC_ERR_INVALID_ARGUMENT, "%s: dtype %s is not accepted", what, tck_dtype_name(dtype));
   return TC_OK;
 }
 
@@ -114,9 +82,9 @@ static tc_status check_elementwise(const vnode *v, de_prim_info info) {
   int32_t want_inputs = info.family == DE_FAMILY_BINARY ? 2 : info.family == DE_FAMILY_WHERE ? 3 : 1;
   DE_TRY(expect_inputs(v, want_inputs));
   for (int32_t i = 0; i < want_inputs; i++)
-    if (v->in[i]->rank != n->out.rank)
+    if (v->in[i]->rank != n->out->rank)
       return node_error(v, TC_ERR_INVALID_ARGUMENT, "operand %d has rank %d, the result %d (operands must have one "
-                        "shape; broadcast explicitly)", i, v->in[i]->rank, n->out.rank);
+                        "shape; broadcast explicitly)", i, v->in[i]->rank, n->out->rank);
   switch (info.family) {
   case DE_FAMILY_UNARY:
     DE_TRY(expect_dtype(v, v->in[0]->dtype, info.dtypes, "operand"));
@@ -124,18 +92,18 @@ static tc_status check_elementwise(const vnode *v, de_prim_info info) {
   case DE_FAMILY_BINARY:
     if (v->in[0]->dtype != v->in[1]->dtype)
       return node_error(v, TC_ERR_INVALID_ARGUMENT, "operand dtypes differ (%s, %s); convert explicitly",
-                        de_dtype_name(v->in[0]->dtype), de_dtype_name(v->in[1]->dtype));
+                        tck_dtype_name(v->in[0]->dtype), tck_dtype_name(v->in[1]->dtype));
     DE_TRY(expect_dtype(v, v->in[0]->dtype, info.dtypes, "operands"));
     return expect_out(v, is_comparison(n->prim) ? TC_BOOL : v->in[0]->dtype, v->in[0]->rank);
   case DE_FAMILY_WHERE:
     if (v->in[0]->dtype != TC_BOOL)
-      return node_error(v, TC_ERR_INVALID_ARGUMENT, "condition must be bool, got %s", de_dtype_name(v->in[0]->dtype));
+      return node_error(v, TC_ERR_INVALID_ARGUMENT, "condition must be bool, got %s", tck_dtype_name(v->in[0]->dtype));
     if (v->in[1]->dtype != v->in[2]->dtype)
-      return node_error(v, TC_ERR_INVALID_ARGUMENT, "branch dtypes differ (%s, %s)", de_dtype_name(v->in[1]->dtype),
-                        de_dtype_name(v->in[2]->dtype));
+      return node_error(v, TC_ERR_INVALID_ARGUMENT, "branch dtypes differ (%s, %s)", tck_dtype_name(v->in[1]->dtype),
+                        tck_dtype_name(v->in[2]->dtype));
     return expect_out(v, v->in[1]->dtype, v->in[1]->rank);
   default: /* CONVERT: any dtype to any dtype */
-    return expect_out(v, n->out.dtype, v->in[0]->rank);
+    return expect_out(v, n->out->dtype, v->in[0]->rank);
   }
 }
 
@@ -162,10 +130,10 @@ static tc_status check_movement(const vnode *v) {
     DE_TRY(expect_iattrs(v, 1));
     DE_TRY(expect_dims(v, 0, 1, x->rank, "dim"));
     for (int32_t i = 1; i < n->n_inputs; i++) {
-      const tc_value_type *t = value_type(v->g, n->inputs[i]);
+      const tc_value_type *t = tck_graph_value_type(v->g, n->inputs[i]);
       if (t->rank != x->rank || t->dtype != x->dtype)
         return node_error(v, TC_ERR_INVALID_ARGUMENT, "operand %d is %s rank %d, operand 0 %s rank %d", i,
-                          de_dtype_name(t->dtype), t->rank, de_dtype_name(x->dtype), x->rank);
+                          tck_dtype_name(t->dtype), t->rank, tck_dtype_name(x->dtype), x->rank);
     }
     return expect_out(v, x->dtype, x->rank);
   }
@@ -173,11 +141,11 @@ static tc_status check_movement(const vnode *v) {
   switch (n->prim) {
   case TC_PRIM_RESHAPE:
     DE_TRY(expect_iattrs(v, 0));
-    return expect_out(v, x->dtype, n->out.rank);
+    return expect_out(v, x->dtype, n->out->rank);
   case TC_PRIM_BROADCAST_IN_DIM:
     DE_TRY(expect_iattrs(v, x->rank));
-    DE_TRY(expect_dims(v, 0, x->rank, n->out.rank, "bdims"));
-    return expect_out(v, x->dtype, n->out.rank);
+    DE_TRY(expect_dims(v, 0, x->rank, n->out->rank, "bdims"));
+    return expect_out(v, x->dtype, n->out->rank);
   case TC_PRIM_PERMUTE: {
     DE_TRY(expect_iattrs(v, x->rank));
     bool seen[TC_MAX_RANK] = {false};
@@ -228,14 +196,14 @@ static tc_status check_index(const vnode *v, de_prim_info info) {
   DE_TRY(expect_dtype(v, x->dtype, info.dtypes, "x"));
   DE_TRY(expect_dims(v, 0, 1, x->rank, "dim"));
   if (index->dtype != TC_I32 && index->dtype != TC_I64)
-    return node_error(v, TC_ERR_INVALID_ARGUMENT, "index must be i32 or i64, got %s", de_dtype_name(index->dtype));
+    return node_error(v, TC_ERR_INVALID_ARGUMENT, "index must be i32 or i64, got %s", tck_dtype_name(index->dtype));
   if (index->rank != x->rank)
     return node_error(v, TC_ERR_INVALID_ARGUMENT, "index rank %d differs from x rank %d", index->rank, x->rank);
   if (scatter) {
     const tc_value_type *src = v->in[2];
     if (src->rank != x->rank || src->dtype != x->dtype)
-      return node_error(v, TC_ERR_INVALID_ARGUMENT, "src is %s rank %d, x %s rank %d", de_dtype_name(src->dtype),
-                        src->rank, de_dtype_name(x->dtype), x->rank);
+      return node_error(v, TC_ERR_INVALID_ARGUMENT, "src is %s rank %d, x %s rank %d", tck_dtype_name(src->dtype),
+                        src->rank, tck_dtype_name(x->dtype), x->rank);
   }
   return expect_out(v, x->dtype, x->rank);
 }
@@ -243,11 +211,11 @@ static tc_status check_index(const vnode *v, de_prim_info info) {
 static tc_status check_create(const vnode *v, de_prim_info info) {
   const tc_prim_node *n = v->n;
   DE_TRY(expect_inputs(v, 0));
-  DE_TRY(expect_dtype(v, n->out.dtype, info.dtypes, "result"));
+  DE_TRY(expect_dtype(v, n->out->dtype, info.dtypes, "result"));
   switch (n->prim) {
   case TC_PRIM_IOTA:
     DE_TRY(expect_iattrs(v, 1));
-    return expect_dims(v, 0, 1, n->out.rank, "dim");
+    return expect_dims(v, 0, 1, n->out->rank, "dim");
   case TC_PRIM_CONSTANT:
     DE_TRY(expect_iattrs(v, 1));
     if (n->iattrs[0] < -1 || n->iattrs[0] >= v->g->n_exprs)
@@ -264,8 +232,8 @@ static tc_status check_matmul(const vnode *v, de_prim_info info) {
   DE_TRY(expect_iattrs(v, 0));
   const tc_value_type *a = v->in[0], *b = v->in[1];
   if (a->dtype != b->dtype)
-    return node_error(v, TC_ERR_INVALID_ARGUMENT, "operand dtypes differ (%s, %s)", de_dtype_name(a->dtype),
-                      de_dtype_name(b->dtype));
+    return node_error(v, TC_ERR_INVALID_ARGUMENT, "operand dtypes differ (%s, %s)", tck_dtype_name(a->dtype),
+                      tck_dtype_name(b->dtype));
   DE_TRY(expect_dtype(v, a->dtype, info.dtypes, "operands"));
   if (a->rank < 2 || a->rank != b->rank)
     return node_error(v, TC_ERR_INVALID_ARGUMENT, "operands need equal ranks >= 2 (a: rank %d, b: rank %d)", a->rank,
@@ -273,27 +241,18 @@ static tc_status check_matmul(const vnode *v, de_prim_info info) {
   return expect_out(v, a->dtype, a->rank);
 }
 
-static tc_status check_node(const tc_host_api *host, const tc_graph_desc *g, int32_t i) {
-  vnode v = {host, g, i, TC_AT(tc_prim_node, g->nodes, i), {NULL, NULL, NULL}};
+static tc_status check_node(de_call *call, const tc_graph_desc *g, int32_t i) {
+  vnode v = {call, g, i, tck_graph_node(g, i), {NULL, NULL, NULL}};
   const tc_prim_node *n = v.n;
   char what[64];
   snprintf(what, sizeof what, "node %d result", i);
   de_prim_info info = de_prim_info_of(n->prim);
   if (info.family == DE_FAMILY_NONE)
-    return de_error(host, TC_ERR_UNSUPPORTED, "node %d: unknown prim id %d", i, n->prim);
-  DE_TRY(check_type(host, g, &n->out, what));
-  if (n->n_inputs < 0 || (n->n_inputs > 0 && !n->inputs))
-    return node_error(&v, TC_ERR_INVALID_ARGUMENT, "bad operand list (n_inputs %d)", n->n_inputs);
-  if (n->n_iattrs < 0 || (n->n_iattrs > 0 && !n->iattrs))
-    return node_error(&v, TC_ERR_INVALID_ARGUMENT, "bad attribute list (n_iattrs %d)", n->n_iattrs);
-  for (int32_t k = 0; k < n->n_inputs; k++) {
-    if (n->inputs[k] < 0 || n->inputs[k] >= g->n_inputs + i)
-      return node_error(&v, TC_ERR_INVALID_ARGUMENT, "operand %d is value %d, not defined before this node", k,
-                        n->inputs[k]);
-    if (k < 3) v.in[k] = value_type(g, n->inputs[k]);
-  }
+    return de_error(call, TC_ERR_UNSUPPORTED, "node %d: unknown prim id %d", i, n->prim);
+  DE_TRY(check_type(call, n->out, what));
+  for (int32_t k = 0; k < n->n_inputs && k < 3; k++) v.in[k] = tck_graph_value_type(g, n->inputs[k]);
   /* Operand counts are checked per family below; until then only in[0..n_inputs) are set. */
-  static const tc_value_type none = {sizeof(tc_value_type), TC_BOOL, 0, {0}};
+  static const tc_value_type none = {sizeof(tc_value_type), TC_BOOL, 0, NULL};
   for (int32_t k = n->n_inputs; k < 3; k++) v.in[k] = &none;
   switch (info.family) {
   case DE_FAMILY_UNARY: case DE_FAMILY_BINARY: case DE_FAMILY_WHERE: case DE_FAMILY_CONVERT:
@@ -303,33 +262,19 @@ static tc_status check_node(const tc_host_api *host, const tc_graph_desc *g, int
   case DE_FAMILY_INDEX: return check_index(&v, info);
   case DE_FAMILY_CREATE: return check_create(&v, info);
   case DE_FAMILY_MATMUL: return check_matmul(&v, info);
-  default: return de_error(host, TC_ERR_INTERNAL, "node %d: no checks for prim %d", i, n->prim);
+  default: return de_error(call, TC_ERR_INTERNAL, "node %d: no checks for prim %d", i, n->prim);
   }
 }
 
-tc_status de_graph_validate(const tc_host_api *host, const tc_graph_desc *g) {
-  if (!g) return de_error(host, TC_ERR_INVALID_ARGUMENT, "compile_graph: graph is NULL");
-  if (g->struct_size < TC_STRUCT_SIZE(tc_graph_desc, outputs))
-    return de_error(host, TC_ERR_VERSION, "compile_graph: tc_graph_desc.struct_size %zu is too small", g->struct_size);
-  DE_TRY(check_exprs(host, g));
-  if (g->n_syms < 0) return de_error(host, TC_ERR_INVALID_ARGUMENT, "graph: n_syms %d < 0", g->n_syms);
-  if (g->n_inputs < 0 || (g->n_inputs > 0 && !g->inputs))
-    return de_error(host, TC_ERR_INVALID_ARGUMENT, "graph: bad input list (n_inputs %d)", g->n_inputs);
-  if (g->n_nodes < 0 || (g->n_nodes > 0 && !g->nodes))
-    return de_error(host, TC_ERR_INVALID_ARGUMENT, "graph: bad node list (n_nodes %d)", g->n_nodes);
-  if (g->n_nodes > 0 && g->nodes->struct_size < TC_STRUCT_SIZE(tc_prim_node, fattr))
-    return de_error(host, TC_ERR_VERSION, "graph: tc_prim_node.struct_size %zu is too small", g->nodes->struct_size);
+tc_status de_graph_validate(de_call *call, const tc_graph_desc *g) {
+  char err[512];
+  tc_status s = tck_graph_validate(g, err, sizeof err);
+  if (s != TC_OK) return de_error(call, s, "compile: %s", err);
   for (int32_t i = 0; i < g->n_inputs; i++) {
     char what[64];
-    snprintf(what, sizeof what, "graph input %d", i);
-    DE_TRY(check_type(host, g, TC_AT(tc_value_type, g->inputs, i), what));
+    snprintf(what, sizeof what, "graph '%s': input %d", g->name ? g->name : "?", i);
+    DE_TRY(check_type(call, tck_graph_input(g, i), what));
   }
-  for (int32_t i = 0; i < g->n_nodes; i++) DE_TRY(check_node(host, g, i));
-  if (g->n_outputs < 0 || (g->n_outputs > 0 && !g->outputs))
-    return de_error(host, TC_ERR_INVALID_ARGUMENT, "graph: bad output list (n_outputs %d)", g->n_outputs);
-  for (int32_t k = 0; k < g->n_outputs; k++)
-    if (g->outputs[k] < 0 || g->outputs[k] >= g->n_inputs + g->n_nodes)
-      return de_error(host, TC_ERR_INVALID_ARGUMENT, "graph: output %d is value %d, which does not exist", k,
-                      g->outputs[k]);
+  for (int32_t i = 0; i < g->n_nodes; i++) DE_TRY(check_node(call, g, i));
   return TC_OK;
 }
