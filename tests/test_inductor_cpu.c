@@ -13,77 +13,79 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tc_kit.h"
 #include "tc_plugin.h"
 
-/* ---------------------------------------------------------------- a host for the plugin */
-static char last_error[4096];
-static char log_text[1 << 16];
+/* ---------------------------------------------------------------- a host for the plugin
+ * The kit's test host: real errors, collected logs, the kit's disk cache in a fresh directory. */
 static char cache_dir[256];
-
-static void h_set_error(void *c, const char *m) { (void)c; snprintf(last_error, sizeof last_error, "%s", m); }
-static void h_log(void *c, tc_log_level l, const char *cat, const char *m) {
-  (void)c; (void)l;
-  size_t n = strlen(log_text);
-  snprintf(log_text + n, sizeof log_text - n, "[%s] %s\n", cat, m);
-}
-static bool profile_on; /* TC_LOGS=profile for the next init */
-static bool h_log_enabled(void *c, const char *cat) {
-  (void)c;
-  return strcmp(cat, "cache") == 0 || (profile_on && strcmp(cat, "profile") == 0);
-}
-static char cc_override[512]; /* cpu.cc when set */
-static const char *h_get_option(void *c, const char *key) {
-  (void)c;
-  if (strcmp(key, "cpu.cc") == 0) return cc_override[0] ? cc_override : NULL;
-  return strcmp(key, "cpu.threads") == 0 ? "2" : NULL;
-}
-
-static tc_host_api host;
+static tck_test_host *th;
+static const tc_host_api *host;
 static tc_plugin_api api;
 static void *plugin_dl;
 static tc_plugin_ctx *ctx;
 
+/* Runs init with the given CONTEXT options (NULL: unset, as the host hands unset options). */
+static tc_status init_ctx(const char *threads, const char *cc, const char **msg) {
+  tc_option opts[2] = {
+      {.struct_size = sizeof(tc_option), .name = "cpu.threads", .value = threads ? threads : "0", .set = threads != NULL},
+      {.struct_size = sizeof(tc_option), .name = "cpu.cc", .value = cc, .set = cc != NULL}};
+  tc_init_args a = {.struct_size = sizeof a, .host = host, .device = -1, .n_options = 2, .options = opts,
+                    .option_size = sizeof opts[0]};
+  tc_status st = tck_test_host_take(th, api.init(&a), msg);
+  ctx = a.ctx;
+  return st;
+}
+
+static void reinit(const char *threads, const char *cc) {
+  if (ctx) api.release(&(tc_release_args){.struct_size = sizeof(tc_release_args), .ctx = ctx});
+  ctx = NULL;
+  const char *msg;
+  cr_assert_eq(init_ctx(threads, cc, &msg), TC_OK, "init: %s", msg);
+}
+
 static void setup(void) {
   snprintf(cache_dir, sizeof cache_dir, "/tmp/tc-test-icpu-XXXXXX");
   cr_assert(mkdtemp(cache_dir));
-  host = (tc_host_api){.struct_size = sizeof host, .abi_major = TC_ABI_MAJOR, .abi_minor = TC_ABI_MINOR,
-                       .set_error = h_set_error, .log = h_log, .log_enabled = h_log_enabled, .cache_dir = cache_dir,
-                       .get_option = h_get_option};
-  plugin_dl = dlopen(TC_BUILD_PLUGIN_DIR "/tc-inductor-cpu.so", RTLD_NOW | RTLD_LOCAL);
-  cr_assert(plugin_dl, "dlopen: %s", dlerror());
-  tc_plugin_query_fn q;
-  *(void **)&q = dlsym(plugin_dl, TC_PLUGIN_ENTRY_SYMBOL);
-  cr_assert(q);
-  memset(&api, 0, sizeof api);
-  api.struct_size = sizeof api;
-  cr_assert_eq(q(&host, &api), TC_OK);
+  th = tck_test_host_new(cache_dir, "cache,profile,init");
+  cr_assert(th);
+  host = tck_test_host_api(th);
+  char err[512];
+  cr_assert(tck_test_plugin_open(th, TC_BUILD_PLUGIN_DIR "/tc-inductor-cpu.so", &api, &plugin_dl, err, sizeof err), "%s", err);
   cr_assert_str_eq(api.name, "inductor-cpu");
-  tc_probe_info info = {.struct_size = sizeof info};
-  cr_assert_eq(api.probe(&host, &info), TC_OK);
-  cr_assert(info.available, "%s", info.reason);
-  cr_assert_eq(api.init(&host, 0, &ctx), TC_OK);
-  log_text[0] = 0;
+  tc_probe_args probe = {.struct_size = sizeof probe, .host = host};
+  cr_assert_eq(tck_test_host_take(th, api.probe(&probe), NULL), TC_OK);
+  cr_assert(probe.available, "%s", probe.reason);
+  reinit("2", NULL);
+  tck_test_host_log_clear(th);
 }
 
 static void teardown(void) {
-  cc_override[0] = 0;
-  profile_on = false;
-  if (ctx) api.release(ctx);
+  if (ctx) api.release(&(tc_release_args){.struct_size = sizeof(tc_release_args), .ctx = ctx});
   ctx = NULL;
+  tck_test_host_free(th);
+  th = NULL;
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
   cr_assert_eq(system(cmd), 0);
 }
 
 /* ---------------------------------------------------------------- building descriptors */
+#define MAXK 8
+#define MAXOPS 48
 typedef struct kl {
   tc_size_expr ex[64];
   int32_t nex;
-  tc_kop ops[8][48];
-  int32_t nops[8];
-  tc_kbuffer bufs[8][8];
-  int32_t nbufs[8];
-  tc_kernel_desc k[8];
+  tc_kop ops[MAXK][MAXOPS];
+  int32_t args[MAXK][MAXOPS][3];
+  tc_index ix[MAXK][MAXOPS];
+  int32_t strides[MAXK][MAXOPS][TC_MAX_RANK + 1];
+  int32_t nops[MAXK];
+  tc_kbuffer bufs[MAXK][8];
+  int32_t nbufs[MAXK];
+  int32_t outer[MAXK][TC_MAX_RANK];
+  tc_matmul_desc mm[MAXK];
+  tc_kernel_desc k[MAXK];
   int32_t nk;
 } kl;
 
@@ -95,13 +97,12 @@ static int32_t C(kl *l, int64_t v) { return ex_add(l, TC_SX_CONST, 0, 0, v); }
 static int32_t S(kl *l, int64_t k) { return ex_add(l, TC_SX_SYM, 0, 0, k); }
 static int32_t MUL(kl *l, int32_t a, int32_t b) { return ex_add(l, TC_SX_MUL, a, b, 0); }
 
-static tc_index IX(int32_t offset, int32_t s0, int32_t s1, int32_t s2) {
-  tc_index ix = {.struct_size = sizeof ix, .offset = offset, .indirect = -1, .indirect_stride = -1};
-  for (int i = 0; i <= TC_MAX_RANK; i++) ix.strides[i] = -1;
-  ix.strides[0] = s0;
-  ix.strides[1] = s1;
-  ix.strides[2] = s2;
-  return ix;
+/* An index spec: offset and the strides of vars 0..2 (-1: none); the op makes the tc_index. */
+typedef struct ixspec {
+  int32_t offset, s[3], indirect, indirect_stride;
+} ixspec;
+static ixspec IX(int32_t offset, int32_t s0, int32_t s1, int32_t s2) {
+  return (ixspec){.offset = offset, .s = {s0, s1, s2}, .indirect = -1, .indirect_stride = -1};
 }
 
 static tc_kernel_desc *K(kl *l, const char *name, int32_t kind, int32_t n_outer, const int32_t *outer, int32_t inner) {
@@ -112,11 +113,20 @@ static tc_kernel_desc *K(kl *l, const char *name, int32_t kind, int32_t n_outer,
   k->name = name;
   k->kind = kind;
   k->n_outer = n_outer;
-  for (int d = 0; d < n_outer; d++) k->outer[d] = outer[d];
+  for (int d = 0; d < n_outer; d++) l->outer[i][d] = outer[d];
+  k->outer = l->outer[i];
   k->inner = inner;
   k->ops = l->ops[i];
+  k->op_size = sizeof(tc_kop);
   k->buffers = l->bufs[i];
+  k->buffer_size = sizeof(tc_kbuffer);
   return k;
+}
+/* The matmul descriptor of the last kernel (batch_levels 1 unless set). */
+static tc_matmul_desc *MM(kl *l) {
+  int32_t i = l->nk - 1;
+  l->k[i].matmul = &l->mm[i];
+  return &l->mm[i];
 }
 static int32_t BUF(kl *l, const char *name, int32_t dtype, int32_t role, int32_t numel) {
   int32_t i = l->nk - 1, b = l->nbufs[i]++;
@@ -125,42 +135,96 @@ static int32_t BUF(kl *l, const char *name, int32_t dtype, int32_t role, int32_t
   return b;
 }
 static int32_t OP(kl *l, int32_t kind, int32_t dtype, int32_t loop, int32_t prim, int32_t a, int32_t b, int32_t c,
-                  int32_t buffer, tc_index ix) {
+                  int32_t buffer, ixspec ix) {
   int32_t i = l->nk - 1, o = l->nops[i]++;
+  int32_t *args = l->args[i][o];
+  args[0] = a;
+  args[1] = b;
+  args[2] = c;
+  int32_t n_args = c >= 0 ? 3 : b >= 0 ? 2 : a >= 0 ? 1 : 0;
+  const tc_index *index = NULL;
+  if (kind == TC_KOP_LOAD || kind == TC_KOP_STORE || kind == TC_KOP_STORE_ADD || kind == TC_KOP_INDEX ||
+      kind == TC_KOP_RANDOM) {
+    int32_t nv = l->k[i].n_outer + 1, *st = l->strides[i][o];
+    for (int v = 0; v < nv; v++) st[v] = v < 3 ? ix.s[v] : -1;
+    for (int v = nv; v < 3; v++) cr_assert_eq(ix.s[v], -1, "a stride past the kernel's vars");
+    l->ix[i][o] = (tc_index){.struct_size = sizeof(tc_index), .offset = ix.offset, .n_vars = nv, .strides = st,
+                             .indirect = ix.indirect, .indirect_stride = ix.indirect_stride};
+    index = &l->ix[i][o];
+  }
   l->ops[i][o] = (tc_kop){.struct_size = sizeof(tc_kop), .kind = kind, .dtype = dtype, .loop = loop, .prim = prim,
-                          .args = {a, b, c}, .buffer = buffer, .index = ix};
+                          .n_args = n_args, .args = args, .buffer = buffer, .index = index, .reuse = -1};
   l->k[i].n_ops = l->nops[i];
   return o;
 }
-static int32_t LOAD(kl *l, int32_t loop, int32_t buf, tc_index ix) { return OP(l, TC_KOP_LOAD, TC_F32, loop, 0, -1, -1, -1, buf, ix); }
-static int32_t PRIM(kl *l, int32_t loop, int32_t prim, int32_t a, int32_t b) { return OP(l, TC_KOP_PRIM, TC_F32, loop, prim, a, b, -1, -1, IX(-1, -1, -1, -1)); }
-static int32_t RED(kl *l, int32_t loop, int32_t prim, int32_t a) { return OP(l, TC_KOP_REDUCE, TC_F32, loop, prim, a, -1, -1, -1, IX(-1, -1, -1, -1)); }
-static int32_t STORE(kl *l, int32_t loop, int32_t buf, tc_index ix, int32_t a) { return OP(l, TC_KOP_STORE, TC_F32, loop, 0, a, -1, -1, buf, ix); }
+static const ixspec NOIX = {-1, {-1, -1, -1}, -1, -1};
+static int32_t LOAD(kl *l, int32_t loop, int32_t buf, ixspec ix) { return OP(l, TC_KOP_LOAD, TC_F32, loop, 0, -1, -1, -1, buf, ix); }
+static int32_t PRIM(kl *l, int32_t loop, int32_t prim, int32_t a, int32_t b) { return OP(l, TC_KOP_PRIM, TC_F32, loop, prim, a, b, -1, -1, NOIX); }
+static int32_t RED(kl *l, int32_t loop, int32_t prim, int32_t a) { return OP(l, TC_KOP_REDUCE, TC_F32, loop, prim, a, -1, -1, -1, NOIX); }
+static int32_t STORE(kl *l, int32_t loop, int32_t buf, ixspec ix, int32_t a) { return OP(l, TC_KOP_STORE, TC_F32, loop, 0, a, -1, -1, buf, ix); }
 static int32_t CONSTF(kl *l, int32_t loop, double v) {
-  int32_t o = OP(l, TC_KOP_CONST, TC_F32, loop, 0, -1, -1, -1, -1, IX(-1, -1, -1, -1));
+  int32_t o = OP(l, TC_KOP_CONST, TC_F32, loop, 0, -1, -1, -1, -1, NOIX);
   l->ops[l->nk - 1][o].fconst = v;
   return o;
 }
 
 static tc_kernel_list LIST(kl *l, const char *name, int32_t n_syms) {
   return (tc_kernel_list){.struct_size = sizeof(tc_kernel_list), .name = name, .n_exprs = l->nex, .exprs = l->ex,
-                          .n_syms = n_syms, .n_kernels = l->nk, .kernels = l->k};
+                          .expr_size = sizeof(tc_size_expr), .n_syms = n_syms, .n_kernels = l->nk, .kernels = l->k,
+                          .kernel_size = sizeof(tc_kernel_desc)};
+}
+
+/* compile; the status, the executable (NULL on failure) and the message (valid until the next
+ * call on the test host). */
+static tc_status compile(const tc_kernel_list *list, tc_executable **exe, const char **msg) {
+  tc_compile_args a = {.struct_size = sizeof a, .ctx = ctx, .kernels = list};
+  tc_status st = tck_test_host_take(th, api.compile(&a), msg);
+  *exe = a.exe;
+  return st;
+}
+
+static const char *source_of(tc_executable *exe) {
+  tc_executable_info_args a = {.struct_size = sizeof a, .ctx = ctx, .exe = exe};
+  cr_assert_eq(tck_test_host_take(th, api.executable_info(&a), NULL), TC_OK);
+  cr_assert(a.source && strlen(a.source) == a.source_len);
+  return a.source;
+}
+
+static bool from_cache(tc_executable *exe) {
+  tc_executable_info_args a = {.struct_size = sizeof a, .ctx = ctx, .exe = exe};
+  cr_assert_eq(tck_test_host_take(th, api.executable_info(&a), NULL), TC_OK);
+  return a.from_cache;
 }
 
 static tc_executable *compile_ok(const tc_kernel_list *list) {
   tc_executable *exe = NULL;
-  tc_status st = api.compile_kernels(ctx, list, &exe);
-  cr_assert_eq(st, TC_OK, "compile_kernels: %s", last_error);
+  const char *msg;
+  tc_status st = compile(list, &exe, &msg);
+  cr_assert_eq(st, TC_OK, "compile: %s", msg);
   cr_assert(exe);
-  if (getenv("TC_TEST_DUMP")) fputs(api.executable_source(ctx, exe), stderr);
+  if (getenv("TC_TEST_DUMP")) fputs(source_of(exe), stderr);
   return exe;
 }
 
+static void exe_free(tc_executable *exe) {
+  api.executable_free(&(tc_executable_free_args){.struct_size = sizeof(tc_executable_free_args), .ctx = ctx, .exe = exe});
+}
+
+static tc_status launch(tc_executable *exe, int32_t kernel, void *const *ptrs, int32_t n, const int64_t *syms,
+                        int32_t n_syms, const char **msg) {
+  tc_buffer_arg args[8];
+  for (int i = 0; i < n; i++) args[i] = (tc_buffer_arg){.struct_size = sizeof args[i], .buffer = (tc_buffer *)ptrs[i]};
+  tc_launch_args a = {.struct_size = sizeof a, .ctx = ctx, .exe = exe, .kernel = kernel, .n_args = n, .args = args,
+                      .arg_size = sizeof args[0], .n_syms = n_syms, .syms = syms, .call_id = 1};
+  return tck_test_host_take(th, api.launch(&a), msg);
+}
+
+/* Launches kernel with up to four buffers (the kernel takes the first ones) and two symbols. */
 static void launch2(tc_executable *exe, int32_t kernel, void *b0, void *b1, void *b2, void *b3, const int64_t *syms) {
   void *ptrs[4] = {b0, b1, b2, b3};
-  tc_buffer_arg args[4];
-  for (int i = 0; i < 4; i++) args[i] = (tc_buffer_arg){.struct_size = sizeof args[i], .buffer = (tc_buffer *)ptrs[i]};
-  cr_assert_eq(api.launch(ctx, exe, kernel, args, syms), TC_OK, "launch: %s", last_error);
+  int32_t n = b3 ? 4 : b2 ? 3 : 2;
+  const char *msg;
+  cr_assert_eq(launch(exe, kernel, ptrs, n, syms, syms ? 2 : 0, &msg), TC_OK, "launch: %s", msg);
 }
 
 static float frand(unsigned *state) {
@@ -186,7 +250,7 @@ Test(inductor_cpu, pointwise_gelu_dynamic_rows) {
   STORE(&l, -1, by, IX(-1, n, one, -1), y);
   tc_kernel_list list = LIST(&l, "gelu_test", 1);
   tc_executable *exe = compile_ok(&list);
-  const char *src = api.executable_source(ctx, exe);
+  const char *src = source_of(exe);
   cr_assert(strstr(src, "void k_gelu_launch(void **bufs, const int64_t *syms)"), "%s", src);
   cr_assert(strstr(src, "tc_erf_f32("), "f32 erf is the inline rational approximation");
   cr_assert(strstr(src, "#pragma omp parallel for"));
@@ -194,7 +258,7 @@ Test(inductor_cpu, pointwise_gelu_dynamic_rows) {
   for (int rows = 3; rows <= 7; rows += 4) {
     float *in = malloc(sizeof(float) * 1000 * (size_t)rows), *out = malloc(sizeof(float) * 1000 * (size_t)rows);
     for (int i = 0; i < 1000 * rows; i++) in[i] = frand(&seed);
-    int64_t syms[1] = {rows};
+    int64_t syms[2] = {rows, 0};
     launch2(exe, 0, in, out, NULL, NULL, syms);
     for (int i = 0; i < 1000 * rows; i++) {
       float want = 0.5f * in[i] * (1.0f + erff(in[i] * 0.70710678f));
@@ -203,7 +267,7 @@ Test(inductor_cpu, pointwise_gelu_dynamic_rows) {
     free(in);
     free(out);
   }
-  api.executable_free(ctx, exe);
+  exe_free(exe);
 }
 
 /* softmax over rows of length s1: three inner loops in one kernel (max; sum of exp; store). */
@@ -212,7 +276,7 @@ static void build_softmax(kl *l) {
   int32_t outer[1] = {s0};
   K(l, "softmax", TC_KERNEL_LOOP, 1, outer, s1);
   int32_t bx = BUF(l, "in_x", TC_F32, TC_BUF_INPUT, numel), by = BUF(l, "out_y", TC_F32, TC_BUF_OUTPUT, numel);
-  tc_index row = IX(-1, s1, one, -1);
+  ixspec row = IX(-1, s1, one, -1);
   int32_t m = RED(l, 0, TC_PRIM_REDUCE_MAX, LOAD(l, 0, bx, row));
   int32_t x1 = LOAD(l, 1, bx, row);
   int32_t sum = RED(l, 1, TC_PRIM_REDUCE_SUM, PRIM(l, 1, TC_PRIM_EXP, PRIM(l, 1, TC_PRIM_SUB, x1, m), -1));
@@ -248,7 +312,7 @@ Test(inductor_cpu, softmax_one_kernel_three_loops) {
   build_softmax(&l);
   tc_kernel_list list = LIST(&l, "softmax_test", 2);
   tc_executable *exe = compile_ok(&list);
-  const char *src = api.executable_source(ctx, exe);
+  const char *src = source_of(exe);
   /* The max runs on integer keys: one vector max per step. */
   cr_assert(strstr(src, "reduction(max:v"), "%s", src);
   cr_assert(strstr(src, "reduction(+:"), "%s", src);
@@ -258,7 +322,7 @@ Test(inductor_cpu, softmax_one_kernel_three_loops) {
   check_softmax(exe, 5, 77); /* 77 = 4 * 19 + 1: one leftover */
   check_softmax(exe, 4, 3);  /* no quarter at all: leftovers only */
   check_softmax(exe, 1, 200003); /* one long row: the two-level (parallel inner) path */
-  api.executable_free(ctx, exe);
+  exe_free(exe);
 }
 
 /* Runs a row kernel over rows of 1000 (s0 rows: 1200, 4.8 MB, streamed; then 5, not) with its
@@ -272,7 +336,7 @@ static void check_rows_1000(tc_executable *exe, unsigned seed, void (*expect)(co
     float *in = malloc(sizeof(float) * count), *out = NULL;
     cr_assert(in && posix_memalign((void **)&out, 64, sizeof(float) * (count + 16)) == 0);
     for (size_t i = 0; i < count; i++) in[i] = frand(&seed) * 3;
-    int64_t syms[1] = {rows};
+    int64_t syms[2] = {rows, 0};
     launch2(exe, 0, in, out + 1, NULL, NULL, syms);
     for (int r = 0; r < rows; r++) {
       expect(in + (size_t)r * 1000, want);
@@ -310,7 +374,7 @@ Test(inductor_cpu, softmax_scratch_row_streaming_stores) {
   int32_t outer[1] = {s0};
   K(&l, "softmax", TC_KERNEL_LOOP, 1, outer, n);
   int32_t bx = BUF(&l, "in_x", TC_F32, TC_BUF_INPUT, numel), by = BUF(&l, "out_y", TC_F32, TC_BUF_OUTPUT, numel);
-  tc_index row = IX(-1, n, one, -1);
+  ixspec row = IX(-1, n, one, -1);
   int32_t m = RED(&l, 0, TC_PRIM_REDUCE_MAX, LOAD(&l, 0, bx, row));
   int32_t e = PRIM(&l, 1, TC_PRIM_EXP, PRIM(&l, 1, TC_PRIM_SUB, LOAD(&l, 1, bx, row), m), -1);
   int32_t sum = RED(&l, 1, TC_PRIM_REDUCE_SUM, e);
@@ -318,14 +382,14 @@ Test(inductor_cpu, softmax_scratch_row_streaming_stores) {
   STORE(&l, 2, by, row, PRIM(&l, 2, TC_PRIM_DIV, LOAD(&l, 2, by, row), sum));
   tc_kernel_list list = LIST(&l, "softmax_stream_test", 1);
   tc_executable *exe = compile_ok(&list);
-  const char *src = api.executable_source(ctx, exe);
+  const char *src = source_of(exe);
   cr_assert(strstr(src, "row_out_y[r] = "), "%s", src);
   cr_assert(strstr(src, "tc_row_store_f32(&out_y["), "%s", src);
   cr_assert(strstr(src, "tc_stream_fence();"), "%s", src);
   /* 1200 rows (4.8 MB: streamed) and 5 (memcpy); the output 4 bytes past a 64-byte boundary, so
    * every row has a plain head and tail around its streamed middle. */
   check_rows_1000(exe, 3, softmax_row, 1e-5, 1e-8);
-  api.executable_free(ctx, exe);
+  exe_free(exe);
 }
 
 /* y = x - mean(x) over rows of 1000, as layer_norm's last pass: the output is written only by
@@ -337,18 +401,18 @@ Test(inductor_cpu, last_loop_streams_its_row_per_block) {
   int32_t outer[1] = {s0};
   K(&l, "center", TC_KERNEL_LOOP, 1, outer, n);
   int32_t bx = BUF(&l, "in_x", TC_F32, TC_BUF_INPUT, numel), by = BUF(&l, "out_y", TC_F32, TC_BUF_OUTPUT, numel);
-  tc_index row = IX(-1, n, one, -1);
+  ixspec row = IX(-1, n, one, -1);
   int32_t sum = RED(&l, 0, TC_PRIM_REDUCE_SUM, LOAD(&l, 0, bx, row));
   int32_t mean = PRIM(&l, -1, TC_PRIM_DIV, sum, CONSTF(&l, -1, 1000.0));
   STORE(&l, 1, by, row, PRIM(&l, 1, TC_PRIM_SUB, LOAD(&l, 1, bx, row), mean));
   tc_kernel_list list = LIST(&l, "center_test", 1);
   tc_executable *exe = compile_ok(&list);
-  const char *src = api.executable_source(ctx, exe);
+  const char *src = source_of(exe);
   cr_assert(strstr(src, "tc_rb += 256"), "%s", src);
   cr_assert(strstr(src, "+ tc_rb], row_out_y + tc_rb, tc_re - tc_rb, stream_out_y);"), "%s", src);
   cr_assert(!strstr(src, "row_out_y, 1000, stream_out_y"), "the row also goes out whole:\n%s", src);
   check_rows_1000(exe, 5, center_row, 0, 1e-5);
-  api.executable_free(ctx, exe);
+  exe_free(exe);
 }
 
 /* y = gelu(a @ b + bias) with b given transposed (strides k: 1, n: K), c = y in place. */
@@ -356,14 +420,16 @@ Test(inductor_cpu, matmul_bias_gelu_epilogue) {
   kl l = {0};
   int32_t M = S(&l, 0), N = C(&l, 48), Kd = C(&l, 40), one = C(&l, 1), zero = C(&l, 0), nb = C(&l, 1);
   int32_t outer[3] = {nb, M, N};
-  tc_kernel_desc *k = K(&l, "matmul_add_gelu", TC_KERNEL_MATMUL, 3, outer, -1);
+  K(&l, "matmul_add_gelu", TC_KERNEL_MATMUL, 3, outer, -1);
   int32_t ba = BUF(&l, "in_a", TC_F32, TC_BUF_INPUT, MUL(&l, M, Kd)), bb = BUF(&l, "in_w", TC_F32, TC_BUF_INPUT, MUL(&l, N, Kd));
   int32_t bias = BUF(&l, "in_bias", TC_F32, TC_BUF_INPUT, N), by = BUF(&l, "out_y", TC_F32, TC_BUF_OUTPUT, MUL(&l, M, N));
-  k->matmul = (tc_matmul_desc){.struct_size = sizeof(tc_matmul_desc), .a = ba, .b = bb, .c = by, .batch = nb, .m = M, .n = N,
+  *MM(&l) = (tc_matmul_desc){.struct_size = sizeof(tc_matmul_desc), .a = ba, .b = bb, .c = by, .batch = nb, .m = M, .n = N,
                                .k = Kd, .a_offset = zero, .a_stride_batch = zero, .a_stride_m = Kd, .a_stride_k = one,
                                .b_offset = zero, .b_stride_batch = zero, .b_stride_k = one, .b_stride_n = Kd,
-                               .c_offset = zero, .c_stride_batch = zero, .c_stride_m = N, .c_stride_n = one};
-  int32_t acc = OP(&l, TC_KOP_ACC, TC_F32, -1, 0, -1, -1, -1, -1, IX(-1, -1, -1, -1));
+                               .c_offset = zero, .c_stride_batch = zero, .c_stride_m = N, .c_stride_n = one,
+                              .batch_levels = 1, .batch2 = -1, .a_stride_batch2 = -1, .b_stride_batch2 = -1,
+                              .c_stride_batch2 = -1};
+  int32_t acc = OP(&l, TC_KOP_ACC, TC_F32, -1, 0, -1, -1, -1, -1, NOIX);
   int32_t bv = LOAD(&l, -1, bias, IX(-1, -1, -1, one));
   int32_t z = PRIM(&l, -1, TC_PRIM_ADD, acc, bv);
   int32_t e = PRIM(&l, -1, TC_PRIM_ERF, PRIM(&l, -1, TC_PRIM_MUL, z, CONSTF(&l, -1, 0.70710678118654752)), -1);
@@ -372,14 +438,14 @@ Test(inductor_cpu, matmul_bias_gelu_epilogue) {
   STORE(&l, -1, by, IX(-1, -1, N, one), y);
   tc_kernel_list list = LIST(&l, "mlp_test", 1);
   tc_executable *exe = compile_ok(&list);
-  cr_assert(strstr(api.executable_source(ctx, exe), "cblas_sgemm"));
+  cr_assert(strstr(source_of(exe), "cblas_sgemm"));
   int rows = 37;
   unsigned seed = 3;
   float *a = malloc(sizeof(float) * (size_t)rows * 40), w[48 * 40], bvals[48], *out = malloc(sizeof(float) * (size_t)rows * 48);
   for (int i = 0; i < rows * 40; i++) a[i] = frand(&seed);
   for (int i = 0; i < 48 * 40; i++) w[i] = frand(&seed) * 0.2f;
   for (int i = 0; i < 48; i++) bvals[i] = frand(&seed);
-  int64_t syms[1] = {rows};
+  int64_t syms[2] = {rows, 0};
   launch2(exe, 0, a, w, bvals, out, syms);
   for (int i = 0; i < rows; i++)
     for (int j = 0; j < 48; j++) {
@@ -390,7 +456,7 @@ Test(inductor_cpu, matmul_bias_gelu_epilogue) {
     }
   free(a);
   free(out);
-  api.executable_free(ctx, exe);
+  exe_free(exe);
 }
 
 /* Indexing: out[i] = x[idx[i]] (out of range reads 0); argmax over rows; iota; Philox. */
@@ -402,7 +468,7 @@ Test(inductor_cpu, gather_argmax_iota_random) {
   int32_t bx = BUF(&l, "in_x", TC_F32, TC_BUF_INPUT, cols), bi = BUF(&l, "in_idx", TC_I64, TC_BUF_INPUT, n);
   int32_t by = BUF(&l, "out_y", TC_F32, TC_BUF_OUTPUT, n);
   int32_t iv = OP(&l, TC_KOP_LOAD, TC_I64, -1, 0, -1, -1, -1, bi, IX(-1, one, -1, -1));
-  tc_index g = IX(-1, -1, -1, -1);
+  ixspec g = IX(-1, -1, -1, -1);
   g.indirect = iv;
   g.indirect_stride = one;
   int32_t xv = LOAD(&l, -1, bx, g);
@@ -412,7 +478,7 @@ Test(inductor_cpu, gather_argmax_iota_random) {
   int32_t bm = BUF(&l, "in_m", TC_F32, TC_BUF_INPUT, MUL(&l, n, cols)), bo = BUF(&l, "out_arg", TC_I64, TC_BUF_OUTPUT, n);
   int32_t br = BUF(&l, "out_rand", TC_F32, TC_BUF_OUTPUT, n), bio = BUF(&l, "out_iota", TC_I64, TC_BUF_OUTPUT, n);
   int32_t mv = LOAD(&l, 0, bm, IX(-1, cols, one, -1));
-  int32_t am = OP(&l, TC_KOP_REDUCE, TC_I64, 0, TC_PRIM_ARGMAX, mv, -1, -1, -1, IX(-1, -1, -1, -1));
+  int32_t am = OP(&l, TC_KOP_REDUCE, TC_I64, 0, TC_PRIM_ARGMAX, mv, -1, -1, -1, NOIX);
   OP(&l, TC_KOP_STORE, TC_I64, -1, 0, am, -1, -1, bo, IX(-1, one, -1, -1));
   int32_t rv = OP(&l, TC_KOP_RANDOM, TC_F32, -1, 0, -1, -1, -1, -1, IX(off, one, -1, -1));
   l.ops[1][rv].iconst = 42;
@@ -432,9 +498,8 @@ Test(inductor_cpu, gather_argmax_iota_random) {
   int64_t arg[6], iota[6];
   float rnd[6];
   void *ptrs[4] = {m, arg, rnd, iota};
-  tc_buffer_arg args[4];
-  for (int i = 0; i < 4; i++) args[i] = (tc_buffer_arg){.struct_size = sizeof args[i], .buffer = (tc_buffer *)ptrs[i]};
-  cr_assert_eq(api.launch(ctx, exe, 1, args, NULL), TC_OK);
+  const char *msg;
+  cr_assert_eq(launch(exe, 1, ptrs, 4, NULL, 0, &msg), TC_OK, "launch: %s", msg);
   for (int r = 0; r < 6; r++) {
     int best = 0;
     for (int c = 1; c < 5; c++)
@@ -453,7 +518,7 @@ Test(inductor_cpu, gather_argmax_iota_random) {
     k0 += 0x9E3779B9u; k1 += 0xBB67AE85u;
   }
   cr_assert_eq(rnd[0], (float)((double)(c0 >> 8) / 16777216.0));
-  api.executable_free(ctx, exe);
+  exe_free(exe);
 }
 
 /* A second context compiling the same list is served from disk without running cc; a
@@ -463,27 +528,27 @@ Test(inductor_cpu, disk_cache_hit_and_corruption) {
   build_softmax(&l);
   tc_kernel_list list = LIST(&l, "cache_test", 2);
   tc_executable *exe = compile_ok(&list);
-  cr_assert(strstr(log_text, "miss"), "%s", log_text);
-  api.executable_free(ctx, exe);
-  api.release(ctx);
-  cr_assert_eq(api.init(&host, 0, &ctx), TC_OK);
-  log_text[0] = 0;
+  cr_assert(strstr(tck_test_host_log(th), "miss"), "%s", tck_test_host_log(th));
+  exe_free(exe);
+  reinit("2", NULL); /* a second context: nothing in memory */
+  tck_test_host_log_clear(th);
   exe = compile_ok(&list);
-  cr_assert(strstr(log_text, "hit"), "%s", log_text);
-  cr_assert_null(strstr(log_text, "miss"), "%s", log_text);
+  cr_assert(strstr(tck_test_host_log(th), "hit"), "%s", tck_test_host_log(th));
+  cr_assert_null(strstr(tck_test_host_log(th), "miss"), "%s", tck_test_host_log(th));
+  cr_assert(from_cache(exe), "executable_info says the second context compiled");
   check_softmax(exe, 5, 77);
-  api.executable_free(ctx, exe);
+  exe_free(exe);
   /* Corrupt the cached object: the next compile must notice and rebuild. */
   char cmd[600];
   snprintf(cmd, sizeof cmd, "for f in '%s'/*.so; do printf 'garbage' | dd of=\"$f\" bs=1 seek=100 conv=notrunc 2>/dev/null; done",
            cache_dir);
   cr_assert_eq(system(cmd), 0);
-  log_text[0] = 0;
+  tck_test_host_log_clear(th);
   exe = compile_ok(&list);
-  cr_assert(strstr(log_text, "discarding"), "%s", log_text);
-  cr_assert(strstr(log_text, "miss"), "%s", log_text);
+  cr_assert(strstr(tck_test_host_log(th), "discard"), "%s", tck_test_host_log(th));
+  cr_assert(strstr(tck_test_host_log(th), "miss"), "%s", tck_test_host_log(th));
   check_softmax(exe, 5, 77);
-  api.executable_free(ctx, exe);
+  exe_free(exe);
 }
 
 static int count_lines(const char *path, const char *needle) {
@@ -508,63 +573,108 @@ Test(inductor_cpu, warm_start_runs_no_compiler) {
   fprintf(f, "#!/bin/sh\necho \"$@\" >> '%s'\nexec cc \"$@\"\n", runs);
   fclose(f);
   cr_assert_eq(chmod(script, 0755), 0);
-  snprintf(cc_override, sizeof cc_override, "%s", script);
-  api.release(ctx);
-  cr_assert_eq(api.init(&host, 0, &ctx), TC_OK);
+  reinit("2", script);
   kl l = {0};
   build_softmax(&l);
   tc_kernel_list list = LIST(&l, "warm_start_test", 2);
   tc_executable *exe = compile_ok(&list);
-  api.executable_free(ctx, exe);
+  exe_free(exe);
   int cold = count_lines(runs, NULL);
   cr_assert(cold >= 2 && count_lines(runs, "--version") == 1, "cold start: %d compiler runs", cold);
-  api.release(ctx);
-  cr_assert_eq(api.init(&host, 0, &ctx), TC_OK);
-  log_text[0] = 0;
+  reinit("2", script); /* a second context, the same compiler */
+  tck_test_host_log_clear(th);
   exe = compile_ok(&list);
-  cr_assert(strstr(log_text, "hit"), "%s", log_text);
+  cr_assert(strstr(tck_test_host_log(th), "hit"), "%s", tck_test_host_log(th));
   check_softmax(exe, 5, 77);
-  api.executable_free(ctx, exe);
+  exe_free(exe);
   cr_assert_eq(count_lines(runs, NULL), cold, "the warm start ran the compiler");
   /* the compiler changes on disk: asked for its version again, once */
   struct timespec later[2] = {{.tv_nsec = UTIME_OMIT}, {.tv_sec = time(NULL) + 5}};
   cr_assert_eq(utimensat(AT_FDCWD, script, later, 0), 0);
-  api.release(ctx);
-  cr_assert_eq(api.init(&host, 0, &ctx), TC_OK);
+  reinit("2", script);
   exe = compile_ok(&list);
-  api.executable_free(ctx, exe);
+  exe_free(exe);
   cr_assert_eq(count_lines(runs, "--version"), 2, "a changed compiler is asked its version again");
 }
 
 /* TC_LOGS=profile: every launch is timed, one line per kernel when the executable is freed. */
 Test(inductor_cpu, profile_reports_each_kernel) {
-  api.release(ctx);
-  profile_on = true;
-  cr_assert_eq(api.init(&host, 0, &ctx), TC_OK);
+  reinit("2", NULL); /* TC_LOGS=profile is read at init */
   kl l = {0};
   build_softmax(&l);
   tc_kernel_list list = LIST(&l, "profile_test", 2);
   tc_executable *exe = compile_ok(&list);
   for (int i = 0; i < 3; i++) check_softmax(exe, 5, 77);
-  log_text[0] = 0;
-  api.executable_free(ctx, exe);
-  const char *at = strstr(log_text, "profile_test / ");
+  tck_test_host_log_clear(th);
+  exe_free(exe);
+  const char *at = strstr(tck_test_host_log(th), "profile_test / ");
   unsigned long long launches = 0;
   double mean = -1;
-  cr_assert(at && sscanf(strchr(at, ':') + 1, " %llu launches, mean %lf us", &launches, &mean) == 2, "%s", log_text);
-  cr_assert(launches == 3 && mean >= 0, "%s", log_text);
+  cr_assert(at && sscanf(strchr(at, ':') + 1, " %llu launches, mean %lf us", &launches, &mean) == 2, "%s", tck_test_host_log(th));
+  cr_assert(launches == 3 && mean >= 0, "%s", tck_test_host_log(th));
 }
 
+/* A kernel list the kit's validator rejects: an error naming the kernel and the op, no crash. */
 Test(inductor_cpu, bad_descriptor_is_an_error_not_a_crash) {
   kl l = {0};
   int32_t n = C(&l, 4), one = C(&l, 1);
   int32_t outer[1] = {n};
-  K(&l, "bad", TC_KERNEL_LOOP, 1, outer, -1);
+  K(&l, "bad_kernel", TC_KERNEL_LOOP, 1, outer, -1);
   int32_t by = BUF(&l, "out_y", TC_F32, TC_BUF_OUTPUT, n);
   STORE(&l, -1, by, IX(-1, one, -1, -1), 3); /* operand is a later op */
   CONSTF(&l, -1, 1);
   tc_kernel_list list = LIST(&l, "bad_test", 0);
   tc_executable *exe = NULL;
-  cr_assert_eq(api.compile_kernels(ctx, &list, &exe), TC_ERR_INVALID_ARGUMENT);
-  cr_assert(strstr(last_error, "not an earlier op"), "%s", last_error);
+  const char *msg;
+  cr_assert_eq(compile(&list, &exe, &msg), TC_ERR_INVALID_ARGUMENT, "%s", msg);
+  cr_assert_null(exe);
+  cr_assert(strstr(msg, "bad_kernel") && strstr(msg, "not an earlier op"), "%s", msg);
+}
+
+/* A second kernel whose index has the wrong number of vars and a buffer out of range: the
+ * message names the failing kernel (not the good one before it). */
+Test(inductor_cpu, validation_failure_names_the_kernel) {
+  kl l = {0};
+  int32_t n = C(&l, 4), one = C(&l, 1);
+  int32_t outer[1] = {n};
+  K(&l, "good_kernel", TC_KERNEL_LOOP, 1, outer, -1);
+  int32_t by = BUF(&l, "out_y", TC_F32, TC_BUF_OUTPUT, n);
+  STORE(&l, -1, by, IX(-1, one, -1, -1), CONSTF(&l, -1, 1));
+  K(&l, "broken_kernel", TC_KERNEL_LOOP, 1, outer, -1);
+  BUF(&l, "out_z", TC_F32, TC_BUF_OUTPUT, n);
+  STORE(&l, -1, 5, IX(-1, one, -1, -1), CONSTF(&l, -1, 2)); /* buffer 5 of 1 */
+  tc_kernel_list list = LIST(&l, "validate_test", 0);
+  tc_executable *exe = NULL;
+  const char *msg;
+  cr_assert_eq(compile(&list, &exe, &msg), TC_ERR_INVALID_ARGUMENT, "%s", msg);
+  cr_assert(strstr(msg, "broken_kernel") && !strstr(msg, "good_kernel"), "%s", msg);
+  cr_assert(strstr(msg, "inductor-cpu: validate_test: "), "%s", msg);
+}
+
+/* Options are data: the table declares them; CONTEXT options reach init (its "init" log line). */
+Test(inductor_cpu, options_reach_init) {
+  cr_assert_str_eq(api.option_prefix, "cpu");
+  const tc_option_decl *threads = tck_option_decl_find(api.options, api.n_options, api.option_size, "cpu.threads");
+  const tc_option_decl *cc = tck_option_decl_find(api.options, api.n_options, api.option_size, "cpu.cc");
+  cr_assert(threads && cc);
+  cr_assert(threads->type == TC_OPTION_INT && threads->scope == TC_OPTION_CONTEXT && threads->min == 0 &&
+            threads->max == 1024 && strcmp(threads->default_value, "0") == 0);
+  cr_assert(cc->type == TC_OPTION_STRING && cc->scope == TC_OPTION_CONTEXT && cc->default_value == NULL);
+  tck_test_host_log_clear(th);
+  reinit("3", NULL);
+  cr_assert(strstr(tck_test_host_log(th), "[init] inductor-cpu: context with 3 threads, compiler "),
+            "%s", tck_test_host_log(th));
+  /* the default (0): one thread per online core */
+  tck_test_host_log_clear(th);
+  reinit(NULL, NULL);
+  char want[96];
+  snprintf(want, sizeof want, "context with %ld threads", sysconf(_SC_NPROCESSORS_ONLN));
+  cr_assert(strstr(tck_test_host_log(th), want), "%s", tck_test_host_log(th));
+  /* the threads reach the generated code */
+  kl l = {0};
+  build_softmax(&l);
+  tc_kernel_list list = LIST(&l, "threads_test", 2);
+  tc_executable *exe = compile_ok(&list);
+  check_softmax(exe, 1, 200003);
+  exe_free(exe);
 }

@@ -234,6 +234,34 @@ tc_status tck_test_host_take(tck_test_host *h, tc_error *err, const char **messa
 bool tck_test_plugin_open(tck_test_host *h, const char *path, tc_plugin_api *table, void **dl, char *err,
                           size_t cap);
 
+
+/* =============================================================================================
+ * Added by the inductor-cpu port (branch icpu), for every backend: what inductor-cpu and vulkan
+ * each wrote for themselves before.
+ * ============================================================================================= */
+
+/* ---------------------------------------------------------------- op operands (inline)
+ * Operand i of op, -1 past its n_args (the ABI's "no operand"). */
+static inline int32_t tck_op_arg(const tc_kop *op, int32_t i) {
+  return op && i >= 0 && i < op->n_args && op->args ? op->args[i] : -1;
+}
+
+/* ---------------------------------------------------------------- launch profiles (profile.c)
+ * TC_LOGS=profile: per-kernel launch times, reported in one line format by every backend.
+ * Start from (tck_launch_stats){0}. Not thread-safe per stats (one per kernel, updated under
+ * the context's lock). */
+typedef struct tck_launch_stats {
+  uint64_t launches;
+  double total_s, min_s, max_s;
+} tck_launch_stats;
+/* Seconds on a monotonic clock. */
+double tck_now_s(void);
+void tck_launch_stats_add(tck_launch_stats *st, double seconds);
+/* Logs "<graph> / <kernel>: N launches, mean X us, min Y us, max Z us<suffix>" under
+ * "profile" at INFO (nothing when st has no launches). suffix: "" or e.g. " on the device". */
+void tck_launch_stats_log(const tc_host_api *h, const char *graph, const char *kernel, const tck_launch_stats *st,
+                          const char *suffix);
+
 #ifdef __cplusplus
 }
 #endif

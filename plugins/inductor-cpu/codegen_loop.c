@@ -9,8 +9,10 @@
 
 #include "icpu.h"
 
-static const tc_kop *op_at(const tc_kernel_desc *k, int32_t i) { return TC_AT(tc_kop, k->ops, i); }
-static const tc_kbuffer *buf_at(const tc_kernel_desc *k, int32_t i) { return TC_AT(tc_kbuffer, k->buffers, i); }
+static const tc_kop *op_at(const tc_kernel_desc *k, int32_t i) { return tck_kernel_op(k, i); }
+static const tc_kbuffer *buf_at(const tc_kernel_desc *k, int32_t i) { return tck_kernel_buffer(k, i); }
+/* The op whose value indexes op's memory access, or -1. */
+static int32_t indirect_of(const tc_kop *op) { return op->index ? op->index->indirect : -1; }
 
 /* C name of buffer i: its descriptor name when that is a fresh identifier, else b<i>. */
 void kgen_buf_name(const tc_kernel_desc *k, int32_t i, char *out, size_t cap) {
@@ -30,54 +32,61 @@ void kgen_buf_name(const tc_kernel_desc *k, int32_t i, char *out, size_t cap) {
   else snprintf(out, cap, "b%d", i);
 }
 
-void kgen_params(icpu_str *s, const icpu_kgen *g) {
+void kgen_params(tck_str *s, const icpu_kgen *g) {
   const tc_kernel_desc *k = g->k;
   bool first = true;
-  str_puts(s, "(");
+  tck_str_puts(s, "(");
   for (int32_t i = 0; i < k->n_buffers; i++) {
     char name[80];
     kgen_buf_name(k, i, name, sizeof name);
     const tc_kbuffer *b = buf_at(k, i);
-    str_printf(s, "%s%s%s *restrict %s", first ? "" : ", ", b->role == TC_BUF_INPUT ? "const " : "", dtype_c(b->dtype),
+    tck_str_printf(s, "%s%s%s *restrict %s", first ? "" : ", ", b->role == TC_BUF_INPUT ? "const " : "", dtype_c(b->dtype),
                name);
     first = false;
   }
   for (int32_t i = 0; i < g->list->n_syms; i++) {
-    str_printf(s, "%sint64_t s%d", first ? "" : ", ", i);
+    tck_str_printf(s, "%sint64_t s%d", first ? "" : ", ", i);
     first = false;
   }
-  str_puts(s, first ? "void)" : ")");
+  tck_str_puts(s, first ? "void)" : ")");
 }
 
-static void const_literal(icpu_str *s, const tc_kop *op) {
+static void const_literal(tck_str *s, const tc_kop *op) {
   if (op->dtype == TC_BOOL) {
-    str_puts(s, op->fconst != 0 ? "1" : "0");
-  } else if (!dtype_float(op->dtype)) {
-    str_printf(s, op->dtype == TC_I64 ? "INT64_C(%lld)" : "%lld", (long long)op->iconst);
+    tck_str_puts(s, op->fconst != 0 ? "1" : "0");
+  } else if (!tck_dtype_is_float(op->dtype)) {
+    tck_str_printf(s, op->dtype == TC_I64 ? "INT64_C(%lld)" : "%lld", (long long)op->iconst);
   } else if (isnan(op->fconst)) {
-    str_puts(s, op->dtype == TC_F32 ? "NAN" : "(double)NAN");
+    tck_str_puts(s, op->dtype == TC_F32 ? "NAN" : "(double)NAN");
   } else if (isinf(op->fconst)) {
-    str_printf(s, "%sINFINITY", op->fconst < 0 ? "-" : "");
+    tck_str_printf(s, "%sINFINITY", op->fconst < 0 ? "-" : "");
   } else {
     char lit[64];
     snprintf(lit, sizeof lit, op->dtype == TC_F32 ? "%.9g" : "%.17g", op->fconst);
     /* "1" must read as a float literal: give it a point. */
     if (!strpbrk(lit, ".eE")) strcat(lit, ".0");
-    str_printf(s, "%s%s", lit, op->dtype == TC_F32 ? "f" : "");
+    tck_str_printf(s, "%s%s", lit, op->dtype == TC_F32 ? "f" : "");
   }
 }
 
-static const char *reduce_identity(int32_t prim, int32_t dtype) {
-  bool fl = dtype_float(dtype);
-  switch (prim) {
-  case TC_PRIM_REDUCE_SUM: return "0";
-  case TC_PRIM_REDUCE_PROD: return "1";
-  case TC_PRIM_REDUCE_MAX: case TC_PRIM_ARGMAX:
-    return fl ? "-INFINITY" : dtype == TC_I32 ? "INT32_MIN" : dtype == TC_I64 ? "INT64_MIN" : "0";
-  case TC_PRIM_REDUCE_MIN: case TC_PRIM_ARGMIN:
-    return fl ? "INFINITY" : dtype == TC_I32 ? "INT32_MAX" : dtype == TC_I64 ? "INT64_MAX" : "1";
-  default: return "0";
+/* The C spelling of the value reduction `prim` starts from (the kit's identity): limits by
+ * name (INT32_MIN, -INFINITY), so the generated code reads as it means. buf: 32 bytes. */
+static const char *reduce_identity(int32_t prim, int32_t dtype, char *buf) {
+  if (prim == TC_PRIM_ARGMAX) prim = TC_PRIM_REDUCE_MAX;
+  if (prim == TC_PRIM_ARGMIN) prim = TC_PRIM_REDUCE_MIN;
+  if (tck_dtype_is_float(dtype)) {
+    double v = tck_reduce_identity_f(prim, dtype);
+    if (isinf(v)) return v < 0 ? "-INFINITY" : "INFINITY";
+    snprintf(buf, 32, "%.17g", v);
+    return buf;
   }
+  int64_t v = tck_reduce_identity_i(prim, dtype);
+  if (v == INT64_MIN) return "INT64_MIN";
+  if (v == INT64_MAX) return "INT64_MAX";
+  if (dtype == TC_I32 && v == INT32_MIN) return "INT32_MIN";
+  if (dtype == TC_I32 && v == INT32_MAX) return "INT32_MAX";
+  snprintf(buf, 32, "%lld", (long long)v);
+  return buf;
 }
 
 /* Writes the index of a memory op into s as "j<op>" after declaring it, bounds-checked when the
@@ -85,23 +94,22 @@ static const char *reduce_identity(int32_t prim, int32_t dtype) {
  * access needs a guard `if (ok<op>)`. */
 /* sfx: the suffix of the copy of an inner loop's body being emitted (split_loop), "" else;
  * indirect: the index value's name. */
-static bool emit_index(icpu_str *s, const icpu_kgen *g, int32_t id, const tc_kop *op, const char *const *vars,
+static bool emit_index(tck_str *s, const icpu_kgen *g, int32_t id, const tc_kop *op, const char *const *vars,
                        int depth, const char *sfx, const char *indirect) {
-  int32_t nv = g->k->n_outer + 1;
-  str_indent(s, depth);
-  str_printf(s, "const int64_t j%d%s = ", id, sfx);
-  expr_index(s, &g->exprs, &op->index, nv, vars);
-  if (op->index.indirect >= 0) {
-    str_printf(s, " + (int64_t)%s*", indirect);
-    expr_ref(s, &g->exprs, op->index.indirect_stride);
-    str_puts(s, ";\n");
-    str_indent(s, depth);
-    str_printf(s, "const int ok%d%s = j%d%s >= 0 && j%d%s < ", id, sfx, id, sfx, id, sfx);
-    expr_ref(s, &g->exprs, buf_at(g->k, op->buffer)->numel);
-    str_puts(s, ";\n");
+  tck_str_indent(s, depth);
+  tck_str_printf(s, "const int64_t j%d%s = ", id, sfx);
+  tck_index_emit(s, &g->exprs, op->index, vars);
+  if (indirect_of(op) >= 0) {
+    tck_str_printf(s, " + (int64_t)%s*", indirect);
+    tck_exprs_ref(s, &g->exprs, op->index->indirect_stride);
+    tck_str_puts(s, ";\n");
+    tck_str_indent(s, depth);
+    tck_str_printf(s, "const int ok%d%s = j%d%s >= 0 && j%d%s < ", id, sfx, id, sfx, id, sfx);
+    tck_exprs_ref(s, &g->exprs, buf_at(g->k, op->buffer)->numel);
+    tck_str_puts(s, ";\n");
     return true;
   }
-  str_puts(s, ";\n");
+  tck_str_puts(s, ";\n");
   return false;
 }
 
@@ -111,7 +119,7 @@ static bool loop_is_simd_safe(const tc_kernel_desc *k, int32_t loop) {
     if (op->loop != loop) continue;
     if (op->kind == TC_KOP_REDUCE && (op->prim == TC_PRIM_ARGMAX || op->prim == TC_PRIM_ARGMIN)) return false;
     if (op->kind == TC_KOP_STORE_ADD) return false;
-    if (op->kind == TC_KOP_STORE && op->index.indirect >= 0) return false;
+    if (op->kind == TC_KOP_STORE && indirect_of(op) >= 0) return false;
   }
   return true;
 }
@@ -120,7 +128,7 @@ static bool loop_is_simd_safe(const tc_kernel_desc *k, int32_t loop) {
  * NaN- and signed-zero-exact tc_max_f32 does not vectorize into anything short. */
 static bool reduce_keyed(const tc_kop *op) {
   return op->kind == TC_KOP_REDUCE && (op->prim == TC_PRIM_REDUCE_MAX || op->prim == TC_PRIM_REDUCE_MIN) &&
-         dtype_float(op->dtype);
+         tck_dtype_is_float(op->dtype);
 }
 
 /* A float division inside the inner loop that op `from` opens, whose divisor is fixed over the
@@ -128,18 +136,19 @@ static bool reduce_keyed(const tc_kop *op) {
  * becomes a multiply by a reciprocal taken once. */
 static bool div_by_invariant(const tc_kernel_desc *k, const tc_kop *op, int32_t from) {
   return from >= 0 && from < k->n_ops && op->loop >= 0 && op->loop == op_at(k, from)->loop && op->kind == TC_KOP_PRIM &&
-         op->prim == TC_PRIM_DIV && dtype_float(op->dtype) && op->args[1] >= 0 && op->args[1] < from;
+         op->prim == TC_PRIM_DIV && tck_dtype_is_float(op->dtype) && tck_op_arg(op, 1) >= 0 && tck_op_arg(op, 1) < from;
 }
 
 static bool index_same(const tc_index *a, const tc_index *b, int32_t n_vars) {
+  if (!a || !b) return a == b;
   if (a->offset != b->offset || a->indirect != b->indirect) return false;
   for (int32_t v = 0; v < n_vars; v++)
-    if (a->strides[v] != b->strides[v]) return false;
+    if (tck_index_stride(a, v) != tck_index_stride(b, v)) return false;
   return true;
 }
 
 static int64_t expr_const_or(const tc_kernel_list *list, int32_t id, int64_t otherwise) {
-  const tc_size_expr *e = id >= 0 && id < list->n_exprs ? TC_AT(tc_size_expr, list->exprs, id) : NULL;
+  const tc_size_expr *e = id >= 0 && id < list->n_exprs ? tck_list_expr(list, id) : NULL;
   return e && e->op == TC_SX_CONST ? e->value : otherwise;
 }
 
@@ -166,13 +175,13 @@ bool kgen_row_buffers(const tc_kernel_list *list, const tc_kernel_desc *k, bool 
       if (!mem || op->buffer != b) continue;
       if (!first) {
         first = op;
-        ok = op->kind == TC_KOP_STORE && op->index.indirect < 0 && expr_const_or(list, op->index.strides[nv - 1], 0) == 1;
+        ok = op->kind == TC_KOP_STORE && indirect_of(op) < 0 && expr_const_or(list, tck_index_stride(op->index, nv - 1), 0) == 1;
       }
-      ok = ok && op->kind != TC_KOP_STORE_ADD && op->loop >= 0 && index_same(&op->index, &first->index, nv);
+      ok = ok && op->kind != TC_KOP_STORE_ADD && op->loop >= 0 && index_same(op->index, first->index, nv);
     }
     /* Rows of different outer points must not overlap: scratch rows are private per point. */
     for (int32_t v = 0; ok && first && v < k->n_outer; v++) {
-      int64_t st = first->index.strides[v] < 0 ? 0 : expr_const_or(list, first->index.strides[v], inner);
+      int64_t st = tck_index_stride(first->index, v) < 0 ? 0 : expr_const_or(list, tck_index_stride(first->index, v), inner);
       ok = st >= inner || (st == 0 && expr_const_or(list, k->outer[v], 0) == 1);
     }
     /* Every scratch row sits on each thread's stack: keep them small together. */
@@ -186,34 +195,35 @@ bool kgen_row_buffers(const tc_kernel_list *list, const tc_kernel_desc *k, bool 
 
 /* Declares the accumulators of loop `loop` (op `from` opens it) and the reciprocals of its
  * divisions by loop-invariant values; appends the loop's reduction clauses to red. */
-static void declare_loop_values(icpu_str *s, const icpu_kgen *g, int32_t loop, int32_t from, int depth, icpu_str *red) {
+static void declare_loop_values(tck_str *s, const icpu_kgen *g, int32_t loop, int32_t from, int depth, tck_str *red) {
   const tc_kernel_desc *k = g->k;
+  char idb[32];
   for (int32_t i = 0; i < k->n_ops; i++) {
     const tc_kop *op = op_at(k, i);
     if (op->loop != loop || op->kind != TC_KOP_REDUCE) continue;
-    int32_t vt = op_at(k, op->args[0])->dtype;
-    str_indent(s, depth);
+    int32_t vt = op_at(k, tck_op_arg(op, 0))->dtype;
+    tck_str_indent(s, depth);
     if (op->prim == TC_PRIM_ARGMAX || op->prim == TC_PRIM_ARGMIN) {
-      str_printf(s, "%s v%d_best = %s;\n", dtype_c(vt), i, reduce_identity(op->prim, vt));
-      str_indent(s, depth);
-      str_printf(s, "int64_t v%d = 0;\n", i);
+      tck_str_printf(s, "%s v%d_best = %s;\n", dtype_c(vt), i, reduce_identity(op->prim, vt, idb));
+      tck_str_indent(s, depth);
+      tck_str_printf(s, "int64_t v%d = 0;\n", i);
       continue;
     }
     if (reduce_keyed(op)) {
       const char *mm = op->prim == TC_PRIM_REDUCE_MAX ? "max" : "min";
-      str_printf(s, "%s v%d_key = tc_%skey_%s(%s);\n", op->dtype == TC_F32 ? "int32_t" : "int64_t", i, mm,
-                 dtype_suffix(op->dtype), reduce_identity(op->prim, op->dtype));
-      str_printf(red, " reduction(%s:v%d_key)", mm, i);
+      tck_str_printf(s, "%s v%d_key = tc_%skey_%s(%s);\n", op->dtype == TC_F32 ? "int32_t" : "int64_t", i, mm,
+                 tck_dtype_name(op->dtype), reduce_identity(op->prim, op->dtype, idb));
+      tck_str_printf(red, " reduction(%s:v%d_key)", mm, i);
       continue;
     }
-    str_printf(s, "%s v%d = %s;\n", dtype_c(op->dtype), i, reduce_identity(op->prim, op->dtype));
+    tck_str_printf(s, "%s v%d = %s;\n", dtype_c(op->dtype), i, reduce_identity(op->prim, op->dtype, idb));
     switch (op->prim) {
-    case TC_PRIM_REDUCE_SUM: str_printf(red, " reduction(+:v%d)", i); break;
-    case TC_PRIM_REDUCE_PROD: str_printf(red, " reduction(*:v%d)", i); break;
+    case TC_PRIM_REDUCE_SUM: tck_str_printf(red, " reduction(+:v%d)", i); break;
+    case TC_PRIM_REDUCE_PROD: tck_str_printf(red, " reduction(*:v%d)", i); break;
     case TC_PRIM_REDUCE_MAX: case TC_PRIM_REDUCE_MIN: {
       const char *mm = op->prim == TC_PRIM_REDUCE_MAX ? "max" : "min";
-      if (dtype_float(op->dtype)) str_printf(red, " reduction(tc_%s_%s:v%d)", mm, dtype_suffix(op->dtype), i);
-      else str_printf(red, " reduction(%s:v%d)", mm, i);
+      if (tck_dtype_is_float(op->dtype)) tck_str_printf(red, " reduction(tc_%s_%s:v%d)", mm, tck_dtype_name(op->dtype), i);
+      else tck_str_printf(red, " reduction(%s:v%d)", mm, i);
       break;
     }
     default: break;
@@ -223,13 +233,13 @@ static void declare_loop_values(icpu_str *s, const icpu_kgen *g, int32_t loop, i
     const tc_kop *op = op_at(k, i);
     if (!div_by_invariant(k, op, from)) continue;
     bool seen = false;
-    for (int32_t j = from; j < i && !seen; j++) seen = div_by_invariant(k, op_at(k, j), from) && op_at(k, j)->args[1] == op->args[1];
+    for (int32_t j = from; j < i && !seen; j++) seen = div_by_invariant(k, op_at(k, j), from) && tck_op_arg(op_at(k, j), 1) == tck_op_arg(op, 1);
     if (seen) continue;
-    int32_t d = op->args[1];
-    const char *sx = dtype_suffix(op->dtype);
-    str_indent(s, depth);
+    int32_t d = tck_op_arg(op, 1);
+    const char *sx = tck_dtype_name(op->dtype);
+    tck_str_indent(s, depth);
     /* named per inner loop: sibling loops may divide by the same value */
-    str_printf(s, "const %s v%d_recip_l%d = tc_recip_%s(v%d), v%d_recip_scale_l%d = tc_recip_scale_%s(v%d);\n",
+    tck_str_printf(s, "const %s v%d_recip_l%d = tc_recip_%s(v%d), v%d_recip_scale_l%d = tc_recip_scale_%s(v%d);\n",
                dtype_c(op->dtype), d, (int)loop, sx, d, d, (int)loop, sx, d);
   }
 }
@@ -237,86 +247,85 @@ static void declare_loop_values(icpu_str *s, const icpu_kgen *g, int32_t loop, i
 /* Declares loop `loop`'s values and writes its pragma and header; returns the body's depth.
  * blocked: the loop runs in blocks of ICPU_ROW_BLOCK (tc_rb .. tc_re), each block's scratch
  * rows streamed out after it (close_inner_loop). */
-static int open_inner_loop(icpu_str *s, const icpu_kgen *g, int32_t loop, int32_t from, const char *rvar, int depth,
+static int open_inner_loop(tck_str *s, const icpu_kgen *g, int32_t loop, int32_t from, const char *rvar, int depth,
                            bool par, bool blocked) {
   const tc_kernel_desc *k = g->k;
-  icpu_str red;
-  str_init(&red);
+  tck_str red = {0};
   declare_loop_values(s, g, loop, from, depth, &red);
   bool simd = loop_is_simd_safe(k, loop);
   if (blocked) {
-    str_indent(s, depth);
-    str_printf(s, "for (int64_t tc_rb = 0; tc_rb < ");
-    expr_ref(s, &g->exprs, k->inner);
-    str_printf(s, "; tc_rb += %d) {\n", ICPU_ROW_BLOCK);
+    tck_str_indent(s, depth);
+    tck_str_printf(s, "for (int64_t tc_rb = 0; tc_rb < ");
+    tck_exprs_ref(s, &g->exprs, k->inner);
+    tck_str_printf(s, "; tc_rb += %d) {\n", ICPU_ROW_BLOCK);
     depth++;
-    str_indent(s, depth);
-    str_printf(s, "const int64_t tc_re = tc_imin(tc_rb + %d, ", ICPU_ROW_BLOCK);
-    expr_ref(s, &g->exprs, k->inner);
-    str_puts(s, ");\n");
+    tck_str_indent(s, depth);
+    tck_str_printf(s, "const int64_t tc_re = tc_imin(tc_rb + %d, ", ICPU_ROW_BLOCK);
+    tck_exprs_ref(s, &g->exprs, k->inner);
+    tck_str_puts(s, ");\n");
   }
-  str_indent(s, depth);
-  if (par) str_printf(s, "#pragma omp parallel for%s num_threads(tc_nthreads) schedule(static)%s\n", simd ? " simd" : "",
+  tck_str_indent(s, depth);
+  if (par) tck_str_printf(s, "#pragma omp parallel for%s num_threads(tc_nthreads) schedule(static)%s\n", simd ? " simd" : "",
                       red.data ? red.data : "");
-  else if (simd) str_printf(s, "#pragma omp simd%s\n", red.data ? red.data : "");
-  else str_puts(s, "/* not vectorized: an argmax or a scatter */\n");
-  str_free(&red);
-  str_indent(s, depth);
+  else if (simd) tck_str_printf(s, "#pragma omp simd%s\n", red.data ? red.data : "");
+  else tck_str_puts(s, "/* not vectorized: an argmax or a scatter */\n");
+  tck_str_free(&red);
+  tck_str_indent(s, depth);
   if (blocked) {
-    str_printf(s, "for (int64_t %s = tc_rb; %s < tc_re; %s++) {\n", rvar, rvar, rvar);
+    tck_str_printf(s, "for (int64_t %s = tc_rb; %s < tc_re; %s++) {\n", rvar, rvar, rvar);
   } else {
-    str_printf(s, "for (int64_t %s = 0; %s < ", rvar, rvar);
-    expr_ref(s, &g->exprs, k->inner);
-    str_printf(s, "; %s++) {\n", rvar);
+    tck_str_printf(s, "for (int64_t %s = 0; %s < ", rvar, rvar);
+    tck_exprs_ref(s, &g->exprs, k->inner);
+    tck_str_printf(s, "; %s++) {\n", rvar);
   }
   return depth + 1;
 }
 
-static void emit_row_store(icpu_str *s, const icpu_kgen *g, const char *const *vars, int depth, int32_t b, bool block);
+static void emit_row_store(tck_str *s, const icpu_kgen *g, const char *const *vars, int depth, int32_t b, bool block);
 
 /* streamed: the buffers whose scratch rows go out per block (NULL: not blocked). */
-static void close_inner_loop(icpu_str *s, const icpu_kgen *g, int32_t loop, int depth, const bool *streamed,
+static void close_inner_loop(tck_str *s, const icpu_kgen *g, int32_t loop, int depth, const bool *streamed,
                              const char *const *vars) {
   if (streamed) {
-    str_indent(s, depth + 1);
-    str_puts(s, "}\n");
+    tck_str_indent(s, depth + 1);
+    tck_str_puts(s, "}\n");
     for (int32_t b = 0; b < g->k->n_buffers; b++)
       if (streamed[b]) emit_row_store(s, g, vars, depth + 1, b, true);
   }
-  str_indent(s, depth);
-  str_puts(s, "}\n");
+  tck_str_indent(s, depth);
+  tck_str_puts(s, "}\n");
   for (int32_t i = 0; i < g->k->n_ops; i++) {
     const tc_kop *op = op_at(g->k, i);
     if (op->loop != loop || !reduce_keyed(op)) continue;
-    str_indent(s, depth);
-    str_printf(s, "const %s v%d = tc_unkey_%s(v%d_key);\n", dtype_c(op->dtype), i, dtype_suffix(op->dtype), i);
+    tck_str_indent(s, depth);
+    tck_str_printf(s, "const %s v%d = tc_unkey_%s(v%d_key);\n", dtype_c(op->dtype), i, tck_dtype_name(op->dtype), i);
   }
 }
 
 /* acc: the accumulator's name (v<i>, or a copy's v<i>_<c>); a: the value's name. */
-static tc_status emit_reduce_step(icpu_str *s, int32_t i, const tc_kop *op, int32_t vt, const char *rvar, int depth,
+static tc_status emit_reduce_step(tck_str *s, int32_t i, const tc_kop *op, int32_t vt, const char *rvar, int depth,
                                   const char *acc, const char *a, char *err, size_t cap) {
-  bool fl = dtype_float(vt);
-  str_indent(s, depth);
+  bool fl = tck_dtype_is_float(vt);
+  tck_str_indent(s, depth);
   switch (op->prim) {
-  case TC_PRIM_REDUCE_SUM: str_printf(s, "%s += %s;\n", acc, a); break;
-  case TC_PRIM_REDUCE_PROD: str_printf(s, "%s *= %s;\n", acc, a); break;
+  case TC_PRIM_REDUCE_SUM: tck_str_printf(s, "%s += %s;\n", acc, a); break;
+  case TC_PRIM_REDUCE_PROD: tck_str_printf(s, "%s *= %s;\n", acc, a); break;
   case TC_PRIM_REDUCE_MAX: case TC_PRIM_REDUCE_MIN: {
     const char *mm = op->prim == TC_PRIM_REDUCE_MAX ? "max" : "min";
     if (fl) {
-      str_printf(s, "const %s v%d_next = tc_%skey_%s(%s);\n", vt == TC_F32 ? "int32_t" : "int64_t", i, mm, dtype_suffix(vt), a);
-      str_indent(s, depth);
-      str_printf(s, "v%d_key = v%d_next %s v%d_key ? v%d_next : v%d_key;\n", i, i, op->prim == TC_PRIM_REDUCE_MAX ? ">" : "<",
+      tck_str_printf(s, "const %s v%d_next = tc_%skey_%s(%s);\n", vt == TC_F32 ? "int32_t" : "int64_t", i, mm, tck_dtype_name(vt), a);
+      tck_str_indent(s, depth);
+      tck_str_printf(s, "v%d_key = v%d_next %s v%d_key ? v%d_next : v%d_key;\n", i, i, op->prim == TC_PRIM_REDUCE_MAX ? ">" : "<",
                  i, i, i);
     }
-    else str_printf(s, "%s = %s %s %s ? %s : %s;\n", acc, a, op->prim == TC_PRIM_REDUCE_MAX ? ">" : "<", acc, a, acc);
+    else tck_str_printf(s, "%s = %s %s %s ? %s : %s;\n", acc, a, op->prim == TC_PRIM_REDUCE_MAX ? ">" : "<", acc, a, acc);
     break;
   }
   case TC_PRIM_ARGMAX: case TC_PRIM_ARGMIN: {
     const char *cmp = op->prim == TC_PRIM_ARGMAX ? ">" : "<";
-    if (fl) str_printf(s, "if (%s %s v%d_best || (%s != %s && v%d_best == v%d_best)) { v%d_best = %s; v%d = %s; }\n", a,
+    if (fl) tck_str_printf(s, "if (%s %s v%d_best || (%s != %s && v%d_best == v%d_best)) { v%d_best = %s; v%d = %s; }\n", a,
                        cmp, i, a, a, i, i, i, a, i, rvar);
-    else str_printf(s, "if (%s %s v%d_best) { v%d_best = %s; v%d = %s; }\n", a, cmp, i, i, a, i, rvar);
+    else tck_str_printf(s, "if (%s %s v%d_best) { v%d_best = %s; v%d = %s; }\n", a, cmp, i, i, a, i, rvar);
     break;
   }
   default:
@@ -332,7 +341,7 @@ static tc_status emit_reduce_step(icpu_str *s, int32_t i, const tc_kop *op, int3
  * unit stride, a slice of it before each inner loop (part of n_parts): all of it at once
  * stalls the row on full fill buffers, where slices overlap the misses with the passes' compute.
  * The touch loops sit outside the vectorized loops. */
-static void emit_row_prefetch(icpu_str *s, const icpu_kgen *g, const char *const *vars, int depth, int32_t part,
+static void emit_row_prefetch(tck_str *s, const icpu_kgen *g, const char *const *vars, int depth, int32_t part,
                               int32_t n_parts) {
   const tc_kernel_desc *k = g->k;
   if (k->n_outer == 0 || k->inner < 0) return;
@@ -346,8 +355,8 @@ static void emit_row_prefetch(icpu_str *s, const icpu_kgen *g, const char *const
   int32_t done[8], n_done = 0;
   for (int32_t i = 0; i < k->n_ops && n_done < 8; i++) {
     const tc_kop *op = op_at(k, i);
-    if (op->kind != TC_KOP_LOAD || op->loop != 0 || op->index.indirect >= 0 || op->index.strides[last] < 0) continue;
-    const tc_size_expr *rs = op->index.strides[rv] >= 0 ? TC_AT(tc_size_expr, g->list->exprs, op->index.strides[rv]) : NULL;
+    if (op->kind != TC_KOP_LOAD || op->loop != 0 || indirect_of(op) >= 0 || tck_index_stride(op->index, last) < 0) continue;
+    const tc_size_expr *rs = tck_index_stride(op->index, rv) >= 0 ? tck_list_expr(g->list, tck_index_stride(op->index, rv)) : NULL;
     if (!rs || rs->op != TC_SX_CONST || rs->value != 1) continue;
     bool seen = false;
     for (int32_t j = 0; j < n_done; j++) seen |= op_at(k, done[j])->buffer == op->buffer;
@@ -355,32 +364,32 @@ static void emit_row_prefetch(icpu_str *s, const icpu_kgen *g, const char *const
     done[n_done++] = i;
     char bname[80];
     kgen_buf_name(k, op->buffer, bname, sizeof bname);
-    str_indent(s, depth);
-    str_printf(s, "if (%s + 2 < ", vars[last]);
-    expr_ref(s, &g->exprs, k->outer[last]);
-    str_printf(s, ") { /* prefetch a later row of %s */\n", bname);
-    str_indent(s, depth + 1);
-    str_printf(s, "const char *p = (const char *)&%s[", bname);
-    expr_index(s, &g->exprs, &op->index, k->n_outer + 1, names);
-    str_puts(s, "];\n");
-    str_indent(s, depth + 1);
-    int size = (int)tc_dtype_size(op->dtype);
-    str_puts(s, "for (int64_t q = ");
-    if (part == 0) str_puts(s, "0");
-    else { expr_ref(s, &g->exprs, k->inner); str_printf(s, "*%d*%d/%d/64*64", size, part, n_parts); }
-    str_puts(s, "; q < ");
-    expr_ref(s, &g->exprs, k->inner);
-    if (part + 1 < n_parts) str_printf(s, "*%d*%d/%d/64*64", size, part + 1, n_parts);
-    else str_printf(s, "*%d", size);
-    str_puts(s, "; q += 64) __builtin_prefetch(p + q);\n");
-    str_indent(s, depth);
-    str_puts(s, "}\n");
+    tck_str_indent(s, depth);
+    tck_str_printf(s, "if (%s + 2 < ", vars[last]);
+    tck_exprs_ref(s, &g->exprs, k->outer[last]);
+    tck_str_printf(s, ") { /* prefetch a later row of %s */\n", bname);
+    tck_str_indent(s, depth + 1);
+    tck_str_printf(s, "const char *p = (const char *)&%s[", bname);
+    tck_index_emit(s, &g->exprs, op->index, names);
+    tck_str_puts(s, "];\n");
+    tck_str_indent(s, depth + 1);
+    int size = (int)tck_dtype_size(op->dtype);
+    tck_str_puts(s, "for (int64_t q = ");
+    if (part == 0) tck_str_puts(s, "0");
+    else { tck_exprs_ref(s, &g->exprs, k->inner); tck_str_printf(s, "*%d*%d/%d/64*64", size, part, n_parts); }
+    tck_str_puts(s, "; q < ");
+    tck_exprs_ref(s, &g->exprs, k->inner);
+    if (part + 1 < n_parts) tck_str_printf(s, "*%d*%d/%d/64*64", size, part + 1, n_parts);
+    else tck_str_printf(s, "*%d", size);
+    tck_str_puts(s, "; q += 64) __builtin_prefetch(p + q);\n");
+    tck_str_indent(s, depth);
+    tck_str_puts(s, "}\n");
   }
 }
 
 /* Scratch row b goes out to its buffer: all of it from the row's start, or (block) the block
  * tc_rb .. tc_re just computed. */
-static void emit_row_store(icpu_str *s, const icpu_kgen *g, const char *const *vars, int depth, int32_t b, bool block) {
+static void emit_row_store(tck_str *s, const icpu_kgen *g, const char *const *vars, int depth, int32_t b, bool block) {
   const tc_kernel_desc *k = g->k;
   const char *names[TC_MAX_RANK + 1];
   for (int32_t v = 0; v < k->n_outer; v++) names[v] = vars[v];
@@ -390,20 +399,20 @@ static void emit_row_store(icpu_str *s, const icpu_kgen *g, const char *const *v
     if (op_at(k, i)->kind == TC_KOP_STORE && op_at(k, i)->buffer == b) store = op_at(k, i);
   char bname[80];
   kgen_buf_name(k, b, bname, sizeof bname);
-  str_indent(s, depth);
-  str_printf(s, "tc_row_store_f32(&%s[", bname);
-  expr_index(s, &g->exprs, &store->index, k->n_outer + 1, names);
+  tck_str_indent(s, depth);
+  tck_str_printf(s, "tc_row_store_f32(&%s[", bname);
+  tck_index_emit(s, &g->exprs, store->index, names);
   if (block) {
-    str_printf(s, " + tc_rb], row_%s + tc_rb, tc_re - tc_rb, stream_%s);\n", bname, bname);
+    tck_str_printf(s, " + tc_rb], row_%s + tc_rb, tc_re - tc_rb, stream_%s);\n", bname, bname);
     return;
   }
-  str_printf(s, "], row_%s, ", bname);
-  expr_ref(s, &g->exprs, k->inner);
-  str_printf(s, ", stream_%s);\n", bname);
+  tck_str_printf(s, "], row_%s, ", bname);
+  tck_exprs_ref(s, &g->exprs, k->inner);
+  tck_str_printf(s, ", stream_%s);\n", bname);
 }
 
 /* At the end of a row: each scratch row not streamed per block goes out to its buffer. */
-static void emit_row_stores(icpu_str *s, const icpu_kgen *g, const char *const *vars, int depth, const bool *streamed) {
+static void emit_row_stores(tck_str *s, const icpu_kgen *g, const char *const *vars, int depth, const bool *streamed) {
   if (!g->row_buf) return;
   for (int32_t b = 0; b < g->k->n_buffers; b++)
     if (g->row_buf[b] && !(streamed && streamed[b])) emit_row_store(s, g, vars, depth, b, false);
@@ -447,109 +456,102 @@ static void value_name(char *out, size_t cap, const tc_kernel_desc *k, int32_t j
 
 /* Emits op i at depth d. cur/from: the inner loop open (-1: none) and the op that opened it;
  * rvar: that loop's variable (an expression for a split copy); sfx: the copy's suffix. */
-static tc_status emit_op(icpu_str *s, const icpu_kgen *g, int32_t i, const char *const *vars, int d, int32_t cur,
+static tc_status emit_op(tck_str *s, const icpu_kgen *g, int32_t i, const char *const *vars, int d, int32_t cur,
                          int32_t from, const char *sfx, const char *acc_expr, char *err, size_t cap) {
   const tc_kernel_desc *k = g->k;
   const tc_kop *op = op_at(k, i);
   const char *rvar = vars[k->n_outer];
-  for (int a = 0; a < 3; a++)
-    if (op->args[a] >= i) { snprintf(err, cap, "op %d: operand %d is not an earlier op", i, op->args[a]); return TC_ERR_INVALID_ARGUMENT; }
-  if ((op->kind == TC_KOP_LOAD || op->kind == TC_KOP_STORE || op->kind == TC_KOP_STORE_ADD) &&
-      (op->buffer < 0 || op->buffer >= k->n_buffers)) {
-    snprintf(err, cap, "op %d: buffer %d out of range (%d buffers)", i, op->buffer, k->n_buffers);
-    return TC_ERR_INVALID_ARGUMENT;
-  }
+  /* Ids (operands earlier, buffers in range) were checked by tck_kernel_list_validate. */
   char bname[80] = "", V[32], A[32], B[32], C[32], X[32];
   if (op->buffer >= 0 && op->buffer < k->n_buffers) kgen_buf_name(k, op->buffer, bname, sizeof bname);
   value_name(V, sizeof V, k, i, cur, sfx);
-  value_name(A, sizeof A, k, op->args[0], cur, sfx);
-  value_name(B, sizeof B, k, op->args[1], cur, sfx);
-  value_name(C, sizeof C, k, op->args[2], cur, sfx);
-  value_name(X, sizeof X, k, op->index.indirect, cur, sfx);
+  value_name(A, sizeof A, k, tck_op_arg(op, 0), cur, sfx);
+  value_name(B, sizeof B, k, tck_op_arg(op, 1), cur, sfx);
+  value_name(C, sizeof C, k, tck_op_arg(op, 2), cur, sfx);
+  value_name(X, sizeof X, k, indirect_of(op), cur, sfx);
   const char *T = dtype_c(op->dtype);
   switch (op->kind) {
   case TC_KOP_LOAD: {
     if (g->row_buf && g->row_buf[op->buffer]) {
-      str_indent(s, d);
-      str_printf(s, "const %s %s = row_%s[%s];\n", T, V, bname, rvar);
+      tck_str_indent(s, d);
+      tck_str_printf(s, "const %s %s = row_%s[%s];\n", T, V, bname, rvar);
       break;
     }
     bool guard = emit_index(s, g, i, op, vars, d, sfx, X);
-    str_indent(s, d);
-    if (guard) str_printf(s, "const %s %s = ok%d%s ? %s[j%d%s] : (%s)0;\n", T, V, i, sfx, bname, i, sfx, T);
-    else str_printf(s, "const %s %s = %s[j%d%s];\n", T, V, bname, i, sfx);
+    tck_str_indent(s, d);
+    if (guard) tck_str_printf(s, "const %s %s = ok%d%s ? %s[j%d%s] : (%s)0;\n", T, V, i, sfx, bname, i, sfx, T);
+    else tck_str_printf(s, "const %s %s = %s[j%d%s];\n", T, V, bname, i, sfx);
     break;
   }
   case TC_KOP_CONST:
-    str_indent(s, d);
-    str_printf(s, "const %s %s = ", T, V);
+    tck_str_indent(s, d);
+    tck_str_printf(s, "const %s %s = ", T, V);
     const_literal(s, op);
-    str_puts(s, ";\n");
+    tck_str_puts(s, ";\n");
     break;
   case TC_KOP_PRIM: {
-    if (op->args[0] < 0) { snprintf(err, cap, "op %d: prim without operands", i); return TC_ERR_INVALID_ARGUMENT; }
-    int32_t in = op_at(k, op->args[op->prim == TC_PRIM_WHERE ? 1 : 0])->dtype;
-    str_indent(s, d);
-    str_printf(s, "const %s %s = ", T, V);
+    if (tck_op_arg(op, 0) < 0) { snprintf(err, cap, "op %d: prim without operands", i); return TC_ERR_INVALID_ARGUMENT; }
+    int32_t in = op_at(k, tck_op_arg(op, op->prim == TC_PRIM_WHERE ? 1 : 0))->dtype;
+    tck_str_indent(s, d);
+    tck_str_printf(s, "const %s %s = ", T, V);
     if (cur >= 0 && div_by_invariant(k, op, from)) {
-      str_printf(s, "%s * %s_recip_l%d * %s_recip_scale_l%d; /* %s / %s */\n", A, B, (int)op->loop, B, (int)op->loop, A, B);
+      tck_str_printf(s, "%s * %s_recip_l%d * %s_recip_scale_l%d; /* %s / %s */\n", A, B, (int)op->loop, B, (int)op->loop, A, B);
       break;
     }
     if (!prim_c_expr(s, op->prim, in, op->dtype, A, B, C)) {
       snprintf(err, cap, "op %d: prim %d is not elementwise", i, op->prim);
       return TC_ERR_UNSUPPORTED;
     }
-    str_puts(s, ";\n");
+    tck_str_puts(s, ";\n");
     break;
   }
   case TC_KOP_INDEX:
-    str_indent(s, d);
-    str_printf(s, "const %s %s = (%s)(", T, V, T);
-    expr_index(s, &g->exprs, &op->index, k->n_outer + 1, vars);
-    str_puts(s, ");\n");
+    tck_str_indent(s, d);
+    tck_str_printf(s, "const %s %s = (%s)(", T, V, T);
+    tck_index_emit(s, &g->exprs, op->index, vars);
+    tck_str_puts(s, ");\n");
     break;
   case TC_KOP_RANDOM:
-    str_indent(s, d);
-    str_printf(s, "const %s %s = (%s)tc_philox_uniform(UINT64_C(%llu), (uint64_t)(", T, V, T, (unsigned long long)op->iconst);
-    expr_index(s, &g->exprs, &op->index, k->n_outer + 1, vars);
-    str_puts(s, "));\n");
+    tck_str_indent(s, d);
+    tck_str_printf(s, "const %s %s = (%s)tc_philox_uniform(UINT64_C(%llu), (uint64_t)(", T, V, T, (unsigned long long)op->iconst);
+    tck_index_emit(s, &g->exprs, op->index, vars);
+    tck_str_puts(s, "));\n");
     break;
   case TC_KOP_REDUCE: {
-    if (op->loop < 0) { snprintf(err, cap, "op %d: a reduction outside any inner loop", i); return TC_ERR_INVALID_ARGUMENT; }
     char acc[40];
     snprintf(acc, sizeof acc, "v%d%s", i, sfx);
-    return emit_reduce_step(s, i, op, op_at(k, op->args[0])->dtype, rvar, d, acc, A, err, cap);
+    return emit_reduce_step(s, i, op, op_at(k, tck_op_arg(op, 0))->dtype, rvar, d, acc, A, err, cap);
   }
   case TC_KOP_STORE:
   case TC_KOP_STORE_ADD: {
     if (op->kind == TC_KOP_STORE && g->row_buf && g->row_buf[op->buffer]) {
-      str_indent(s, d);
-      str_printf(s, "row_%s[%s] = (float)%s;\n", bname, rvar, A);
+      tck_str_indent(s, d);
+      tck_str_printf(s, "row_%s[%s] = (float)%s;\n", bname, rvar, A);
       break;
     }
     bool guard = emit_index(s, g, i, op, vars, d, sfx, X);
     const char *bt = dtype_c(buf_at(k, op->buffer)->dtype);
     if (op->kind == TC_KOP_STORE_ADD) {
-      str_indent(s, d);
-      if (guard) str_printf(s, "if (ok%d%s) {\n", i, sfx);
-      else str_printf(s, "if (1 || j%d%s) {\n", i, sfx);
-      str_indent(s, d + 1);
-      str_puts(s, "#pragma omp atomic\n");
-      str_indent(s, d + 1);
-      str_printf(s, "%s[j%d%s] += (%s)%s;\n", bname, i, sfx, bt, A);
-      str_indent(s, d);
-      str_puts(s, "}\n");
+      tck_str_indent(s, d);
+      if (guard) tck_str_printf(s, "if (ok%d%s) {\n", i, sfx);
+      else tck_str_printf(s, "if (1 || j%d%s) {\n", i, sfx);
+      tck_str_indent(s, d + 1);
+      tck_str_puts(s, "#pragma omp atomic\n");
+      tck_str_indent(s, d + 1);
+      tck_str_printf(s, "%s[j%d%s] += (%s)%s;\n", bname, i, sfx, bt, A);
+      tck_str_indent(s, d);
+      tck_str_puts(s, "}\n");
     } else {
-      str_indent(s, d);
-      if (guard) str_printf(s, "if (ok%d%s) ", i, sfx);
-      str_printf(s, "%s[j%d%s] = (%s)%s;\n", bname, i, sfx, bt, A);
+      tck_str_indent(s, d);
+      if (guard) tck_str_printf(s, "if (ok%d%s) ", i, sfx);
+      tck_str_printf(s, "%s[j%d%s] = (%s)%s;\n", bname, i, sfx, bt, A);
     }
     break;
   }
   case TC_KOP_ACC:
     if (!acc_expr) { snprintf(err, cap, "op %d: ACC outside a matmul epilogue", i); return TC_ERR_INVALID_ARGUMENT; }
-    str_indent(s, d);
-    str_printf(s, "const %s %s = %s;\n", T, V, acc_expr);
+    tck_str_indent(s, d);
+    tck_str_printf(s, "const %s %s = %s;\n", T, V, acc_expr);
     break;
   default:
     snprintf(err, cap, "op %d: unknown op kind %d", i, op->kind);
@@ -571,41 +573,40 @@ static bool split_loop(const tc_kernel_desc *k, int32_t loop, int32_t from, int3
   for (int32_t i = from; i < to; i++) {
     const tc_kop *op = op_at(k, i);
     if (op->kind != TC_KOP_REDUCE) continue;
-    if (op->prim != TC_PRIM_REDUCE_SUM || !dtype_float(op->dtype)) return false;
+    if (op->prim != TC_PRIM_REDUCE_SUM || !tck_dtype_is_float(op->dtype)) return false;
     sums++;
   }
   return sums > 0;
 }
 
-static tc_status emit_split_loop(icpu_str *s, const icpu_kgen *g, const char *const *vars, int depth, int32_t loop,
+static tc_status emit_split_loop(tck_str *s, const icpu_kgen *g, const char *const *vars, int depth, int32_t loop,
                                  int32_t from, int32_t to, char *err, size_t cap) {
   const tc_kernel_desc *k = g->k;
   int32_t nv = k->n_outer + 1;
   /* the accumulators v<i> and their recips, as for a plain loop; the copies' accumulators */
-  str_indent(s, depth);
-  str_puts(s, "{\n");
+  tck_str_indent(s, depth);
+  tck_str_puts(s, "{\n");
   int d = depth + 1;
-  icpu_str red;
-  str_init(&red);
+  tck_str red = {0};
   for (int32_t i = from; i < to; i++) {
     const tc_kop *op = op_at(k, i);
     if (op->kind != TC_KOP_REDUCE) continue;
     for (int c = 1; c < ICPU_SPLIT; c++) {
-      str_indent(s, d);
-      str_printf(s, "%s v%d_%d = 0;\n", dtype_c(op->dtype), i, c);
+      tck_str_indent(s, d);
+      tck_str_printf(s, "%s v%d_%d = 0;\n", dtype_c(op->dtype), i, c);
     }
-    for (int c = 0; c < ICPU_SPLIT; c++) str_printf(&red, c ? ",v%d_%d" : " reduction(+:v%d", i, c);
-    str_puts(&red, ")");
+    for (int c = 0; c < ICPU_SPLIT; c++) tck_str_printf(&red, c ? ",v%d_%d" : " reduction(+:v%d", i, c);
+    tck_str_puts(&red, ")");
   }
-  str_indent(s, d);
-  str_puts(s, "const int64_t tc_q = ");
-  expr_ref(s, &g->exprs, k->inner);
-  str_printf(s, " / %d; /* a quarter row: the copies walk it side by side */\n", ICPU_SPLIT);
-  str_indent(s, d);
-  str_printf(s, "#pragma omp simd%s\n", red.data ? red.data : "");
-  str_free(&red);
-  str_indent(s, d);
-  str_puts(s, "for (int64_t r = 0; r < tc_q; r++) {\n");
+  tck_str_indent(s, d);
+  tck_str_puts(s, "const int64_t tc_q = ");
+  tck_exprs_ref(s, &g->exprs, k->inner);
+  tck_str_printf(s, " / %d; /* a quarter row: the copies walk it side by side */\n", ICPU_SPLIT);
+  tck_str_indent(s, d);
+  tck_str_printf(s, "#pragma omp simd%s\n", red.data ? red.data : "");
+  tck_str_free(&red);
+  tck_str_indent(s, d);
+  tck_str_puts(s, "for (int64_t r = 0; r < tc_q; r++) {\n");
   const char *cvars[TC_MAX_RANK + 1];
   for (int32_t v = 0; v < nv; v++) cvars[v] = vars[v];
   static const char *const quarter[ICPU_SPLIT] = {"r", "(r + tc_q)", "(r + 2*tc_q)", "(r + 3*tc_q)"};
@@ -618,35 +619,35 @@ static tc_status emit_split_loop(icpu_str *s, const icpu_kgen *g, const char *co
       if (st != TC_OK) return st;
     }
   }
-  str_indent(s, d);
-  str_puts(s, "}\n");
-  str_indent(s, d);
-  str_puts(s, "#pragma omp simd");
+  tck_str_indent(s, d);
+  tck_str_puts(s, "}\n");
+  tck_str_indent(s, d);
+  tck_str_puts(s, "#pragma omp simd");
   for (int32_t i = from; i < to; i++)
-    if (op_at(k, i)->kind == TC_KOP_REDUCE) str_printf(s, " reduction(+:v%d)", i);
-  str_puts(s, "\n");
-  str_indent(s, d);
-  str_printf(s, "for (int64_t r = %d*tc_q; r < ", ICPU_SPLIT);
-  expr_ref(s, &g->exprs, k->inner);
-  str_puts(s, "; r++) { /* the leftovers */\n");
+    if (op_at(k, i)->kind == TC_KOP_REDUCE) tck_str_printf(s, " reduction(+:v%d)", i);
+  tck_str_puts(s, "\n");
+  tck_str_indent(s, d);
+  tck_str_printf(s, "for (int64_t r = %d*tc_q; r < ", ICPU_SPLIT);
+  tck_exprs_ref(s, &g->exprs, k->inner);
+  tck_str_puts(s, "; r++) { /* the leftovers */\n");
   cvars[nv - 1] = "r";
   for (int32_t i = from; i < to; i++) {
     tc_status st = emit_op(s, g, i, cvars, d + 1, loop, from, "", NULL, err, cap);
     if (st != TC_OK) return st;
   }
-  str_indent(s, d);
-  str_puts(s, "}\n");
+  tck_str_indent(s, d);
+  tck_str_puts(s, "}\n");
   for (int32_t i = from; i < to; i++) {
     if (op_at(k, i)->kind != TC_KOP_REDUCE) continue;
-    str_indent(s, d);
-    str_printf(s, "v%d = (v%d + v%d_1) + (v%d_2 + v%d_3);\n", i, i, i, i, i);
+    tck_str_indent(s, d);
+    tck_str_printf(s, "v%d = (v%d + v%d_1) + (v%d_2 + v%d_3);\n", i, i, i, i, i);
   }
-  str_indent(s, depth);
-  str_puts(s, "}\n");
+  tck_str_indent(s, depth);
+  tck_str_puts(s, "}\n");
   return TC_OK;
 }
 
-tc_status kgen_body(icpu_str *s, const icpu_kgen *g, const char *const *vars, int depth, bool par_inner,
+tc_status kgen_body(tck_str *s, const icpu_kgen *g, const char *const *vars, int depth, bool par_inner,
                     const char *acc_expr, char *err, size_t cap) {
   const tc_kernel_desc *k = g->k;
   const char *rvar = vars[k->n_outer];
@@ -663,16 +664,14 @@ tc_status kgen_body(icpu_str *s, const icpu_kgen *g, const char *const *vars, in
       i++;
       continue;
     }
-    if (k->inner < 0) { snprintf(err, cap, "op %d is in inner loop %d but the kernel has no inner extent", i, cur); return TC_ERR_INVALID_ARGUMENT; }
     int32_t from = i, to = i;
     while (to < k->n_ops && op_at(k, to)->loop == cur) to++;
     if (!par_inner && !acc_expr) emit_row_prefetch(s, g, vars, depth, cur, n_loops);
     bool split = !par_inner && !acc_expr && cur != blocked && split_loop(k, cur, from, to);
     if (split) {
-      icpu_str unused;
-      str_init(&unused);
+      tck_str unused = {0};
       declare_loop_values(s, g, cur, from, depth, &unused);
-      str_free(&unused);
+      tck_str_free(&unused);
       tc_status st = emit_split_loop(s, g, vars, depth, cur, from, to, err, cap);
       if (st != TC_OK) return st;
     } else {
@@ -691,7 +690,7 @@ tc_status kgen_body(icpu_str *s, const icpu_kgen *g, const char *const *vars, in
 
 /* The outer loop nest around the body. par_inner: outer points run serially, inner loops in
  * parallel (the two-level reduction for a few long rows). */
-static tc_status emit_nest(icpu_str *s, icpu_kgen *g, bool has_inner, bool par_inner, int depth, char *err, size_t cap) {
+static tc_status emit_nest(tck_str *s, icpu_kgen *g, bool has_inner, bool par_inner, int depth, char *err, size_t cap) {
   const tc_kernel_desc *k = g->k;
   static const char *const vars[TC_MAX_RANK + 1] = {"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7"};
   const char *names[TC_MAX_RANK + 1];
@@ -699,8 +698,8 @@ static tc_status emit_nest(icpu_str *s, icpu_kgen *g, bool has_inner, bool par_i
   names[k->n_outer] = "r";
   bool simd_ok = true;
   for (int32_t i = 0; i < k->n_ops; i++) {
-    const tc_kop *op = TC_AT(tc_kop, k->ops, i);
-    if (op->kind == TC_KOP_STORE_ADD || (op->kind == TC_KOP_STORE && op->index.indirect >= 0)) simd_ok = false;
+    const tc_kop *op = tck_kernel_op(k, i);
+    if (op->kind == TC_KOP_STORE_ADD || (op->kind == TC_KOP_STORE && indirect_of(op) >= 0)) simd_ok = false;
   }
   const bool *row_buf = g->row_buf;
   g->row_buf = par_inner || k->n_outer == 0 ? NULL : row_buf;
@@ -708,15 +707,15 @@ static tc_status emit_nest(icpu_str *s, icpu_kgen *g, bool has_inner, bool par_i
   for (int32_t b = 0; g->row_buf && b < k->n_buffers; b++) rows |= g->row_buf[b];
   int d = depth;
   if (k->n_outer == 0) {
-    str_indent(s, d);
-    str_puts(s, "{\n");
+    tck_str_indent(s, d);
+    tck_str_puts(s, "{\n");
     d++;
   } else if (par_inner) {
     for (int32_t v = 0; v < k->n_outer; v++) {
-      str_indent(s, d);
-      str_printf(s, "for (int64_t %s = 0; %s < ", vars[v], vars[v]);
-      expr_ref(s, &g->exprs, k->outer[v]);
-      str_printf(s, "; %s++) {\n", vars[v]);
+      tck_str_indent(s, d);
+      tck_str_printf(s, "for (int64_t %s = 0; %s < ", vars[v], vars[v]);
+      tck_exprs_ref(s, &g->exprs, k->outer[v]);
+      tck_str_printf(s, "; %s++) {\n", vars[v]);
       d++;
     }
   } else {
@@ -725,59 +724,59 @@ static tc_status emit_nest(icpu_str *s, icpu_kgen *g, bool has_inner, bool par_i
     if (rows) {
       /* A parallel region around the loop, so each thread has its scratch rows and fences its
        * streaming stores once, after its last row. */
-      str_indent(s, d);
-      str_puts(s, "#pragma omp parallel num_threads(tc_nthreads) if(work >= 32768)\n");
-      str_indent(s, d);
-      str_puts(s, "{\n");
+      tck_str_indent(s, d);
+      tck_str_puts(s, "#pragma omp parallel num_threads(tc_nthreads) if(work >= 32768)\n");
+      tck_str_indent(s, d);
+      tck_str_puts(s, "{\n");
       d++;
       for (int32_t b = 0; b < k->n_buffers; b++) {
         if (!g->row_buf[b]) continue;
         char bname[80];
         kgen_buf_name(k, b, bname, sizeof bname);
-        str_indent(s, d);
-        str_printf(s, "float row_%s[", bname);
-        expr_ref(s, &g->exprs, k->inner);
-        str_printf(s, "] __attribute__((aligned(64))); /* this thread's row of %s */\n", bname);
+        tck_str_indent(s, d);
+        tck_str_printf(s, "float row_%s[", bname);
+        tck_exprs_ref(s, &g->exprs, k->inner);
+        tck_str_printf(s, "] __attribute__((aligned(64))); /* this thread's row of %s */\n", bname);
       }
-      str_indent(s, d);
-      str_puts(s, "#pragma omp for");
-      if (n_par > 1) str_printf(s, " collapse(%d)", n_par);
-      str_puts(s, " schedule(static) nowait\n");
+      tck_str_indent(s, d);
+      tck_str_puts(s, "#pragma omp for");
+      if (n_par > 1) tck_str_printf(s, " collapse(%d)", n_par);
+      tck_str_puts(s, " schedule(static) nowait\n");
     } else {
-      str_indent(s, d);
-      str_printf(s, "#pragma omp parallel for%s", !has_inner && k->n_outer == 1 && simd_ok ? " simd" : "");
-      if (n_par > 1) str_printf(s, " collapse(%d)", n_par);
-      str_puts(s, " num_threads(tc_nthreads) schedule(static) if(work >= 32768)\n");
+      tck_str_indent(s, d);
+      tck_str_printf(s, "#pragma omp parallel for%s", !has_inner && k->n_outer == 1 && simd_ok ? " simd" : "");
+      if (n_par > 1) tck_str_printf(s, " collapse(%d)", n_par);
+      tck_str_puts(s, " num_threads(tc_nthreads) schedule(static) if(work >= 32768)\n");
     }
     for (int32_t v = 0; v < k->n_outer; v++) {
-      if (v == n_par && simd_ok) { str_indent(s, d); str_puts(s, "#pragma omp simd\n"); }
-      str_indent(s, d);
-      str_printf(s, "for (int64_t %s = 0; %s < ", vars[v], vars[v]);
-      expr_ref(s, &g->exprs, k->outer[v]);
-      str_printf(s, "; %s++)%s\n", vars[v], v == k->n_outer - 1 ? " {" : "");
+      if (v == n_par && simd_ok) { tck_str_indent(s, d); tck_str_puts(s, "#pragma omp simd\n"); }
+      tck_str_indent(s, d);
+      tck_str_printf(s, "for (int64_t %s = 0; %s < ", vars[v], vars[v]);
+      tck_exprs_ref(s, &g->exprs, k->outer[v]);
+      tck_str_printf(s, "; %s++)%s\n", vars[v], v == k->n_outer - 1 ? " {" : "");
       if (v == k->n_outer - 1) d++;
     }
   }
   tc_status st = kgen_body(s, g, names, d, par_inner, NULL, err, cap);
   g->row_buf = row_buf;
   if (st != TC_OK) return st;
-  if (k->n_outer == 0) { str_indent(s, depth); str_puts(s, "}\n"); }
+  if (k->n_outer == 0) { tck_str_indent(s, depth); tck_str_puts(s, "}\n"); }
   else if (par_inner) {
-    for (int32_t v = k->n_outer - 1; v >= 0; v--) { str_indent(s, depth + v); str_puts(s, "}\n"); }
+    for (int32_t v = k->n_outer - 1; v >= 0; v--) { tck_str_indent(s, depth + v); tck_str_puts(s, "}\n"); }
   } else {
-    str_indent(s, d - 1);
-    str_puts(s, "}\n");
+    tck_str_indent(s, d - 1);
+    tck_str_puts(s, "}\n");
     if (rows) {
-      str_indent(s, depth + 1);
-      str_puts(s, "tc_stream_fence();\n");
-      str_indent(s, depth);
-      str_puts(s, "}\n");
+      tck_str_indent(s, depth + 1);
+      tck_str_puts(s, "tc_stream_fence();\n");
+      tck_str_indent(s, depth);
+      tck_str_puts(s, "}\n");
     }
   }
   return TC_OK;
 }
 
-tc_status codegen_loop(icpu_str *s, icpu_kgen *g, char *err, size_t cap) {
+tc_status codegen_loop(tck_str *s, icpu_kgen *g, char *err, size_t cap) {
   const tc_kernel_desc *k = g->k;
   if (k->n_outer < 0 || k->n_outer > TC_MAX_RANK) {
     snprintf(err, cap, "n_outer %d out of range", k->n_outer);
@@ -785,65 +784,65 @@ tc_status codegen_loop(icpu_str *s, icpu_kgen *g, char *err, size_t cap) {
   }
   bool has_inner = false;
   for (int32_t i = 0; i < k->n_ops; i++) {
-    const tc_kop *op = TC_AT(tc_kop, k->ops, i);
+    const tc_kop *op = tck_kernel_op(k, i);
     if (op->loop >= 0) has_inner = true;
     if (op->kind == TC_KOP_LOAD || op->kind == TC_KOP_STORE || op->kind == TC_KOP_STORE_ADD ||
         op->kind == TC_KOP_INDEX || op->kind == TC_KOP_RANDOM)
-      expr_mark_index(&g->exprs, &op->index, k->n_outer + 1);
-    if ((op->kind == TC_KOP_LOAD || op->kind == TC_KOP_STORE || op->kind == TC_KOP_STORE_ADD) && op->index.indirect >= 0 &&
+      tck_exprs_mark_index(&g->exprs, op->index);
+    if ((op->kind == TC_KOP_LOAD || op->kind == TC_KOP_STORE || op->kind == TC_KOP_STORE_ADD) && indirect_of(op) >= 0 &&
         op->buffer >= 0 && op->buffer < k->n_buffers)
-      expr_mark(&g->exprs, TC_AT(tc_kbuffer, k->buffers, op->buffer)->numel);
+      tck_exprs_mark(&g->exprs, tck_kernel_buffer(k, op->buffer)->numel);
   }
-  for (int32_t v = 0; v < k->n_outer; v++) expr_mark(&g->exprs, k->outer[v]);
-  if (has_inner) expr_mark(&g->exprs, k->inner);
+  for (int32_t v = 0; v < k->n_outer; v++) tck_exprs_mark(&g->exprs, k->outer[v]);
+  if (has_inner) tck_exprs_mark(&g->exprs, k->inner);
   bool row_buf[64] = {false};
   g->row_buf = has_inner && k->n_buffers <= 64 && kgen_row_buffers(g->list, k, row_buf) ? row_buf : NULL;
   for (int32_t b = 0; g->row_buf && b < k->n_buffers; b++)
-    if (row_buf[b]) expr_mark(&g->exprs, buf_at(k, b)->numel);
+    if (row_buf[b]) tck_exprs_mark(&g->exprs, buf_at(k, b)->numel);
 
-  str_printf(s, "static void %s", g->fname);
+  tck_str_printf(s, "static void %s", g->fname);
   kgen_params(s, g);
-  str_puts(s, " {\n");
-  expr_emit_locals(s, &g->exprs, 1);
+  tck_str_puts(s, " {\n");
+  tck_exprs_declare(s, &g->exprs, 1);
   /* Work estimate, for the decision to go parallel at all (small kernels run on one thread). */
-  str_puts(s, "  const int64_t outer = 1");
-  for (int32_t v = 0; v < k->n_outer; v++) { str_puts(s, "*"); expr_ref(s, &g->exprs, k->outer[v]); }
-  str_puts(s, ";\n  const int64_t work = outer");
-  if (has_inner) { str_puts(s, "*"); expr_ref(s, &g->exprs, k->inner); }
-  str_puts(s, ";\n");
+  tck_str_puts(s, "  const int64_t outer = 1");
+  for (int32_t v = 0; v < k->n_outer; v++) { tck_str_puts(s, "*"); tck_exprs_ref(s, &g->exprs, k->outer[v]); }
+  tck_str_puts(s, ";\n  const int64_t work = outer");
+  if (has_inner) { tck_str_puts(s, "*"); tck_exprs_ref(s, &g->exprs, k->inner); }
+  tck_str_puts(s, ";\n");
   for (int32_t b = 0; g->row_buf && b < k->n_buffers; b++) {
     if (!row_buf[b]) continue;
     char bname[80];
     kgen_buf_name(k, b, bname, sizeof bname);
-    str_printf(s, "  /* %s goes out with streaming stores when it is far bigger than the caches. */\n", bname);
-    str_printf(s, "  const int stream_%s = ", bname);
-    expr_ref(s, &g->exprs, buf_at(k, b)->numel);
-    str_printf(s, "*4 >= %d;\n", ICPU_STREAM_MIN_BYTES);
+    tck_str_printf(s, "  /* %s goes out with streaming stores when it is far bigger than the caches. */\n", bname);
+    tck_str_printf(s, "  const int stream_%s = ", bname);
+    tck_exprs_ref(s, &g->exprs, buf_at(k, b)->numel);
+    tck_str_printf(s, "*4 >= %d;\n", ICPU_STREAM_MIN_BYTES);
   }
   tc_status st;
   /* A static outer domain with many points never takes the few-long-rows path: skip it (less
    * code to compile). */
   int64_t static_outer = 1;
   for (int32_t v = 0; v < k->n_outer && static_outer >= 0; v++) {
-    const tc_size_expr *e = TC_AT(tc_size_expr, g->list->exprs, k->outer[v]);
+    const tc_size_expr *e = tck_list_expr(g->list, k->outer[v]);
     static_outer = e->op == TC_SX_CONST ? static_outer * e->value : -1;
   }
   if (has_inner && static_outer >= 256) {
     st = emit_nest(s, g, true, false, 1, err, cap);
     if (st != TC_OK) return st;
   } else if (has_inner) {
-    str_puts(s, "  if (outer < tc_nthreads && work >= 65536) {\n");
+    tck_str_puts(s, "  if (outer < tc_nthreads && work >= 65536) {\n");
     st = emit_nest(s, g, true, true, 2, err, cap);
     if (st != TC_OK) return st;
-    str_puts(s, "  } else {\n");
+    tck_str_puts(s, "  } else {\n");
     st = emit_nest(s, g, true, false, 2, err, cap);
     if (st != TC_OK) return st;
-    str_puts(s, "  }\n");
+    tck_str_puts(s, "  }\n");
   } else {
     st = emit_nest(s, g, false, false, 1, err, cap);
     if (st != TC_OK) return st;
   }
-  str_puts(s, "}\n");
+  tck_str_puts(s, "}\n");
   g->row_buf = NULL;
   return s->oom ? TC_ERR_OUT_OF_MEMORY : TC_OK;
 }

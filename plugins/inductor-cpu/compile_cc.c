@@ -65,10 +65,8 @@ static char *read_text(const char *path, size_t max) {
   return buf;
 }
 
-/* The compiler's executable as posix_spawnp would find it: cc itself when it has a slash,
- * else the first match on PATH. */
-static bool cc_locate(const char *cc, char *path, size_t cap, struct stat *st) {
-  if (strchr(cc, '/')) return snprintf(path, cap, "%s", cc) < (int)cap && stat(path, st) == 0;
+static bool locate(const char *cc, char *path, size_t cap, struct stat *st) {
+  if (strchr(cc, '/')) return snprintf(path, cap, "%s", cc) < (int)cap && stat(path, st) == 0 && access(path, X_OK) == 0;
   const char *dirs = getenv("PATH");
   if (!dirs || !*dirs) dirs = "/usr/local/bin:/usr/bin:/bin";
   for (const char *d = dirs; *d;) {
@@ -81,22 +79,31 @@ static bool cc_locate(const char *cc, char *path, size_t cap, struct stat *st) {
   return false;
 }
 
-/* `cc --version`, remembered in the cache directory per compiler executable (path, inode, size,
- * modification time: an upgraded compiler is a new file), since running it cost 3 ms of every
- * warm start. */
-static char *cc_version(const icpu_ctx *ctx) {
-  char exe[4096], memo[4200] = "";
+bool cc_locate(const char *cc, char *path, size_t cap) {
   struct stat st;
-  const char *dir = ctx->host->cache_dir;
-  if (dir && dir[0] && cc_locate(ctx->cc, exe, sizeof exe, &st)) {
-    char id[4400], key[33];
-    snprintf(id, sizeof id, "%s %llu %llu %lld %lld.%09ld", exe, (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
-             (long long)st.st_size, (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
-    hash_hex(hash_bytes(id, strlen(id), hash_init()), key);
-    snprintf(memo, sizeof memo, "%s/inductor-cpu-cc-%s.txt", dir, key);
-    char *known = read_text(memo, 4096);
-    if (known && known[0]) return known;
-    free(known);
+  return locate(cc, path, cap, &st);
+}
+
+/* `cc --version`, remembered in the host's disk cache (kind "cc-version") per compiler
+ * executable (path, inode, size, modification time: an upgraded compiler is a new file), since
+ * running it cost 3 ms of every warm start. */
+static char *cc_version(const icpu_ctx *ctx) {
+  const tc_host_api *h = ctx->host;
+  char exe[4096], key[4400] = "";
+  struct stat st;
+  if (icpu_host_has_cache(h) && locate(ctx->cc, exe, sizeof exe, &st)) {
+    snprintf(key, sizeof key, "%s %llu %llu %lld %lld.%09ld", exe, (unsigned long long)st.st_dev,
+             (unsigned long long)st.st_ino, (long long)st.st_size, (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
+    tc_cache_get_args get = {.struct_size = sizeof get, .key = key, .key_len = strlen(key), .kind = "cc-version"};
+    tc_error *e = h->cache_get(h->host_ctx, &get);
+    if (e) {
+      icpu_log(ctx, "cache", "inductor-cpu: compiler version memo unreadable: %s", h->error_message(h->host_ctx, e));
+      h->error_free(h->host_ctx, e);
+    } else if (get.entry) {
+      char *known = get.size > 0 ? strndup(get.data, get.size) : NULL;
+      h->cache_release(h->host_ctx, get.entry);
+      if (known) return known;
+    }
   }
   char log[] = "/tmp/tc-icpu-ccid-XXXXXX";
   int fd = mkstemp(log);
@@ -105,15 +112,16 @@ static char *cc_version(const icpu_ctx *ctx) {
   char *argv[] = {(char *)ctx->cc, "--version", NULL};
   int rc = run_logged(argv, log);
   char *ver = rc == 0 ? read_text(log, 4096) : NULL;
-  if (ver && ver[0] && memo[0]) { /* the memo appears whole or not at all */
-    char tmp[4240];
-    snprintf(tmp, sizeof tmp, "%s.%d.tmp", memo, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    bool ok = f && fputs(ver, f) >= 0;
-    if (f) ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, memo) != 0) unlink(tmp);
-  }
   unlink(log);
+  if (ver && ver[0] && key[0]) {
+    tc_cache_put_args put = {.struct_size = sizeof put, .key = key, .key_len = strlen(key), .kind = "cc-version",
+                             .data = ver, .size = strlen(ver)};
+    tc_error *e = h->cache_put(h->host_ctx, &put);
+    if (e) {
+      icpu_log(ctx, "cache", "inductor-cpu: compiler version memo not stored: %s", h->error_message(h->host_ctx, e));
+      h->error_free(h->host_ctx, e);
+    }
+  }
   return ver;
 }
 

@@ -1,89 +1,48 @@
-/* plugin.c — inductor-cpu's entry point: version negotiation, probe, context, and the compile
- * path (generate one C unit -> disk cache or system cc -> dlopen). */
+/* plugin.c — inductor-cpu's entry point: the query handshake and its table, options, probe,
+ * contexts, and the compile path (validate -> generate one C unit -> the host's disk cache or
+ * the system cc -> dlopen). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "icpu.h"
 
-#define ICPU_VERSION "0.1.0"
+#define ICPU_VERSION "0.2.0"
 
-/* ---------------------------------------------------------------- logging and errors */
-bool icpu_log_on(const icpu_ctx *ctx, const char *category) {
-  const tc_host_api *h = ctx->host;
-  return h && h->log_enabled && h->log_enabled(h->host_ctx, category);
-}
+/* ---------------------------------------------------------------- options */
+static const tc_option_decl icpu_options[] = {
+    {.struct_size = sizeof(tc_option_decl), .name = "cpu.threads", .type = TC_OPTION_INT, .scope = TC_OPTION_CONTEXT,
+     .default_value = "0", .min = 0, .max = 1024, .values = "0 = one per online core",
+     .meaning = "OpenMP threads of the generated kernels"},
+    {.struct_size = sizeof(tc_option_decl), .name = "cpu.cc", .type = TC_OPTION_STRING, .scope = TC_OPTION_CONTEXT,
+     .default_value = NULL, .values = "a command on PATH or a path; unset: $CC, else cc",
+     .meaning = "the C compiler"},
+};
 
-static void vlog(const tc_host_api *h, tc_log_level lvl, const char *category, const char *fmt, va_list ap) {
-  if (!h || !h->log) return;
-  char line[4096];
-  vsnprintf(line, sizeof line, fmt, ap);
-  h->log(h->host_ctx, lvl, category, line);
-}
-
-void icpu_log(const icpu_ctx *ctx, const char *category, const char *fmt, ...) {
-  if (!icpu_log_on(ctx, category)) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vlog(ctx->host, TC_LOG_INFO, category, fmt, ap);
-  va_end(ap);
-}
-
-static tc_status host_fail(const tc_host_api *h, tc_status s, const char *msg) {
-  if (h && h->set_error) h->set_error(h->host_ctx, msg);
-  return s;
-}
-
-tc_status icpu_fail(const icpu_ctx *ctx, tc_status s, const char *fmt, ...) {
-  char msg[4096];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  return host_fail(ctx->host, s, msg);
-}
-
-/* ---------------------------------------------------------------- probe and context */
-static const char *configured_cc(const tc_host_api *host) {
-  const char *cc = host && host->get_option ? host->get_option(host->host_ctx, "cpu.cc") : NULL;
-  if (!cc || !cc[0]) cc = getenv("CC");
+/* The compiler: the option's value, else $CC, else "cc" (probe sees no options: opt NULL). */
+static const char *configured_cc(const char *opt) {
+  const char *cc = opt && opt[0] ? opt : getenv("CC");
   return cc && cc[0] ? cc : "cc";
 }
 
-/* Finds an executable on PATH (or the path itself when it has a slash). */
-static bool find_program(const char *name, char *out, size_t cap) {
-  if (strchr(name, '/')) {
-    snprintf(out, cap, "%s", name);
-    return access(name, X_OK) == 0;
-  }
-  const char *path = getenv("PATH");
-  if (!path) path = "/usr/local/bin:/usr/bin:/bin";
-  while (*path) {
-    size_t n = strcspn(path, ":");
-    snprintf(out, cap, "%.*s/%s", (int)n, path, name);
-    if (n && access(out, X_OK) == 0) return true;
-    path += n + (path[n] == ':');
-  }
-  return false;
-}
+/* ---------------------------------------------------------------- probe and context */
+/* probe's answers: plugin memory valid until the next probe (the host probes one at a time). */
+static char probe_reason[320];
+static char probe_device_name[256];
+static tc_device_desc probe_device;
 
-static tc_status icpu_probe(const tc_host_api *host, tc_probe_info *info) {
+static tc_error *icpu_probe(tc_probe_args *args) {
   char cc_path[1024];
-  const char *cc = configured_cc(host);
-  info->available = find_program(cc, cc_path, sizeof cc_path);
-  if (info->available) snprintf(info->reason, sizeof info->reason, "C compiler %.200s", cc_path);
-  else snprintf(info->reason, sizeof info->reason, "no C compiler: '%s' is not on PATH (set CC or cpu.cc)", cc);
-  info->score = 60;
-  info->n_devices = 1;
-  tc_device_info *d = &info->devices[0];
-  memset(d, 0, sizeof *d);
-  d->struct_size = sizeof *d;
-  d->type = TC_DEVICE_CPU;
-  snprintf(d->name, sizeof d->name, "CPU");
+  const char *cc = configured_cc(NULL);
+  args->available = cc_locate(cc, cc_path, sizeof cc_path);
+  if (args->available) snprintf(probe_reason, sizeof probe_reason, "C compiler %.200s", cc_path);
+  else snprintf(probe_reason, sizeof probe_reason, "no C compiler: '%.200s' is not on PATH (set CC or cpu.cc)", cc);
+  args->reason = probe_reason;
+  args->score = 60;
+  snprintf(probe_device_name, sizeof probe_device_name, "CPU");
   FILE *f = fopen("/proc/cpuinfo", "r");
   if (f) {
     char line[512];
@@ -92,14 +51,18 @@ static tc_status icpu_probe(const tc_host_api *host, tc_probe_info *info) {
         char *v = strchr(line, ':') + 1;
         v += strspn(v, " \t");
         v[strcspn(v, "\n")] = 0;
-        snprintf(d->name, sizeof d->name, "%s", v);
+        snprintf(probe_device_name, sizeof probe_device_name, "%s", v);
         break;
       }
     fclose(f);
   }
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  d->memory_bytes = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
-  return TC_OK;
+  probe_device = (tc_device_desc){.struct_size = sizeof probe_device, .name = probe_device_name, .type = TC_DEVICE_CPU,
+                                  .memory_bytes = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0};
+  args->n_devices = 1;
+  args->devices = &probe_device;
+  args->device_size = sizeof probe_device;
+  return NULL;
 }
 
 /* OpenBLAS 0.3.21 does not recognize every recent CPU and then falls back to its SSE3
@@ -122,37 +85,36 @@ static void openblas_core_hint(void) {
   if (core) setenv("OPENBLAS_CORETYPE", core, 0);
 }
 
-static tc_status icpu_init(const tc_host_api *host, int32_t device, tc_plugin_ctx **out) {
-  *out = NULL;
-  if (device != 0) return host_fail(host, TC_ERR_INVALID_ARGUMENT, "inductor-cpu: there is one device (0)");
+static tc_error *icpu_init(tc_init_args *args) {
+  const tc_host_api *host = args->host;
+  args->ctx = NULL;
+  if (args->device > 0) return tck_error(host, TC_ERR_INVALID_ARGUMENT, "inductor-cpu: there is one device (0), not %d", args->device);
+  const bool has_opts = TC_HAS_FIELD(args, tc_init_args, option_size);
+  const tc_option *opts = has_opts ? args->options : NULL;
+  const int32_t n_opts = has_opts && opts ? args->n_options : 0;
+  const size_t opt_size = has_opts ? args->option_size : 0;
   icpu_ctx *ctx = calloc(1, sizeof *ctx);
-  if (!ctx) return host_fail(host, TC_ERR_OUT_OF_MEMORY, "inductor-cpu: out of memory");
+  if (!ctx) return tck_error(host, TC_ERR_OUT_OF_MEMORY, "inductor-cpu: out of memory");
   ctx->host = host;
-  snprintf(ctx->cc, sizeof ctx->cc, "%s", configured_cc(host));
-  const char *t = host->get_option ? host->get_option(host->host_ctx, "cpu.threads") : NULL;
-  long n = t ? strtol(t, NULL, 10) : 0;
+  snprintf(ctx->cc, sizeof ctx->cc, "%s", configured_cc(tck_option_get(opts, n_opts, opt_size, "cpu.cc")));
+  int64_t n = tck_option_int(opts, n_opts, opt_size, "cpu.threads", 0);
   if (n <= 0) n = sysconf(_SC_NPROCESSORS_ONLN);
   ctx->threads = (int32_t)(n > 0 ? (n > 1024 ? 1024 : n) : 1);
-  ctx->profiling = icpu_log_on(ctx, "profile");
+  ctx->profiling = tck_log_on(host, "profile");
   openblas_core_hint();
-  *out = (tc_plugin_ctx *)ctx;
-  return TC_OK;
+  icpu_log(ctx, "init", "inductor-cpu: context with %d threads, compiler %s", (int)ctx->threads, ctx->cc);
+  args->ctx = (tc_plugin_ctx *)ctx;
+  return NULL;
 }
 
-static void icpu_release(tc_plugin_ctx *c) {
-  icpu_ctx *ctx = (icpu_ctx *)c;
+static void icpu_release(const tc_release_args *args) {
+  icpu_ctx *ctx = (icpu_ctx *)args->ctx;
   if (!ctx) return;
   free(ctx->cc_identity);
   free(ctx);
 }
 
 /* ---------------------------------------------------------------- compile */
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void exe_destroy(icpu_exe *exe) {
   if (!exe) return;
   if (exe->dl) dlclose(exe->dl);
@@ -161,165 +123,202 @@ static void exe_destroy(icpu_exe *exe) {
   free(exe);
 }
 
-static tc_status icpu_compile_kernels(tc_plugin_ctx *c, const tc_kernel_list *list, tc_executable **out) {
-  icpu_ctx *ctx = (icpu_ctx *)c;
-  *out = NULL;
-  if (!list || list->struct_size < TC_STRUCT_SIZE(tc_kernel_list, kernels))
-    return icpu_fail(ctx, TC_ERR_VERSION, "inductor-cpu: kernel list missing or too small");
-  double t0 = now_s();
+/* Drops what a failed exe_load left, so the executable can be loaded again. */
+static void exe_unload(icpu_exe *exe) {
+  if (exe->dl) dlclose(exe->dl);
+  exe->dl = NULL;
+  free(exe->kernels);
+  exe->kernels = NULL;
+  exe->n_kernels = 0;
+}
+
+bool icpu_host_has_cache(const tc_host_api *h) {
+  return h && TC_HAS_FIELD(h, tc_host_api, scratch_dir) && h->cache_get && h->cache_put && h->cache_release;
+}
+
+/* Takes a host service's error: logs it under "cache" (a cache failure only costs a compile). */
+static void cache_trouble(const icpu_ctx *ctx, tc_error *e, const char *what) {
+  const tc_host_api *h = ctx->host;
+  icpu_log(ctx, "cache", "inductor-cpu: %s: %s", what, h->error_message(h->host_ctx, e));
+  h->error_free(h->host_ctx, e);
+}
+
+/* The cached object for key, loaded: true on a hit that loads. */
+static bool load_cached(icpu_ctx *ctx, icpu_exe *exe, const char *key, size_t key_len, char (*names)[96],
+                        const tc_kernel_list *list) {
+  const tc_host_api *h = ctx->host;
+  if (!icpu_host_has_cache(h)) return false;
+  tc_cache_get_args get = {.struct_size = sizeof get, .key = key, .key_len = key_len, .kind = "so"};
+  tc_error *e = h->cache_get(h->host_ctx, &get);
+  if (e) {
+    cache_trouble(ctx, e, "disk cache read failed");
+    return false;
+  }
+  if (!get.entry) return false;
+  bool ok = false;
+  if (get.path && get.path[0]) {
+    /* The path opens exactly the verified bytes; once mapped, the entry can go. */
+    char err[1024];
+    ok = exe_load(ctx, exe, get.path, names, list, err, sizeof err) == TC_OK;
+    if (!ok) {
+      icpu_log(ctx, "cache", "inductor-cpu: a cached object of %s does not load (%s), rebuilding", exe->graph, err);
+      exe_unload(exe);
+    }
+  }
+  h->cache_release(h->host_ctx, get.entry);
+  return ok;
+}
+
+/* Runs cc on the unit into a private directory, loads the object and offers it to the cache. */
+static tc_error *build(icpu_ctx *ctx, icpu_exe *exe, const char *key, size_t key_len, bool blas, char (*names)[96],
+                       const tc_kernel_list *list) {
+  const tc_host_api *h = ctx->host;
+  const char *scratch = h && TC_HAS_FIELD(h, tc_host_api, scratch_dir) && h->scratch_dir ? h->scratch_dir(h->host_ctx) : NULL;
+  char dir[4096], path[4200], err[4096] = "";
+  snprintf(dir, sizeof dir, "%s/tc-icpu-XXXXXX", scratch && scratch[0] ? scratch : "/tmp");
+  if (!mkdtemp(dir)) return tck_error(h, TC_ERR_COMPILE, "inductor-cpu: cannot create a directory like %s", dir);
+  snprintf(path, sizeof path, "%s/unit.so", dir);
+  tc_status st = cc_compile(ctx, exe->source, blas, path, err, sizeof err);
+  if (st == TC_OK) st = exe_load(ctx, exe, path, names, list, err, sizeof err);
+  if (st == TC_OK && icpu_host_has_cache(h)) {
+    tc_cache_put_args put = {.struct_size = sizeof put, .key = key, .key_len = key_len, .kind = "so", .from_path = path};
+    tc_error *e = h->cache_put(h->host_ctx, &put);
+    if (e) cache_trouble(ctx, e, "disk cache write failed");
+  }
+  unlink(path);
+  rmdir(dir);
+  return st == TC_OK ? NULL : tck_error(h, st, "inductor-cpu: %s: %s", exe->graph, err);
+}
+
+static tc_error *icpu_compile(tc_compile_args *args) {
+  icpu_ctx *ctx = (icpu_ctx *)args->ctx;
+  const tc_host_api *h = ctx->host;
+  const tc_kernel_list *list = args->kernels;
+  args->exe = NULL;
+  if (!list) return tck_error(h, TC_ERR_INVALID_ARGUMENT, "inductor-cpu compile: no kernel list (it takes kernels)");
+  const char *graph = list->name ? list->name : "graph";
+  char err[4096] = "";
+  tc_status st = tck_kernel_list_validate(list, err, sizeof err);
+  if (st != TC_OK) return tck_error(h, st, "inductor-cpu: %s: %s", graph, err);
+  double t0 = tck_now_s();
   icpu_exe *exe = calloc(1, sizeof *exe);
   char (*names)[96] = calloc((size_t)(list->n_kernels > 0 ? list->n_kernels : 1), sizeof *names);
   if (!exe || !names) {
     free(exe);
     free(names);
-    return icpu_fail(ctx, TC_ERR_OUT_OF_MEMORY, "inductor-cpu: out of memory");
+    return tck_error(h, TC_ERR_OUT_OF_MEMORY, "inductor-cpu: out of memory");
   }
   exe->n_syms = list->n_syms;
-  snprintf(exe->graph, sizeof exe->graph, "%s", list->name ? list->name : "graph");
-  char err[4096] = "";
-  tc_status st = codegen_unit(list, &exe->source, names, err, sizeof err);
+  snprintf(exe->graph, sizeof exe->graph, "%s", graph);
+  st = codegen_unit(list, &exe->source, names, err, sizeof err);
   if (st != TC_OK) {
     free(names);
     exe_destroy(exe);
-    return icpu_fail(ctx, st, "inductor-cpu: %s: %s", list->name ? list->name : "graph", err);
+    return tck_error(h, st, "inductor-cpu: %s: %s", graph, err);
   }
-  /* The generated source reaches TC_LOGS=output_code through executable_source (the core logs it). */
-  double t_gen = now_s();
+  /* The generated source reaches TC_LOGS=output_code through executable_info (the host logs it). */
+  double t_gen = tck_now_s();
   bool blas = unit_uses_blas(list);
-  icpu_hash h = hash_bytes(exe->source, strlen(exe->source), hash_init());
-  const char *id = cc_identity(ctx);
-  h = hash_bytes(id, strlen(id), h);
-  h = hash_bytes(cc_flags(blas), strlen(cc_flags(blas)), h);
-  char key[33], path[4096];
-  hash_hex(h, key);
-  bool cached = cache_path(ctx, key, path, sizeof path);
-  char tmpdir[64] = "";
-  if (cached && cache_verify(ctx, path)) {
-    st = exe_load(ctx, exe, path, names, list);
-    if (st == TC_OK) {
-      exe->cache_hit = true;
-      exe->compile_seconds = now_s() - t0;
-      icpu_log(ctx, "cache", "hit %s (%s, %d kernels, %.1f ms)", key, list->name ? list->name : "graph", list->n_kernels,
-               1e3 * (now_s() - t0));
-      free(names);
-      *out = (tc_executable *)exe;
-      return TC_OK;
-    }
-    /* Verified bytes that do not load (e.g. a library moved): rebuild it. */
-    icpu_log(ctx, "cache", "entry %s does not load, rebuilding", key);
-    if (exe->dl) { dlclose(exe->dl); exe->dl = NULL; }
-    free(exe->kernels);
-    exe->kernels = NULL;
-    unlink(path);
-  }
-  if (!cached) {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/tc-icpu-XXXXXX");
-    if (!mkdtemp(tmpdir)) {
-      free(names);
-      exe_destroy(exe);
-      return icpu_fail(ctx, TC_ERR_COMPILE, "inductor-cpu: cannot create a temporary directory");
-    }
-    snprintf(path, sizeof path, "%s/%s.so", tmpdir, key);
-  }
-  icpu_log(ctx, "cache", "miss %s (%s): running %s", key, list->name ? list->name : "graph", ctx->cc);
-  st = cc_compile(ctx, exe->source, blas, path, err, sizeof err);
-  double t_cc = now_s();
-  if (st == TC_OK && cached) st = cache_seal(ctx, path);
-  if (st == TC_OK) st = exe_load(ctx, exe, path, names, list);
-  else icpu_fail(ctx, st, "inductor-cpu: %s", err);
-  if (!cached) {
-    unlink(path);
-    rmdir(tmpdir);
-  }
-  free(names);
-  if (st != TC_OK) {
+  /* The cache key names everything the object depends on: the source, the compiler, its flags. */
+  tck_str key = {0};
+  tck_str_puts(&key, exe->source);
+  tck_str_printf(&key, "\n/* compiler */\n%s\n/* flags */\n%s\n", cc_identity(ctx), cc_flags(blas));
+  if (key.oom) {
+    tck_str_free(&key);
+    free(names);
     exe_destroy(exe);
-    return st;
+    return tck_error(h, TC_ERR_OUT_OF_MEMORY, "inductor-cpu: out of memory");
   }
-  exe->compile_seconds = now_s() - t0;
-  icpu_log(ctx, "cache", "compiled %s: codegen %.1f ms, cc %.1f ms", key, 1e3 * (t_gen - t0), 1e3 * (t_cc - t_gen));
-  *out = (tc_executable *)exe;
-  return TC_OK;
+  tc_error *e = NULL;
+  if (load_cached(ctx, exe, key.data, key.len, names, list)) {
+    exe->cache_hit = true;
+    icpu_log(ctx, "cache", "inductor-cpu: hit (%s, %d kernels, %.1f ms)", graph, list->n_kernels, 1e3 * (tck_now_s() - t0));
+  } else {
+    icpu_log(ctx, "cache", "inductor-cpu: miss (%s): running %s", graph, ctx->cc);
+    double t_cc = tck_now_s();
+    e = build(ctx, exe, key.data, key.len, blas, names, list);
+    if (!e)
+      icpu_log(ctx, "cache", "inductor-cpu: compiled %s: codegen %.1f ms, cc %.1f ms", graph, 1e3 * (t_gen - t0),
+               1e3 * (tck_now_s() - t_cc));
+  }
+  tck_str_free(&key);
+  free(names);
+  if (e) {
+    exe_destroy(exe);
+    return e;
+  }
+  exe->compile_seconds = tck_now_s() - t0;
+  args->exe = (tc_executable *)exe;
+  return NULL;
 }
 
-static tc_status icpu_launch(tc_plugin_ctx *c, tc_executable *e, int32_t kernel, const tc_buffer_arg *args,
-                             const int64_t *syms) {
-  return exe_launch((icpu_ctx *)c, (icpu_exe *)e, kernel, args, syms);
+/* ---------------------------------------------------------------- executables */
+static tc_error *icpu_launch(const tc_launch_args *args) {
+  return exe_launch((icpu_ctx *)args->ctx, (icpu_exe *)args->exe, args);
 }
 
-static tc_status icpu_synchronize(tc_plugin_ctx *c) {
-  (void)c; /* launches run to completion before returning */
-  return TC_OK;
+static tc_error *icpu_synchronize(const tc_queue_args *args) {
+  (void)args; /* launches run to completion before returning */
+  return NULL;
 }
 
-static void icpu_executable_free(tc_plugin_ctx *c, tc_executable *e) {
-  icpu_exe *exe = (icpu_exe *)e;
-  if (exe) exe_profile_report((icpu_ctx *)c, exe, exe->graph);
+static void icpu_executable_free(const tc_executable_free_args *args) {
+  icpu_exe *exe = (icpu_exe *)args->exe;
+  if (exe) exe_profile_report((icpu_ctx *)args->ctx, exe);
   exe_destroy(exe);
 }
 
-static tc_status icpu_executable_info(tc_plugin_ctx *c, tc_executable *e, tc_executable_info *info) {
-  const icpu_exe *exe = (const icpu_exe *)e;
-  if (!exe || !info || info->struct_size < TC_STRUCT_SIZE(tc_executable_info, struct_size))
-    return icpu_fail((icpu_ctx *)c, TC_ERR_INVALID_ARGUMENT, "inductor-cpu executable_info: NULL executable or info");
-  tc_executable_info mine = {.struct_size = sizeof mine, .from_cache = exe->cache_hit, .compile_seconds = exe->compile_seconds};
-  size_t n = info->struct_size < sizeof mine ? info->struct_size : sizeof mine;
-  memcpy(info, &mine, n);
-  info->struct_size = n;
-  return TC_OK;
-}
-
-static const char *icpu_executable_source(tc_plugin_ctx *c, tc_executable *e) {
-  (void)c;
-  return e ? ((icpu_exe *)e)->source : NULL;
-}
-
-static tc_status icpu_capabilities(tc_plugin_ctx *c, tc_capabilities *caps) {
-  (void)c;
-  caps->dtypes = (1u << TC_F32) | (1u << TC_F64) | (1u << TC_I32) | (1u << TC_I64) | (1u << TC_BOOL);
-  caps->prims[0] = caps->prims[1] = 0;
-  for (int p = 1; p < 128; p++) {
-    bool ok = (p >= TC_PRIM_NEG && p <= TC_PRIM_ISNAN) || (p >= TC_PRIM_ADD && p <= TC_PRIM_OR) || p == TC_PRIM_WHERE ||
-              p == TC_PRIM_CONVERT || (p >= TC_PRIM_REDUCE_SUM && p <= TC_PRIM_ARGMIN) ||
-              (p >= TC_PRIM_RESHAPE && p <= TC_PRIM_REVERSE) || p == TC_PRIM_GATHER || p == TC_PRIM_SCATTER_ADD ||
-              (p >= TC_PRIM_IOTA && p <= TC_PRIM_RANDOM) || p == TC_PRIM_MATMUL;
-    if (ok) caps->prims[p / 64] |= 1ull << (p % 64);
+static tc_error *icpu_executable_info(tc_executable_info_args *args) {
+  const icpu_exe *exe = (const icpu_exe *)args->exe;
+  if (!exe) return tck_error(((icpu_ctx *)args->ctx)->host, TC_ERR_INVALID_ARGUMENT, "inductor-cpu executable_info: no executable");
+  if (TC_HAS_FIELD(args, tc_executable_info_args, source_len)) {
+    args->source = exe->source;
+    args->source_len = exe->source ? strlen(exe->source) : 0;
   }
-  caps->kernel_kinds = (1u << TC_KERNEL_LOOP) | (1u << TC_KERNEL_MATMUL);
-  return TC_OK;
+  if (TC_HAS_FIELD(args, tc_executable_info_args, from_cache)) args->from_cache = exe->cache_hit;
+  if (TC_HAS_FIELD(args, tc_executable_info_args, compile_seconds)) args->compile_seconds = exe->compile_seconds;
+  return NULL;
 }
 
-/* ---------------------------------------------------------------- entry */
-TC_PLUGIN_EXPORT tc_status tc_plugin_query(const tc_host_api *host, tc_plugin_api *out) {
-  if (!host || !out) return TC_ERR_INVALID_ARGUMENT;
-  if (host->abi_major != TC_ABI_MAJOR) {
-    char msg[160];
-    snprintf(msg, sizeof msg, "inductor-cpu speaks tc plugin ABI %d.x, the host %u.%u", TC_ABI_MAJOR, host->abi_major,
-             host->abi_minor);
-    return host_fail(host, TC_ERR_VERSION, msg);
-  }
-  tc_plugin_api api;
-  memset(&api, 0, sizeof api);
-  api.struct_size = sizeof api;
-  api.abi_major = TC_ABI_MAJOR;
-  api.abi_minor = TC_ABI_MINOR;
-  api.name = "inductor-cpu";
-  api.version = ICPU_VERSION;
-  api.description = "fused kernels as OpenMP C, compiled by the system C compiler; matmul through OpenBLAS";
-  api.handoff = TC_HANDOFF_KERNELS;
-  api.memory = TC_MEMORY_HOST;
-  api.probe = icpu_probe;
-  api.init = icpu_init;
-  api.release = icpu_release;
-  api.compile_kernels = icpu_compile_kernels;
-  api.launch = icpu_launch;
-  api.synchronize = icpu_synchronize;
-  api.executable_free = icpu_executable_free;
-  api.executable_source = icpu_executable_source;
-  api.executable_info = icpu_executable_info;
-  api.capabilities = icpu_capabilities;
-  size_t n = out->struct_size && out->struct_size < sizeof api ? out->struct_size : sizeof api;
-  memcpy(out, &api, n);
-  out->struct_size = n;
-  return TC_OK;
-}
+/* ---------------------------------------------------------------- the table */
+/* Bits lo..hi (inclusive, one 64-bit word) of the prim set. */
+#define PRIM_BITS(lo, hi) ((~0ull >> (63 - ((hi) - (lo)))) << ((lo) % 64))
+static const uint64_t icpu_prims[2] = {
+    PRIM_BITS(TC_PRIM_NEG, TC_PRIM_ISNAN) | PRIM_BITS(TC_PRIM_ADD, TC_PRIM_OR) | PRIM_BITS(TC_PRIM_WHERE, TC_PRIM_CONVERT),
+    PRIM_BITS(TC_PRIM_REDUCE_SUM, TC_PRIM_ARGMIN) | PRIM_BITS(TC_PRIM_RESHAPE, TC_PRIM_REVERSE) |
+        PRIM_BITS(TC_PRIM_GATHER, TC_PRIM_SCATTER_ADD) | PRIM_BITS(TC_PRIM_IOTA, TC_PRIM_RANDOM) |
+        PRIM_BITS(TC_PRIM_MATMUL, TC_PRIM_MATMUL)};
+
+static const tc_capabilities_ext icpu_capabilities = {
+    .base = {.struct_size = sizeof(tc_capabilities_ext), .type = TC_EXT_CAPABILITIES, .next = NULL},
+    .dtypes = (1u << TC_F32) | (1u << TC_F64) | (1u << TC_I32) | (1u << TC_I64) | (1u << TC_BOOL),
+    .n_prim_words = 2,
+    .prims = icpu_prims,
+    .kernel_kinds = (1u << TC_KERNEL_LOOP) | (1u << TC_KERNEL_MATMUL)};
+
+static const tc_plugin_api icpu_table = {
+    .struct_size = sizeof(tc_plugin_api),
+    .abi_major = TC_ABI_MAJOR,
+    .abi_minor = TC_ABI_MINOR,
+    .name = "inductor-cpu",
+    .version = ICPU_VERSION,
+    .description = "fused kernels as OpenMP C, compiled by the system C compiler; matmul through OpenBLAS",
+    .handoff = TC_HANDOFF_KERNELS,
+    .memory = TC_MEMORY_HOST,
+    .flags = 0,
+    .option_prefix = "cpu",
+    .n_options = (int32_t)(sizeof icpu_options / sizeof icpu_options[0]),
+    .options = icpu_options,
+    .option_size = sizeof(tc_option_decl),
+    .extensions = &icpu_capabilities.base,
+    .probe = icpu_probe,
+    .init = icpu_init,
+    .release = icpu_release,
+    .compile = icpu_compile,
+    .executable_free = icpu_executable_free,
+    .synchronize = icpu_synchronize,
+    .launch = icpu_launch,
+    .executable_info = icpu_executable_info,
+};
+
+TC_PLUGIN_EXPORT tc_error *tc_plugin_query(tc_query_args *args) { return tck_query_answer(args, &icpu_table); }
