@@ -103,7 +103,8 @@ tc_status tck_graph_validate(const tc_graph_desc *g, char *err, size_t cap);
 
 /* ---------------------------------------------------------------- size expressions (expr.c) */
 /* Evaluates every node of a table into vals[0..n-1] given symbol values (floor division and
- * modulo by zero give 0). */
+ * modulo by zero give 0; arithmetic wraps). The table should be validated (children earlier,
+ * symbols < the number of syms): a bad child reads as 0. */
 void tck_size_eval_all(const tc_size_expr *exprs, size_t expr_size, int32_t n, const int64_t *syms,
                        int64_t *vals);
 
@@ -115,6 +116,11 @@ typedef struct tck_expr_syntax {
   const char *floordiv, *mod, *max, *min; /* functions of two ints: "tc_floordiv", ... */
   const char *const_suffix; /* after integer literals: "" or "LL" */
 } tck_expr_syntax;
+
+/* Ready-made syntaxes. C: exactly inductor-cpu's text ("const int64_t x7 = tc_floordiv(x3, s0);").
+ * GLSL: int locals e<id>, symbols p.s<k>, tc_floordiv / tc_floormod / max / min (GLSL >= 4.20:
+ * const locals with run-time initializers). CUDA: long long locals, LL literals. */
+extern const tck_expr_syntax tck_syntax_c, tck_syntax_glsl, tck_syntax_cuda;
 
 /* The expressions an emitter needs, over one expression table. */
 typedef struct tck_exprs {
@@ -159,6 +165,9 @@ tc_error *tck_query_answer(tc_query_args *args, const tc_plugin_api *table);
 const char *tck_option_get(const tc_option *opts, int32_t n, size_t elem_size, const char *name);
 int64_t tck_option_int(const tc_option *opts, int32_t n, size_t elem_size, const char *name, int64_t fallback);
 bool tck_option_bool(const tc_option *opts, int32_t n, size_t elem_size, const char *name, bool fallback);
+/* The declaration of key `name` among decls (NULL: not a key of this plugin). */
+const tc_option_decl *tck_option_decl_find(const tc_option_decl *decls, int32_t n, size_t elem_size,
+                                           const char *name);
 /* Checks one value against its declaration; false with a message (naming the key, the value
  * and what is allowed) in err. Writes the normalized value (BOOL: "0"/"1") into norm. */
 bool tck_option_check(const tc_option_decl *decl, const char *value, char *norm, size_t norm_cap, char *err,
@@ -220,7 +229,8 @@ const char *tck_test_host_async_errors(tck_test_host *h);
  * The message stays valid until the next call on h. */
 tc_status tck_test_host_take(tck_test_host *h, tc_error *err, const char **message);
 /* dlopens the plugin at path and runs the query handshake into *table (zeroed past what the
- * plugin filled). false with a message in err. *dl receives the handle (dlclose it). */
+ * plugin filled). false with a message in err. *dl receives the handle (dlclose it); with dl
+ * NULL the plugin stays loaded. */
 bool tck_test_plugin_open(tck_test_host *h, const char *path, tc_plugin_api *table, void **dl, char *err,
                           size_t cap);
 
