@@ -20,8 +20,7 @@
  * reads something written, or writes something read or written, since then. A barrier's scope
  * covers every command earlier in submission order, in any command buffer, so the hazard sets
  * live across batches. Independent calls (a bench's back-to-back calls, branches of a graph)
- * then overlap on the device instead of draining between kernels. Recordings keep a barrier
- * after each dispatch: they are replayed after anything. */
+ * then overlap on the device instead of draining between kernels. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
