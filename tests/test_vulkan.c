@@ -12,9 +12,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "schedule_reuse.h"
+#include "tc_kit.h"
 #include "tc_plugin.h"
 
-/* ------------------------------------------------------------------ a minimal host */
+/* ------------------------------------------------------------------ the kit's test host */
 
 static char g_err[2048];
 static char g_dump_dir[256], g_cache_dir[256];
@@ -29,51 +31,132 @@ static bool g_profile;          /* TC_LOGS=profile on (read by the plugin at ini
 static char g_profile_last[512];
 static bool g_log_vulkan;   /* the plugin's own INFO lines on */
 static const char *g_matmul_tile; /* vulkan.matmul_tile for the next init */
+static const char *g_device_opt;  /* vulkan.device for the next init */
 static int g_sets_dropped; /* "dropping them" lines: an executable's descriptor sets were dropped */
+static char g_init_line[512]; /* the "init" log line of the last init */
 
-static void host_set_error(void *h, const char *m) {
-  (void)h;
-  snprintf(g_err, sizeof g_err, "%s", m);
-}
-static void host_log(void *h, tc_log_level lv, const char *cat, const char *m) {
-  (void)h;
-  (void)lv;
-  if (strcmp(cat, "cache") == 0 && strstr(m, "cache hit")) g_cache_hits++;
-  if (strcmp(cat, "vulkan") == 0 && strncmp(m, "validation: ", 12) == 0 && g_validation_msgs++ == 0)
-    snprintf(g_validation_first, sizeof g_validation_first, "%s", m);
-  if (strcmp(cat, "queue") == 0) snprintf(g_queue_last, sizeof g_queue_last, "%s", m);
-  if (strcmp(cat, "profile") == 0) snprintf(g_profile_last, sizeof g_profile_last, "%s", m);
-  if (strcmp(cat, "vulkan") == 0 && strstr(m, "descriptor sets; dropping them")) g_sets_dropped++;
-  if (getenv("TC_VK_TEST_VERBOSE")) fprintf(stderr, "[%s] %s\n", cat, m);
-}
-static bool host_log_enabled(void *h, const char *cat) {
-  (void)h;
-  return strcmp(cat, "cache") == 0 || strcmp(cat, "queue") == 0 || (g_profile && strcmp(cat, "profile") == 0) ||
-         (g_log_vulkan && strcmp(cat, "vulkan") == 0) ||
-         getenv("TC_VK_TEST_VERBOSE") != NULL;
-}
-static const char *host_get_option(void *h, const char *key) {
-  (void)h;
-  if (strcmp(key, "vulkan.dump_spirv") == 0) return g_dump_dir;
-  if (strcmp(key, "vulkan.validation") == 0) return getenv("TC_VK_TEST_NO_VALIDATION") ? "0" : "sync";
-  if (strcmp(key, "vulkan.matmul_tile") == 0) return g_matmul_tile;
-  return NULL;
-}
-
-static tc_host_api g_host = {
-    .struct_size = sizeof(tc_host_api),
-    .abi_major = TC_ABI_MAJOR,
-    .abi_minor = TC_ABI_MINOR,
-    .set_error = host_set_error,
-    .log = host_log,
-    .log_enabled = host_log_enabled,
-    .cache_dir = g_cache_dir,
-    .get_option = host_get_option,
-};
-
+static tck_test_host *g_th;
 static void *g_dl;
 static tc_plugin_api g_api;
 static tc_plugin_ctx *g_ctx;
+
+/* Reads what the plugin logged since the last call into the counters above. */
+static void logs_pump(void) {
+  const char *log = tck_test_host_log(g_th);
+  for (const char *line = log; line && *line;) {
+    const char *end = strchr(line, '\n');
+    size_t n = end ? (size_t)(end - line) : strlen(line);
+    char l[2048];
+    snprintf(l, sizeof l, "%.*s", (int)(n < sizeof l - 1 ? n : sizeof l - 1), line);
+    const char *m = strchr(l, ']') ? strchr(l, ']') + 2 : l;
+    if (strncmp(l, "[cache]", 7) == 0 && strstr(m, "cache hit")) g_cache_hits++;
+    if (strncmp(l, "[vulkan]", 8) == 0 && strncmp(m, "validation: ", 12) == 0 && g_validation_msgs++ == 0)
+      snprintf(g_validation_first, sizeof g_validation_first, "%.500s", m);
+    if (strncmp(l, "[queue]", 7) == 0) snprintf(g_queue_last, sizeof g_queue_last, "%.200s", m);
+    if (strncmp(l, "[profile]", 9) == 0) snprintf(g_profile_last, sizeof g_profile_last, "%.500s", m);
+    if (strncmp(l, "[init]", 6) == 0) snprintf(g_init_line, sizeof g_init_line, "%.500s", m);
+    if (strncmp(l, "[vulkan]", 8) == 0 && strstr(m, "descriptor sets; dropping them")) g_sets_dropped++;
+    if (getenv("TC_VK_TEST_VERBOSE")) fprintf(stderr, "%s\n", l);
+    line = end ? end + 1 : NULL;
+  }
+  tck_test_host_log_clear(g_th);
+}
+
+static void logs_config(void) {
+  char cats[128];
+  snprintf(cats, sizeof cats, "cache,queue,init%s%s", g_profile ? ",profile" : "", g_log_vulkan ? ",vulkan" : "");
+  tck_test_host_set_logs(g_th, getenv("TC_VK_TEST_VERBOSE") ? "cache,queue,init,profile,vulkan" : cats);
+}
+
+/* An entry's result as a status, its message in g_err; the logs read. */
+static tc_status took(tc_error *e) {
+  const char *m = "";
+  tc_status st = tck_test_host_take(g_th, e, &m);
+  snprintf(g_err, sizeof g_err, "%s", m ? m : "");
+  logs_pump();
+  return st;
+}
+
+/* The ABI's entries with the test's arguments. */
+static tc_status api_init(tc_plugin_ctx **ctx) {
+  logs_config();
+  const char *validation = getenv("TC_VK_TEST_NO_VALIDATION") ? "0" : "sync";
+  tc_option opts[3] = {
+      {.struct_size = sizeof(tc_option), .name = "vulkan.validation", .value = validation, .set = true},
+      {.struct_size = sizeof(tc_option), .name = "vulkan.matmul_tile", .value = g_matmul_tile ? g_matmul_tile : "0",
+       .set = g_matmul_tile != NULL},
+      {.struct_size = sizeof(tc_option), .name = "vulkan.device", .value = g_device_opt, .set = g_device_opt != NULL},
+  };
+  tc_init_args a = {.struct_size = sizeof a, .host = tck_test_host_api(g_th), .device = -1, .n_options = 3,
+                    .options = opts, .option_size = sizeof(tc_option)};
+  tc_status st = took(g_api.init(&a));
+  *ctx = a.ctx;
+  return st;
+}
+static void api_release(tc_plugin_ctx *ctx) {
+  tc_release_args a = {.struct_size = sizeof a, .ctx = ctx};
+  g_api.release(&a);
+  logs_pump();
+}
+/* Each executable's symbol count, for tc_launch_args.n_syms. */
+static struct {
+  tc_executable *exe;
+  int32_t n_syms;
+} g_exe_syms[64];
+static int32_t exe_n_syms(tc_executable *exe) {
+  for (int i = 0; i < 64; i++)
+    if (g_exe_syms[i].exe == exe) return g_exe_syms[i].n_syms;
+  return 0;
+}
+static tc_status api_launch(tc_executable *exe, int32_t kernel, const tc_buffer_arg *args, int32_t n_args,
+                            const int64_t *syms, uint64_t call_id) {
+  logs_config();
+  tc_launch_args a = {.struct_size = sizeof a, .ctx = g_ctx, .exe = exe, .kernel = kernel, .n_args = n_args,
+                      .args = args, .arg_size = sizeof(tc_buffer_arg), .n_syms = exe_n_syms(exe), .syms = syms,
+                      .call_id = call_id};
+  return took(g_api.launch(&a));
+}
+#define LAUNCH(exe, args, syms) api_launch(exe, 0, args, (int32_t)(sizeof(args) / sizeof((args)[0])), syms, 1)
+static tc_status api_flush(void) {
+  tc_queue_args a = {.struct_size = sizeof a, .ctx = g_ctx};
+  return took(g_api.flush(&a));
+}
+static tc_status api_synchronize(void) {
+  tc_queue_args a = {.struct_size = sizeof a, .ctx = g_ctx};
+  return took(g_api.synchronize(&a));
+}
+static tc_status api_buffer_alloc(size_t bytes, tc_buffer **out) {
+  tc_buffer_alloc_args a = {.struct_size = sizeof a, .ctx = g_ctx, .bytes = bytes};
+  tc_status st = took(g_api.buffer_alloc(&a));
+  *out = a.buffer;
+  return st;
+}
+static void api_buffer_free(tc_buffer *b) {
+  tc_buffer_free_args a = {.struct_size = sizeof a, .ctx = g_ctx, .buffer = b};
+  g_api.buffer_free(&a);
+}
+static tc_status api_buffer_write(tc_buffer *b, size_t off, const void *src, size_t bytes) {
+  tc_buffer_copy_args a = {.struct_size = sizeof a, .ctx = g_ctx, .buffer = b, .offset = off, .host = (void *)src, .bytes = bytes};
+  return took(g_api.buffer_write(&a));
+}
+static tc_status api_buffer_read(tc_buffer *b, size_t off, void *dst, size_t bytes) {
+  tc_buffer_copy_args a = {.struct_size = sizeof a, .ctx = g_ctx, .buffer = b, .offset = off, .host = dst, .bytes = bytes};
+  return took(g_api.buffer_read(&a));
+}
+static void api_executable_free(tc_executable *exe) {
+  tc_executable_free_args a = {.struct_size = sizeof a, .ctx = g_ctx, .exe = exe};
+  g_api.executable_free(&a);
+  logs_pump();
+}
+static const char *api_source(tc_executable *exe) {
+  tc_executable_info_args a = {.struct_size = sizeof a, .ctx = g_ctx, .exe = exe};
+  cr_assert_eq(took(g_api.executable_info(&a)), TC_OK, "%s", g_err);
+  return a.source;
+}
+static tc_status api_probe(tc_probe_args *a) {
+  *a = (tc_probe_args){.struct_size = sizeof *a, .host = tck_test_host_api(g_th)};
+  return took(g_api.probe(a));
+}
 
 static void rm_dir_files(const char *dir) {
   DIR *d = opendir(dir);
@@ -89,21 +172,15 @@ static void rm_dir_files(const char *dir) {
 }
 
 static bool plugin_load(void) {
-  char path[512];
+  char path[512], err[512];
   snprintf(path, sizeof path, "%s/tc-vulkan.so", TC_BUILD_PLUGIN_DIR);
-  g_dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  cr_assert(g_dl, "dlopen %s: %s", path, dlerror());
-  tc_plugin_query_fn q;
-  void *sym = dlsym(g_dl, TC_PLUGIN_ENTRY_SYMBOL);
-  cr_assert(sym);
-  memcpy(&q, &sym, sizeof q);
-  memset(&g_api, 0, sizeof g_api);
-  g_api.struct_size = sizeof g_api;
-  cr_assert_eq(q(&g_host, &g_api), TC_OK, "%s", g_err);
+  g_th = tck_test_host_new(g_cache_dir, "cache,queue,init");
+  cr_assert(g_th);
+  cr_assert(tck_test_plugin_open(g_th, path, &g_api, &g_dl, err, sizeof err), "%s", err);
   cr_assert_str_eq(g_api.name, "vulkan");
   cr_assert_eq(g_api.memory, TC_MEMORY_DEVICE);
-  tc_probe_info info = {.struct_size = sizeof info};
-  cr_assert_eq(g_api.probe(&g_host, &info), TC_OK);
+  tc_probe_args info;
+  cr_assert_eq(api_probe(&info), TC_OK, "%s", g_err);
   return info.available;
 }
 
@@ -113,7 +190,7 @@ static void setup(void) {
   mkdir(g_dump_dir, 0755);
   mkdir(g_cache_dir, 0755);
   if (!plugin_load()) cr_skip_test("no Vulkan device");
-  cr_assert_eq(g_api.init(&g_host, 0, &g_ctx), TC_OK, "%s", g_err);
+  cr_assert_eq(api_init(&g_ctx), TC_OK, "%s", g_err);
 }
 
 /* Every dumped module must pass spirv-val. */
@@ -142,12 +219,14 @@ static void spirv_validate_all(void) {
 static void teardown(void) {
   if (g_ctx) {
     spirv_validate_all();
-    g_api.release(g_ctx);
+    api_release(g_ctx);
   }
   g_validation_msgs = 0;
   g_ctx = NULL;
   if (g_dl) dlclose(g_dl);
   g_dl = NULL;
+  if (g_th) tck_test_host_free(g_th);
+  g_th = NULL;
   rm_dir_files(g_dump_dir);
   rmdir(g_dump_dir);
   rm_dir_files(g_cache_dir);
@@ -160,9 +239,13 @@ typedef struct kbuild {
   tc_size_expr ex[64];
   int32_t n_ex;
   tc_kop ops[64];
+  tc_index ixs[64];  /* ops[i].index points here */
+  int32_t argv[64][3];
   int32_t n_ops;
   tc_kbuffer bufs[16];
   int32_t n_bufs;
+  int32_t outer[TC_MAX_RANK];
+  tc_matmul_desc mm;
 } kbuild;
 
 static int32_t ex_add(kbuild *b, int32_t op, int32_t a, int32_t c, int64_t v) {
@@ -178,31 +261,44 @@ static int32_t buf(kbuild *b, const char *name, int32_t dtype, int32_t role, int
   return b->n_bufs++;
 }
 
+/* Stride arrays of the indices the tests build (n_vars is set by kdesc). */
+static int32_t g_strides[1024][TC_MAX_RANK + 1];
+static int g_n_strides;
+
 static tc_index IX(int32_t off, int32_t s0, int32_t s1, int32_t s2) {
-  tc_index ix = {.struct_size = sizeof(tc_index), .offset = off, .indirect = -1, .indirect_stride = -1};
-  for (int i = 0; i <= TC_MAX_RANK; i++) ix.strides[i] = -1;
-  ix.strides[0] = s0;
-  ix.strides[1] = s1;
-  ix.strides[2] = s2;
-  return ix;
+  int32_t *st = g_strides[g_n_strides++ % 1024];
+  for (int i = 0; i <= TC_MAX_RANK; i++) st[i] = -1;
+  st[0] = s0;
+  st[1] = s1;
+  st[2] = s2;
+  return (tc_index){.struct_size = sizeof(tc_index), .offset = off, .n_vars = 3, .strides = st, .indirect = -1,
+                    .indirect_stride = -1};
+}
+
+static void set_ix(kbuild *b, int32_t i, tc_index ix) {
+  b->ixs[i] = ix;
+  b->ops[i].index = &b->ixs[i];
 }
 
 static int32_t op(kbuild *b, int32_t kind, int32_t dtype, int32_t loop, int32_t prim, int32_t a0, int32_t a1, int32_t a2) {
-  tc_kop *o = &b->ops[b->n_ops];
-  *o = (tc_kop){.struct_size = sizeof(tc_kop), .kind = kind, .dtype = dtype, .loop = loop, .prim = prim, .args = {a0, a1, a2}, .buffer = -1};
-  o->index = IX(-1, -1, -1, -1);
+  int32_t i = b->n_ops;
+  tc_kop *o = &b->ops[i];
+  b->argv[i][0] = a0, b->argv[i][1] = a1, b->argv[i][2] = a2;
+  int32_t n = a0 < 0 ? 0 : a1 < 0 ? 1 : a2 < 0 ? 2 : 3;
+  *o = (tc_kop){.struct_size = sizeof(tc_kop), .kind = kind, .dtype = dtype, .loop = loop, .prim = prim, .n_args = n,
+                .args = b->argv[i], .buffer = -1, .reuse = -1};
   return b->n_ops++;
 }
 static int32_t load(kbuild *b, int32_t loop, int32_t bf, int32_t dtype, tc_index ix) {
   int32_t i = op(b, TC_KOP_LOAD, dtype, loop, 0, -1, -1, -1);
   b->ops[i].buffer = bf;
-  b->ops[i].index = ix;
+  set_ix(b, i, ix);
   return i;
 }
 static int32_t store(kbuild *b, int32_t loop, int32_t bf, int32_t dtype, tc_index ix, int32_t v) {
   int32_t i = op(b, TC_KOP_STORE, dtype, loop, 0, v, -1, -1);
   b->ops[i].buffer = bf;
-  b->ops[i].index = ix;
+  set_ix(b, i, ix);
   return i;
 }
 static int32_t prim1(kbuild *b, int32_t loop, int32_t p, int32_t dtype, int32_t x) { return op(b, TC_KOP_PRIM, dtype, loop, p, x, -1, -1); }
@@ -217,36 +313,49 @@ static int32_t cnst(kbuild *b, int32_t loop, int32_t dtype, double f) {
 }
 static int32_t reduce(kbuild *b, int32_t loop, int32_t p, int32_t dtype, int32_t x) { return op(b, TC_KOP_REDUCE, dtype, loop, p, x, -1, -1); }
 
+/* The kernel descriptor over b, with what the scheduler would decide: every index has
+ * n_outer + 1 variables, and reuse / TC_KOP_OVERWRITTEN come from schedule_fill_reuse. */
 static tc_kernel_desc kdesc(kbuild *b, const char *name, int32_t kind, int32_t n_outer, const int32_t *outer, int32_t inner) {
-  tc_kernel_desc k = {.struct_size = sizeof(tc_kernel_desc), .name = name, .kind = kind, .n_outer = n_outer, .inner = inner,
-                      .n_buffers = b->n_bufs, .buffers = b->bufs, .n_ops = b->n_ops, .ops = b->ops};
-  for (int i = 0; i < n_outer; i++) k.outer[i] = outer[i];
-  return k;
+  for (int i = 0; i < n_outer; i++) b->outer[i] = outer[i];
+  for (int32_t i = 0; i < b->n_ops; i++)
+    if (b->ops[i].index) b->ixs[i].n_vars = n_outer + 1;
+  if (kind == TC_KERNEL_LOOP) schedule_fill_reuse(b->ops, b->n_ops, n_outer + 1);
+  return (tc_kernel_desc){.struct_size = sizeof(tc_kernel_desc), .name = name, .kind = kind, .n_outer = n_outer,
+                          .outer = b->outer, .inner = inner, .n_buffers = b->n_bufs, .buffers = b->bufs,
+                          .buffer_size = sizeof(tc_kbuffer), .n_ops = b->n_ops, .ops = b->ops, .op_size = sizeof(tc_kop)};
 }
 
 static tc_executable *compile1(kbuild *b, tc_kernel_desc *k, int32_t n_syms) {
-  tc_kernel_list list = {.struct_size = sizeof list, .name = k->name, .n_exprs = b->n_ex, .exprs = b->ex, .n_syms = n_syms,
-                         .n_kernels = 1, .kernels = k};
-  tc_executable *exe = NULL;
-  tc_status st = g_api.compile_kernels(g_ctx, &list, &exe);
-  cr_assert_eq(st, TC_OK, "compile_kernels(%s): %s", k->name, g_err);
-  const char *src = g_api.executable_source(g_ctx, exe);
+  tc_kernel_list list = {.struct_size = sizeof list, .name = k->name, .n_exprs = b->n_ex, .exprs = b->ex,
+                         .expr_size = sizeof(tc_size_expr), .n_syms = n_syms, .n_kernels = 1, .kernels = k,
+                         .kernel_size = sizeof(tc_kernel_desc)};
+  tc_option opts[2] = {
+      {.struct_size = sizeof(tc_option), .name = "vulkan.dump_spirv", .value = g_dump_dir, .set = true},
+      {.struct_size = sizeof(tc_option), .name = "vulkan.spirv_opt", .value = "0", .set = false},
+  };
+  tc_compile_args a = {.struct_size = sizeof a, .ctx = g_ctx, .kernels = &list, .n_options = 2, .options = opts,
+                       .option_size = sizeof(tc_option)};
+  tc_status st = took(g_api.compile(&a));
+  cr_assert_eq(st, TC_OK, "compile(%s): %s", k->name, g_err);
+  const char *src = api_source(a.exe);
   cr_assert(src && strstr(src, "#version 450"));
   if (getenv("TC_VK_TEST_SOURCE")) fprintf(stderr, "%s\n", src);
-  return exe;
+  static int next;
+  g_exe_syms[next++ % 64].exe = a.exe, g_exe_syms[(next - 1) % 64].n_syms = n_syms;
+  return a.exe;
 }
 
 /* ------------------------------------------------------------------ device buffers */
 
 static tc_buffer *dev_from(const void *host, size_t bytes) {
   tc_buffer *b = NULL;
-  cr_assert_eq(g_api.buffer_alloc(g_ctx, bytes ? bytes : 4, &b), TC_OK, "%s", g_err);
-  if (host && bytes) cr_assert_eq(g_api.buffer_write(g_ctx, b, 0, host, bytes), TC_OK, "%s", g_err);
+  cr_assert_eq(api_buffer_alloc(bytes ? bytes : 4, &b), TC_OK, "%s", g_err);
+  if (host && bytes) cr_assert_eq(api_buffer_write(b, 0, host, bytes), TC_OK, "%s", g_err);
   return b;
 }
 static void dev_read(tc_buffer *b, void *host, size_t bytes) {
-  cr_assert_eq(g_api.synchronize(g_ctx), TC_OK, "%s", g_err);
-  cr_assert_eq(g_api.buffer_read(g_ctx, b, 0, host, bytes), TC_OK, "%s", g_err);
+  cr_assert_eq(api_synchronize(), TC_OK, "%s", g_err);
+  cr_assert_eq(api_buffer_read(b, 0, host, bytes), TC_OK, "%s", g_err);
 }
 static tc_buffer_arg A(tc_buffer *b) { return (tc_buffer_arg){.struct_size = sizeof(tc_buffer_arg), .buffer = b}; }
 
@@ -271,7 +380,7 @@ TestSuite(vulkan, .init = setup, .fini = teardown, .timeout = 300);
 /* A test whose body must leave the validation layer silent (assertions in .fini do not fail a
  * test, so the check runs at the end of each body). */
 static void expect_no_validation_messages(void) {
-  if (g_ctx && g_api.synchronize) g_api.synchronize(g_ctx);
+  if (g_ctx && g_api.synchronize) api_synchronize();
   cr_assert_eq(g_validation_msgs, 0, "the validation layer reported %d message(s), the first: %s", g_validation_msgs,
                g_validation_first);
 }
@@ -284,15 +393,16 @@ static void expect_no_validation_messages(void) {
   static void name##_body(void)
 
 VK_TEST(probe_lists_devices) {
-  tc_probe_info info = {.struct_size = sizeof info};
-  cr_assert_eq(g_api.probe(&g_host, &info), TC_OK);
+  tc_probe_args info;
+  cr_assert_eq(api_probe(&info), TC_OK, "%s", g_err);
   cr_assert(info.available);
   cr_assert_gt(info.n_devices, 0);
-  cr_assert_neq(info.devices[0].name[0], '\0');
-  tc_capabilities caps = {.struct_size = sizeof caps};
-  cr_assert_eq(g_api.capabilities(g_ctx, &caps), TC_OK);
-  cr_assert(caps.dtypes & (1u << TC_F32));
-  cr_assert(caps.kernel_kinds & (1u << TC_KERNEL_MATMUL));
+  cr_assert(info.devices && info.devices[0].name && info.devices[0].name[0] != '\0');
+  const tc_capabilities_ext *caps = (const tc_capabilities_ext *)tc_ext_find(g_api.extensions, TC_EXT_CAPABILITIES);
+  cr_assert_not_null(caps, "the vulkan plugin declares its capabilities");
+  cr_assert(caps->dtypes & (1u << TC_F32));
+  cr_assert(caps->kernel_kinds & (1u << TC_KERNEL_MATMUL));
+  cr_assert(caps->n_prim_words >= 2 && (caps->prims[TC_PRIM_MATMUL / 64] & (1ull << (TC_PRIM_MATMUL % 64))));
   /* a trivial kernel so the teardown's spirv-val has a module to check */
   kbuild b = {0};
   int32_t n = E_s(&b, 0), one = E_c(&b, 1), z = E_c(&b, 0);
@@ -305,12 +415,12 @@ VK_TEST(probe_lists_devices) {
   tc_buffer *bx = dev_from(in, sizeof in), *by = dev_from(NULL, sizeof out);
   tc_buffer_arg args[2] = {A(bx), A(by)};
   int64_t syms[1] = {5};
-  cr_assert_eq(g_api.launch(g_ctx, exe, 0, args, syms), TC_OK, "%s", g_err);
+  cr_assert_eq(LAUNCH(exe, args, syms), TC_OK, "%s", g_err);
   dev_read(by, out, sizeof out);
   for (int i = 0; i < 5; i++) cr_assert_eq(out[i], -in[i]);
-  g_api.buffer_free(g_ctx, bx);
-  g_api.buffer_free(g_ctx, by);
-  g_api.executable_free(g_ctx, exe);
+  api_buffer_free(bx);
+  api_buffer_free(by);
+  api_executable_free(exe);
 }
 
 /* y[i, j] = tanh(x[i, j] * w[j] + b[i]) with broadcast strides; symbolic M, N run at several
@@ -344,16 +454,16 @@ VK_TEST(pointwise_broadcast_symbolic) {
     tc_buffer *db = dev_from(hb, sizeof(float) * m), *dy = dev_from(NULL, sizeof(float) * m * n);
     tc_buffer_arg args[4] = {A(dx), A(dw), A(db), A(dy)};
     int64_t syms[2] = {m, n};
-    cr_assert_eq(g_api.launch(g_ctx, exe, 0, args, syms), TC_OK, "%s", g_err);
+    cr_assert_eq(LAUNCH(exe, args, syms), TC_OK, "%s", g_err);
     dev_read(dy, hy, sizeof(float) * m * n);
     expect_close(hy, want, m * n, 1e-5, 1e-6, "pointwise");
-    g_api.buffer_free(g_ctx, dx);
-    g_api.buffer_free(g_ctx, dw);
-    g_api.buffer_free(g_ctx, db);
-    g_api.buffer_free(g_ctx, dy);
+    api_buffer_free(dx);
+    api_buffer_free(dw);
+    api_buffer_free(db);
+    api_buffer_free(dy);
     free(hx), free(hw), free(hb), free(hy), free(want);
   }
-  g_api.executable_free(g_ctx, exe);
+  api_executable_free(exe);
 }
 
 /* The shader's exp and erf against libm in double over a dense sweep (every 4096th float of
@@ -382,7 +492,7 @@ static void unary_sweep(int32_t prim, double (*ref)(double), float lo, float hi,
   }
   tc_buffer *dx = dev_from(x, sizeof(float) * (size_t)n), *dy = dev_from(NULL, sizeof(float) * (size_t)n);
   tc_buffer_arg args[2] = {A(dx), A(dy)};
-  cr_assert_eq(g_api.launch(g_ctx, exe, 0, args, &n), TC_OK, "%s", g_err);
+  cr_assert_eq(LAUNCH(exe, args, &n), TC_OK, "%s", g_err);
   dev_read(dy, y, sizeof(float) * (size_t)n);
   double worst = 0;
   float worst_at = 0;
@@ -403,11 +513,11 @@ static void unary_sweep(int32_t prim, double (*ref)(double), float lo, float hi,
   fprintf(stderr, "vulkan %s: worst relative error %.3g at %a over %lld values\n", what, worst, (double)worst_at,
           (long long)n);
   cr_assert(worst <= rtol, "%s: relative error %.3g at %a (allowed %.3g)", what, worst, (double)worst_at, rtol);
-  g_api.buffer_free(g_ctx, dx);
-  g_api.buffer_free(g_ctx, dy);
+  api_buffer_free(dx);
+  api_buffer_free(dy);
   free(x);
   free(y);
-  g_api.executable_free(g_ctx, exe);
+  api_executable_free(exe);
 }
 
 VK_TEST(exp_and_erf_match_libm) {
@@ -433,7 +543,7 @@ static tc_executable *compile_add_one(void) {
  * must still see every value in order, with no synchronize between them. */
 VK_TEST(flush_and_buffer_reuse_keep_order) {
   tc_executable *exe = compile_add_one();
-  cr_assert_not_null(g_api.flush, "the vulkan plugin fills flush (ABI 1.1)");
+  cr_assert_not_null(g_api.flush, "the vulkan plugin fills flush");
   const int64_t n = 100003;
   const size_t bytes = sizeof(float) * (size_t)n;
   float *h = malloc(bytes);
@@ -447,21 +557,21 @@ VK_TEST(flush_and_buffer_reuse_keep_order) {
     tc_buffer *next = dev_from(NULL, bytes);
     reused |= next == first;
     tc_buffer_arg args[2] = {A(cur), A(next)};
-    cr_assert_eq(g_api.launch(g_ctx, exe, 0, args, &n), TC_OK, "%s", g_err);
-    g_api.buffer_free(g_ctx, cur);
-    if (step % 3 == 2) cr_assert_eq(g_api.flush(g_ctx), TC_OK, "%s", g_err);
+    cr_assert_eq(LAUNCH(exe, args, &n), TC_OK, "%s", g_err);
+    api_buffer_free(cur);
+    if (step % 3 == 2) cr_assert_eq(api_flush(), TC_OK, "%s", g_err);
     cur = next;
   }
   cr_assert(reused, "a freed buffer of the same size is handed out again");
   /* buffer_read orders itself after the launches: no synchronize first */
   float *got = malloc(bytes);
-  cr_assert_eq(g_api.buffer_read(g_ctx, cur, 0, got, bytes), TC_OK, "%s", g_err);
+  cr_assert_eq(api_buffer_read(cur, 0, got, bytes), TC_OK, "%s", g_err);
   for (int64_t i = 0; i < n; i++)
     if (got[i] != h[i] + 40.0f) cr_assert_fail("element %lld: %g, want %g", (long long)i, got[i], h[i] + 40.0f);
-  g_api.buffer_free(g_ctx, cur);
+  api_buffer_free(cur);
   free(h);
   free(got);
-  g_api.executable_free(g_ctx, exe);
+  api_executable_free(exe);
 }
 
 /* Barriers by hazard: eight launches reading one input into eight outputs need none between
@@ -475,34 +585,33 @@ VK_TEST(barriers_only_between_conflicting_dispatches) {
   for (int64_t i = 0; i < n; i++) h[i] = (float)i;
   tc_buffer *in = dev_from(h, bytes), *outs[8], *last = dev_from(NULL, bytes);
   for (int i = 0; i < 8; i++) outs[i] = dev_from(NULL, bytes);
-  cr_assert_eq(g_api.synchronize(g_ctx), TC_OK, "%s", g_err);
+  cr_assert_eq(api_synchronize(), TC_OK, "%s", g_err);
   for (int i = 0; i < 8; i++) {
     tc_buffer_arg args[2] = {A(in), A(outs[i])};
-    cr_assert_eq(g_api.launch(g_ctx, exe, 0, args, &n), TC_OK, "%s", g_err);
+    cr_assert_eq(LAUNCH(exe, args, &n), TC_OK, "%s", g_err);
   }
   tc_buffer_arg args[2] = {A(outs[3]), A(last)};
-  cr_assert_eq(g_api.launch(g_ctx, exe, 0, args, &n), TC_OK, "%s", g_err);
+  cr_assert_eq(LAUNCH(exe, args, &n), TC_OK, "%s", g_err);
   g_queue_last[0] = 0;
-  cr_assert_eq(g_api.synchronize(g_ctx), TC_OK, "%s", g_err);
+  cr_assert_eq(api_synchronize(), TC_OK, "%s", g_err);
   unsigned long long d = 0, bar = 0, sub = 0;
   cr_assert(sscanf(g_queue_last, "%llu dispatches, %llu barriers, %llu submissions", &d, &bar, &sub) == 3,
             "TC_LOGS=queue line: '%s'", g_queue_last);
   cr_assert(d == 9 && bar == 1, "9 dispatches with 1 barrier expected: %s", g_queue_last);
-  cr_assert_eq(g_api.buffer_read(g_ctx, last, 0, got, bytes), TC_OK, "%s", g_err);
+  cr_assert_eq(api_buffer_read(last, 0, got, bytes), TC_OK, "%s", g_err);
   for (int64_t i = 0; i < n; i++)
     if (got[i] != h[i] + 2.0f) cr_assert_fail("element %lld: %g, want %g", (long long)i, got[i], h[i] + 2.0f);
-  for (int i = 0; i < 8; i++) g_api.buffer_free(g_ctx, outs[i]);
-  g_api.buffer_free(g_ctx, in);
-  g_api.buffer_free(g_ctx, last);
+  for (int i = 0; i < 8; i++) api_buffer_free(outs[i]);
+  api_buffer_free(in);
+  api_buffer_free(last);
   free(h);
   free(got);
-  g_api.executable_free(g_ctx, exe);
+  api_executable_free(exe);
 }
 
 /* Descriptor sets are cached per buffer identity: launching over 1100 distinct output buffers
  * must not grow that cache without end. Past VK_POOLS_MAX pools (1024 sets) the launch waits for
- * the device and drops them; results stay right, and a recording made before the drop is
- * recorded again at its next replay instead of binding freed sets. */
+ * the device and drops them; results stay right, also for buffers bound before the drop. */
 VK_TEST(descriptor_sets_are_dropped_past_the_cap) {
   g_log_vulkan = true;
   g_sets_dropped = 0;
@@ -513,54 +622,50 @@ VK_TEST(descriptor_sets_are_dropped_past_the_cap) {
   for (int i = 0; i < 64; i++) h[i] = (float)i;
   tc_buffer *x = dev_from(h, bytes), *kept = dev_from(NULL, bytes);
   tc_buffer_arg rargs[2] = {A(x), A(kept)};
-  tc_launch l = {.struct_size = sizeof l, .kernel = 0, .args = rargs};
-  tc_recording *rec = NULL;
-  cr_assert_eq(g_api.record(g_ctx, exe, 1, &l, &rec), TC_OK, "%s", g_err);
-  cr_assert_eq(g_api.replay(g_ctx, rec, &n), TC_OK, "%s", g_err);
+  cr_assert_eq(LAUNCH(exe, rargs, &n), TC_OK, "%s", g_err);
   enum { OUTS = 1100 };
   tc_buffer **outs = calloc(OUTS, sizeof *outs);
   for (int i = 0; i < OUTS; i++) {
     outs[i] = dev_from(NULL, bytes);
     tc_buffer_arg args[2] = {A(x), A(outs[i])};
-    cr_assert_eq(g_api.launch(g_ctx, exe, 0, args, &n), TC_OK, "%s", g_err);
-    if (i % 64 == 63) cr_assert_eq(g_api.flush(g_ctx), TC_OK, "%s", g_err);
+    cr_assert_eq(LAUNCH(exe, args, &n), TC_OK, "%s", g_err);
+    if (i % 64 == 63) cr_assert_eq(api_flush(), TC_OK, "%s", g_err);
   }
   cr_assert_eq(g_sets_dropped, 1, "1100 distinct buffers: %d drops of the descriptor sets", g_sets_dropped);
   dev_read(outs[OUTS - 1], got, bytes);
   for (int i = 0; i < 64; i++) cr_assert_eq(got[i], h[i] + 1.0f, "last output, element %d: %g", i, got[i]);
   memset(got, 0, sizeof got);
-  g_api.buffer_write(g_ctx, kept, 0, got, bytes);
-  cr_assert_eq(g_api.replay(g_ctx, rec, &n), TC_OK, "%s", g_err);
+  api_buffer_write(kept, 0, got, bytes);
+  cr_assert_eq(LAUNCH(exe, rargs, &n), TC_OK, "%s", g_err);
   dev_read(kept, got, bytes);
-  for (int i = 0; i < 64; i++) cr_assert_eq(got[i], h[i] + 1.0f, "replay after the drop, element %d: %g", i, got[i]);
-  g_api.recording_free(g_ctx, rec);
-  for (int i = 0; i < OUTS; i++) g_api.buffer_free(g_ctx, outs[i]);
+  for (int i = 0; i < 64; i++) cr_assert_eq(got[i], h[i] + 1.0f, "launch after the drop, element %d: %g", i, got[i]);
+  for (int i = 0; i < OUTS; i++) api_buffer_free(outs[i]);
   free(outs);
-  g_api.buffer_free(g_ctx, x);
-  g_api.buffer_free(g_ctx, kept);
-  g_api.executable_free(g_ctx, exe);
+  api_buffer_free(x);
+  api_buffer_free(kept);
+  api_executable_free(exe);
   g_log_vulkan = false;
 }
 
 /* TC_LOGS=profile: each kernel's dispatches are timed on the device and reported when its
  * executable is freed. */
 VK_TEST(profile_reports_device_time_per_kernel) {
-  g_api.release(g_ctx);
+  api_release(g_ctx);
   g_profile = true;
-  cr_assert_eq(g_api.init(&g_host, 0, &g_ctx), TC_OK, "%s", g_err);
+  cr_assert_eq(api_init(&g_ctx), TC_OK, "%s", g_err);
   tc_executable *exe = compile_add_one();
   const int64_t n = 1 << 16;
   const size_t bytes = sizeof(float) * (size_t)n;
   tc_buffer *x = dev_from(NULL, bytes), *y = dev_from(NULL, bytes);
   for (int i = 0; i < 3; i++) {
     tc_buffer_arg args[2] = {A(x), A(y)};
-    cr_assert_eq(g_api.launch(g_ctx, exe, 0, args, &n), TC_OK, "%s", g_err);
-    cr_assert_eq(g_api.flush(g_ctx), TC_OK, "%s", g_err);
+    cr_assert_eq(LAUNCH(exe, args, &n), TC_OK, "%s", g_err);
+    cr_assert_eq(api_flush(), TC_OK, "%s", g_err);
   }
   g_profile_last[0] = 0;
-  g_api.executable_free(g_ctx, exe);
-  g_api.buffer_free(g_ctx, x);
-  g_api.buffer_free(g_ctx, y);
+  api_executable_free(exe);
+  api_buffer_free(x);
+  api_buffer_free(y);
   g_profile = false;
   unsigned long long launches = 0;
   double mean = 0;
@@ -581,7 +686,7 @@ static void build_ln_gelu(kbuild *b, tc_kernel_desc *k, int32_t *outer) {
   int32_t s0 = reduce(b, 0, TC_PRIM_REDUCE_SUM, TC_F32, x0);
   /* mean = sum / N (N as a value: an INDEX op over the expression N, converted) */
   int32_t nidx = op(b, TC_KOP_INDEX, TC_I64, -1, 0, -1, -1, -1);
-  b->ops[nidx].index = IX(N, -1, -1, -1);
+  set_ix(b, nidx, IX(N, -1, -1, -1));
   int32_t nf = prim1(b, -1, TC_PRIM_CONVERT, TC_F32, nidx);
   int32_t mean = prim2(b, -1, TC_PRIM_DIV, TC_F32, s0, nf);
   /* loop 1: sum (x - mean)^2 */
@@ -636,22 +741,24 @@ VK_TEST(layer_norm_gelu_rows) {
     tc_buffer *db = dev_from(hb, sizeof(float) * n), *dy = dev_from(NULL, sizeof(float) * m * n);
     tc_buffer_arg args[4] = {A(dx), A(dg), A(db), A(dy)};
     int64_t syms[2] = {m, n};
-    cr_assert_eq(g_api.launch(g_ctx, exe, 0, args, syms), TC_OK, "%s", g_err);
+    cr_assert_eq(LAUNCH(exe, args, syms), TC_OK, "%s", g_err);
     dev_read(dy, hy, sizeof(float) * m * n);
     char what[64];
     snprintf(what, sizeof what, "ln_gelu %lldx%lld", (long long)m, (long long)n);
     expect_close(hy, want, m * n, 1e-4, 1e-5, what);
-    g_api.buffer_free(g_ctx, dx);
-    g_api.buffer_free(g_ctx, dg);
-    g_api.buffer_free(g_ctx, db);
-    g_api.buffer_free(g_ctx, dy);
+    api_buffer_free(dx);
+    api_buffer_free(dg);
+    api_buffer_free(db);
+    api_buffer_free(dy);
     free(hx), free(hg), free(hb), free(hy), free(want);
   }
-  g_api.executable_free(g_ctx, exe);
+  api_executable_free(exe);
 }
 
-/* softmax over rows (max, exp-sum, divide), recorded once and replayed at two sizes. */
-VK_TEST(softmax_rows_record_replay) {
+/* softmax over rows (max, exp-sum, divide) at two sizes, one executable. With the scheduler's
+ * reuse marks (schedule_fill_reuse in kdesc) the row body that keeps the row in registers
+ * reads x once and writes y once per element. */
+VK_TEST(softmax_rows) {
   kbuild b = {0};
   int32_t M = E_s(&b, 0), N = E_s(&b, 1), MN = E_mul(&b, M, N), one = E_c(&b, 1), z = E_c(&b, 0);
   int32_t bx = buf(&b, "in_x", TC_F32, TC_BUF_INPUT, MN), by = buf(&b, "out_y", TC_F32, TC_BUF_OUTPUT, MN);
@@ -672,9 +779,8 @@ VK_TEST(softmax_rows_record_replay) {
   for (int64_t i = 0; i < cap; i++) hx[i] = frand(&s) * 10;
   tc_buffer *dx = dev_from(hx, sizeof(float) * cap), *dy = dev_from(NULL, sizeof(float) * cap);
   tc_buffer_arg args[2] = {A(dx), A(dy)};
-  tc_launch l = {.struct_size = sizeof l, .kernel = 0, .args = args};
-  tc_recording *rec = NULL;
-  cr_assert_eq(g_api.record(g_ctx, exe, 1, &l, &rec), TC_OK, "%s", g_err);
+  const char *src = api_source(exe);
+  cr_assert(strstr(src, "loaded in inner loop 0, kept in registers"), "softmax re-reads x in the register body:\n%s", src);
   int64_t sizes[][2] = {{64, 1024}, {33, 1030}, {64, 1024}};
   for (int c = 0; c < 3; c++) {
     int64_t m = sizes[c][0], n = sizes[c][1];
@@ -685,14 +791,13 @@ VK_TEST(softmax_rows_record_replay) {
       for (int64_t j = 0; j < n; j++) want[i * n + j] = exp(hx[i * n + j] - mxv) / sum;
     }
     int64_t syms[2] = {m, n};
-    cr_assert_eq(g_api.replay(g_ctx, rec, syms), TC_OK, "%s", g_err);
+    cr_assert_eq(LAUNCH(exe, args, syms), TC_OK, "%s", g_err);
     dev_read(dy, hy, sizeof(float) * m * n);
     expect_close(hy, want, m * n, 1e-5, 1e-8, "softmax");
   }
-  g_api.recording_free(g_ctx, rec);
-  g_api.buffer_free(g_ctx, dx);
-  g_api.buffer_free(g_ctx, dy);
-  g_api.executable_free(g_ctx, exe);
+  api_buffer_free(dx);
+  api_buffer_free(dy);
+  api_executable_free(exe);
   free(hx), free(hy), free(want);
 }
 
@@ -722,7 +827,7 @@ VK_TEST(row_sum_each_body) {
     tc_buffer_arg args[2] = {A(dx), A(dy)};
     args[0].byte_offset = (size_t)off * sizeof(float);
     int64_t syms[2] = {m, n};
-    cr_assert_eq(g_api.launch(g_ctx, exe, 0, args, syms), TC_OK, "%s", g_err);
+    cr_assert_eq(LAUNCH(exe, args, syms), TC_OK, "%s", g_err);
     dev_read(dy, hy, sizeof(float) * (size_t)m);
     double want[8];
     for (int64_t i = 0; i < m; i++) {
@@ -732,9 +837,9 @@ VK_TEST(row_sum_each_body) {
     }
     expect_close(hy, want, m, 1e-4, 1e-3, "row_sum");
   }
-  g_api.buffer_free(g_ctx, dx);
-  g_api.buffer_free(g_ctx, dy);
-  g_api.executable_free(g_ctx, exe);
+  api_buffer_free(dx);
+  api_buffer_free(dy);
+  api_executable_free(exe);
   free(hx);
 }
 
@@ -758,12 +863,12 @@ VK_TEST(argmax_rows) {
   tc_buffer *dx = dev_from(hx, sizeof(float) * m * n), *dy = dev_from(NULL, sizeof got);
   tc_buffer_arg args[2] = {A(dx), A(dy)};
   int64_t syms[2] = {m, n};
-  cr_assert_eq(g_api.launch(g_ctx, exe, 0, args, syms), TC_OK, "%s", g_err);
+  cr_assert_eq(LAUNCH(exe, args, syms), TC_OK, "%s", g_err);
   dev_read(dy, got, sizeof got);
   for (int i = 0; i < 4; i++) cr_expect_eq(got[i], want[i], "row %d: got %lld want %lld", i, (long long)got[i], (long long)want[i]);
-  g_api.buffer_free(g_ctx, dx);
-  g_api.buffer_free(g_ctx, dy);
-  g_api.executable_free(g_ctx, exe);
+  api_buffer_free(dx);
+  api_buffer_free(dy);
+  api_executable_free(exe);
   free(hx);
 }
 
@@ -786,10 +891,13 @@ static void matmul_case(int64_t nb, int64_t m, int64_t kk, int64_t n, bool b_tra
   store(&b, -1, bc, TC_F32, IX(z, MN, N, one), gel);
   int32_t outer[3] = {B_, M, N};
   tc_kernel_desc k = kdesc(&b, "matmul_bias_gelu", TC_KERNEL_MATMUL, 3, outer, -1);
-  k.matmul = (tc_matmul_desc){.struct_size = sizeof(tc_matmul_desc), .a = ba, .b = bb, .c = bc, .batch = B_, .m = M, .n = N, .k = K,
+  b.mm = (tc_matmul_desc){.struct_size = sizeof(tc_matmul_desc), .a = ba, .b = bb, .c = bc, .batch = B_, .m = M, .n = N, .k = K,
                               .a_offset = z, .a_stride_batch = MK, .a_stride_m = K, .a_stride_k = one,
                               .b_offset = z, .b_stride_batch = KN, .b_stride_k = b_trans ? one : N, .b_stride_n = b_trans ? K : one,
-                              .c_offset = z, .c_stride_batch = MN, .c_stride_m = N, .c_stride_n = one};
+                              .c_offset = z, .c_stride_batch = MN, .c_stride_m = N, .c_stride_n = one,
+                              .batch_levels = 1, .batch2 = -1, .a_stride_batch2 = -1, .b_stride_batch2 = -1,
+                              .c_stride_batch2 = -1};
+  k.matmul = &b.mm;
   tc_executable *exe = compile1(&b, &k, 0);
   float *ha = malloc(sizeof(float) * nb * m * kk), *hb = malloc(sizeof(float) * nb * kk * n), *hbias = malloc(sizeof(float) * n);
   float *hc = malloc(sizeof(float) * nb * m * n);
@@ -810,17 +918,17 @@ static void matmul_case(int64_t nb, int64_t m, int64_t kk, int64_t n, bool b_tra
   tc_buffer *da = dev_from(ha, sizeof(float) * nb * m * kk), *db = dev_from(hb, sizeof(float) * nb * kk * n);
   tc_buffer *dbias = dev_from(hbias, sizeof(float) * n), *dc = dev_from(NULL, sizeof(float) * nb * m * n);
   tc_buffer_arg args[4] = {A(da), A(db), A(dbias), A(dc)};
-  cr_assert_eq(g_api.launch(g_ctx, exe, 0, args, NULL), TC_OK, "%s", g_err);
+  cr_assert_eq(LAUNCH(exe, args, NULL), TC_OK, "%s", g_err);
   dev_read(dc, hc, sizeof(float) * nb * m * n);
   char what[96];
   snprintf(what, sizeof what, "matmul %lldx%lldx%lldx%lld%s", (long long)nb, (long long)m, (long long)kk, (long long)n,
            b_trans ? " (B transposed)" : "");
   expect_close(hc, want, nb * m * n, 1e-4, 1e-4, what);
-  g_api.buffer_free(g_ctx, da);
-  g_api.buffer_free(g_ctx, db);
-  g_api.buffer_free(g_ctx, dbias);
-  g_api.buffer_free(g_ctx, dc);
-  g_api.executable_free(g_ctx, exe);
+  api_buffer_free(da);
+  api_buffer_free(db);
+  api_buffer_free(dbias);
+  api_buffer_free(dc);
+  api_executable_free(exe);
   free(ha), free(hb), free(hbias), free(hc), free(want);
 }
 
@@ -829,9 +937,9 @@ static void matmul_case(int64_t nb, int64_t m, int64_t kk, int64_t n, bool b_tra
 VK_TEST(matmul_bias_gelu_epilogue) {
   for (int pass = 0; pass < 2; pass++) {
     if (pass == 1) {
-      g_api.release(g_ctx);
+      api_release(g_ctx);
       g_matmul_tile = "128";
-      cr_assert_eq(g_api.init(&g_host, 0, &g_ctx), TC_OK, "%s", g_err);
+      cr_assert_eq(api_init(&g_ctx), TC_OK, "%s", g_err);
     }
     matmul_case(2, 70, 50, 90, false);   /* scalar loads, partial tiles */
     matmul_case(1, 130, 64, 132, false); /* vec4 loads, partial tiles */
@@ -861,7 +969,7 @@ VK_TEST(random_philox) {
   int32_t r = op(&b, TC_KOP_RANDOM, TC_F32, -1, 0, -1, -1, -1);
   uint64_t seed = 0x123456789abcdefull;
   b.ops[r].iconst = (int64_t)seed;
-  b.ops[r].index = IX(off, one, -1, -1);
+  set_ix(&b, r, IX(off, one, -1, -1));
   store(&b, -1, by, TC_F32, IX(E_c(&b, 0), one, -1, -1), r);
   tc_kernel_desc k = kdesc(&b, "random", TC_KERNEL_LOOP, 1, &N, -1);
   tc_executable *exe = compile1(&b, &k, 1);
@@ -870,14 +978,14 @@ VK_TEST(random_philox) {
   tc_buffer *d = dev_from(NULL, sizeof(float) * n);
   tc_buffer_arg args[1] = {A(d)};
   int64_t syms[1] = {n};
-  cr_assert_eq(g_api.launch(g_ctx, exe, 0, args, syms), TC_OK, "%s", g_err);
+  cr_assert_eq(LAUNCH(exe, args, syms), TC_OK, "%s", g_err);
   dev_read(d, h, sizeof(float) * n);
   for (int64_t i = 0; i < n; i++) {
     float want = (float)(philox_word0(seed, (uint64_t)(1000 + i)) >> 8) * (1.0f / 16777216.0f);
     cr_assert_eq(h[i], want, "element %lld: got %.9g want %.9g", (long long)i, (double)h[i], (double)want);
   }
-  g_api.buffer_free(g_ctx, d);
-  g_api.executable_free(g_ctx, exe);
+  api_buffer_free(d);
+  api_executable_free(exe);
   free(h);
 }
 
@@ -908,7 +1016,7 @@ static void gather_case(bool idx32) {
   for (int i = 0; i < 42; i++) hi32[i] = (int32_t)hi[i];
   tc_buffer *dx = dev_from(hx, sizeof hx), *di = idx32 ? dev_from(hi32, sizeof hi32) : dev_from(hi, sizeof hi), *dy = dev_from(NULL, sizeof hy);
   tc_buffer_arg args[3] = {A(dx), A(di), A(dy)};
-  cr_assert_eq(g_api.launch(g_ctx, exe, 0, args, NULL), TC_OK, "%s", g_err);
+  cr_assert_eq(LAUNCH(exe, args, NULL), TC_OK, "%s", g_err);
   dev_read(dy, hy, sizeof hy);
   for (int i = 0; i < 6; i++)
     for (int j = 0; j < 7; j++) {
@@ -916,10 +1024,10 @@ static void gather_case(bool idx32) {
       float want = flat >= 0 && flat < 60 ? hx[flat] : 0.0f;
       cr_assert_eq(hy[i * 7 + j], want, "(%d, %d): got %g want %g", i, j, (double)hy[i * 7 + j], (double)want);
     }
-  g_api.buffer_free(g_ctx, dx);
-  g_api.buffer_free(g_ctx, di);
-  g_api.buffer_free(g_ctx, dy);
-  g_api.executable_free(g_ctx, exe);
+  api_buffer_free(dx);
+  api_buffer_free(di);
+  api_buffer_free(dy);
+  api_executable_free(exe);
 }
 
 VK_TEST(gather_indirect) {
@@ -935,11 +1043,41 @@ VK_TEST(warm_start_uses_cache) {
   int32_t outer[1];
   build_ln_gelu(&b, &k, outer);
   tc_executable *exe = compile1(&b, &k, 2);
-  g_api.executable_free(g_ctx, exe);
-  g_api.release(g_ctx);
+  api_executable_free(exe);
+  api_release(g_ctx);
   g_cache_hits = 0;
-  cr_assert_eq(g_api.init(&g_host, 0, &g_ctx), TC_OK, "%s", g_err);
+  cr_assert_eq(api_init(&g_ctx), TC_OK, "%s", g_err);
   exe = compile1(&b, &k, 2);
   cr_assert_eq(g_cache_hits, 1, "the warm compile did not hit the SPIR-V cache");
-  g_api.executable_free(g_ctx, exe);
+  api_executable_free(exe);
+}
+
+/* Options reach init: the context logs its device under "init". */
+VK_TEST(options_reach_init) {
+  cr_assert(strstr(g_init_line, "vulkan: context on device 0 ("), "init logged: '%s'", g_init_line);
+  api_release(g_ctx);
+  g_ctx = NULL;
+  g_init_line[0] = '\0';
+  g_device_opt = "0";
+  tc_status st = api_init(&g_ctx);
+  g_device_opt = NULL;
+  cr_assert_eq(st, TC_OK, "%s", g_err);
+  cr_assert(strstr(g_init_line, "vulkan: context on device 0 ("), "vulkan.device=0: init logged '%s'", g_init_line);
+  /* a trivial kernel so the teardown's spirv-val has a module to check */
+  api_executable_free(compile_add_one());
+}
+
+/* vulkan.device past the device list: an error naming the option and the devices there are. */
+VK_TEST(device_out_of_range_is_an_error) {
+  api_release(g_ctx);
+  g_ctx = NULL;
+  g_device_opt = "7";
+  tc_plugin_ctx *ctx = NULL;
+  tc_status st = api_init(&ctx);
+  g_device_opt = NULL;
+  cr_assert_eq(st, TC_ERR_INVALID_ARGUMENT, "vulkan.device=7 gave %d: %s", (int)st, g_err);
+  cr_assert_null(ctx);
+  cr_assert(strstr(g_err, "vulkan.device=7 is out of range: ") && strstr(g_err, " devices (0: "), "%s", g_err);
+  cr_assert_eq(api_init(&g_ctx), TC_OK, "%s", g_err);
+  api_executable_free(compile_add_one());
 }

@@ -10,13 +10,17 @@
  * host. Every entry point that touches the queue runs under queue_lock (plugin.c), as does the
  * submitter, so fences, slots and the queue are never used from two threads at once.
  *
+ * A deferred batch may hold the launches of several host calls; when the submitter fails to
+ * submit it, the failure goes to the host at once (report_async_error) against the newest call
+ * in it, the message saying how many calls it held, and the next entry that submits or waits
+ * returns an error as well (its own work may depend on the dropped launches).
+ *
  * Barriers are placed by hazard, not after every dispatch: the runtime remembers which buffers
  * dispatches read and wrote since the last barrier, and records one in front of a dispatch that
  * reads something written, or writes something read or written, since then. A barrier's scope
  * covers every command earlier in submission order, in any command buffer, so the hazard sets
  * live across batches. Independent calls (a bench's back-to-back calls, branches of a graph)
- * then overlap on the device instead of draining between kernels. Recordings keep a barrier
- * after each dispatch: they are replayed after anything. */
+ * then overlap on the device instead of draining between kernels. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -59,7 +63,7 @@ void vk_hazard_barrier(tc_plugin_ctx *ctx, VkCommandBuffer cmd, const vk_kernel 
   bool need = false;
   int32_t reads = 0, writes = 0;
   for (int32_t i = 0; i < k->n_buffers && !need; i++) {
-    const tc_buffer *b = TC_AT(tc_buffer_arg, args, i)->buffer;
+    const tc_buffer *b = (&args[i])->buffer;
     if (!b) continue;
     if (k->access[i] & VK_ACCESS_R) need = hz_has(ctx->hz_written, ctx->n_hz_written, b->buf), reads++;
     if (k->access[i] & VK_ACCESS_W)
@@ -74,7 +78,7 @@ void vk_hazard_barrier(tc_plugin_ctx *ctx, VkCommandBuffer cmd, const vk_kernel 
     ctx->n_barriers++;
   }
   for (int32_t i = 0; i < k->n_buffers; i++) {
-    const tc_buffer *b = TC_AT(tc_buffer_arg, args, i)->buffer;
+    const tc_buffer *b = (&args[i])->buffer;
     if (!b) continue;
     if (k->access[i] & VK_ACCESS_R) hz_add(ctx->hz_read, &ctx->n_hz_read, b->buf);
     if (k->access[i] & VK_ACCESS_W) hz_add(ctx->hz_written, &ctx->n_hz_written, b->buf);
@@ -119,9 +123,17 @@ tc_status vk_batch_cmd(tc_plugin_ctx *ctx, VkCommandBuffer *cmd) {
     if (st != TC_OK) return st;
     vk_profile_batch_begin(ctx, ctx->batch_cur, b->cmd);
     ctx->batch_open = true;
+    b->n_calls = 0;
+    b->last_call = 0;
   }
   *cmd = b->cmd;
   return TC_OK;
+}
+
+void vk_batch_note_call(tc_plugin_ctx *ctx, uint64_t call_id) {
+  vk_batch *b = &ctx->batches[ctx->batch_cur];
+  if (b->n_calls == 0 || b->last_call != call_id) b->n_calls++;
+  b->last_call = call_id;
 }
 
 /* Batches submitted and still running (fence not signaled). */
@@ -156,13 +168,14 @@ static VkResult submit_open(tc_plugin_ctx *ctx, const char **what) {
   return VK_SUCCESS;
 }
 
-/* A failure of the submitter thread, reported by the next entry point that submits. */
+/* A failure of the submitter thread, already reported against its call: the next entry point
+ * that submits or waits fails too, since its work may depend on the dropped launches. */
 static tc_status take_deferred_failure(tc_plugin_ctx *ctx) {
   if (ctx->deferred_failure == VK_SUCCESS) return TC_OK;
   VkResult r = ctx->deferred_failure;
   ctx->deferred_failure = VK_SUCCESS;
-  return vk_err(ctx, TC_ERR_INTERNAL, "vulkan: submitting a deferred batch failed (%s); its launches were dropped",
-                vk_result_name(r));
+  return vk_err(ctx, TC_ERR_DEVICE, "vulkan: submitting a deferred batch (up to call %llu) failed (%s); its launches were dropped",
+                (unsigned long long)ctx->deferred_failure_call, vk_result_name(r));
 }
 
 tc_status vk_flush(tc_plugin_ctx *ctx) {
@@ -185,7 +198,7 @@ tc_status vk_flush_call(tc_plugin_ctx *ctx) {
 }
 
 tc_status vk_flush_wait(tc_plugin_ctx *ctx) {
-  tc_status st = vk_flush(ctx);
+  tc_status st = vk_flush(ctx); /* reports a failure of the submitter too */
   /* oldest first: the slot after the current one was submitted longest ago */
   for (int32_t i = 1; i <= VK_BATCH_SLOTS; i++) {
     int32_t slot = (ctx->batch_cur + i) % VK_BATCH_SLOTS;
@@ -196,17 +209,9 @@ tc_status vk_flush_wait(tc_plugin_ctx *ctx) {
     if (st == TC_OK) st = w;
     vk_profile_collect(ctx, slot);
   }
-  for (int32_t i = 0; i < ctx->n_pending; i++) {
-    tc_recording *rec = ctx->pending[i];
-    if (!rec->pending) continue;
-    rec->pending = false;
-    tc_status w = wait_fence(ctx, rec->fence, "a replay");
-    if (st == TC_OK) st = w;
-  }
-  ctx->n_pending = 0;
   if (ctx->pipeline_cache_dirty) vk_pipeline_cache_save(ctx);
   if (ctx->n_dispatches > 0)
-    vk_log(ctx, TC_LOG_INFO, "queue", "%llu dispatches, %llu barriers, %llu submissions since the last wait",
+    tck_log(ctx->host, TC_LOG_INFO, "queue", "%llu dispatches, %llu barriers, %llu submissions since the last wait",
            (unsigned long long)ctx->n_dispatches, (unsigned long long)ctx->n_barriers, (unsigned long long)ctx->n_submits);
   ctx->n_dispatches = ctx->n_barriers = ctx->n_submits = 0;
   return st;
@@ -243,6 +248,20 @@ tc_status vk_oneshot_end(tc_plugin_ctx *ctx, VkCommandBuffer cmd) {
 
 /* ---- the submitter thread ---- */
 
+/* The submitter could not submit a deferred batch: its launches are dropped. The host hears of
+ * it now, against the newest call in the batch; the next entry that submits or waits fails. */
+static void submitter_failed(tc_plugin_ctx *ctx, uint64_t call, int32_t n_calls, const char *what, VkResult r) {
+  ctx->deferred_failure = r;
+  ctx->deferred_failure_call = call;
+  const tc_host_api *h = ctx->host;
+  if (!h || !TC_HAS_FIELD(h, tc_host_api, report_async_error) || !h->report_async_error) return;
+  tc_error *e = tck_error(h, TC_ERR_DEVICE,
+                          "vulkan: %s failed (%s) for a deferred batch of %d call(s), the newest call %llu; its "
+                          "launches were dropped",
+                          what, vk_result_name(r), (int)n_calls, (unsigned long long)call);
+  if (e) h->report_async_error(h->host_ctx, call, e);
+}
+
 static void *submitter_main(void *arg) {
   tc_plugin_ctx *ctx = arg;
   pthread_mutex_lock(&ctx->queue_lock);
@@ -252,9 +271,12 @@ static void *submitter_main(void *arg) {
       continue;
     }
     if (batches_running(ctx) < VK_DEFER_DEPTH) {
+      const vk_batch *b = &ctx->batches[ctx->batch_cur];
+      uint64_t call = b->last_call;
+      int32_t n_calls = b->n_calls;
       const char *what;
       VkResult r = submit_open(ctx, &what);
-      if (r != VK_SUCCESS) ctx->deferred_failure = r;
+      if (r != VK_SUCCESS) submitter_failed(ctx, call, n_calls, what, r);
       continue;
     }
     /* a batch of calls runs for tens of microseconds at least: poll at about that rate
@@ -271,7 +293,7 @@ void vk_submitter_start(tc_plugin_ctx *ctx) {
   ctx->submitter_stop = false;
   ctx->submitter_running = pthread_create(&ctx->submitter, NULL, submitter_main, ctx) == 0;
   if (!ctx->submitter_running)
-    vk_log(ctx, TC_LOG_WARN, "vulkan", "vulkan: no submitter thread; every call is submitted on its own");
+    tck_log(ctx->host, TC_LOG_WARN, "vulkan", "vulkan: no submitter thread; every call is submitted on its own");
 }
 
 void vk_submitter_stop(tc_plugin_ctx *ctx) {

@@ -1,176 +1,102 @@
-/* cache.c — the disk cache: SPIR-V per shader, keyed by a content hash of the GLSL, the device
- * and driver (device_key) and the target environment; and the VkPipelineCache blob per device.
- * Files are written to a temp file and renamed (atomic), and verified on read (magic, key,
- * length, checksum): a bad entry is discarded and rebuilt, never trusted. */
+/* cache.c — what the Vulkan backend caches, through the host's disk cache (cache_get /
+ * cache_put: content-keyed, atomic, verified on read): SPIR-V per shader (kind "spv", keyed by
+ * the GLSL, the device and driver, the SPIR-V target and the shaderc options), and the
+ * driver's VkPipelineCache blob per device (kind "vkpipe"). Also vulkan.dump_spirv. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <errno.h>
-#include <sys/stat.h>
 
 #include "vk_internal.h"
 
-#define VK_CACHE_MAGIC "TCVKC001"
-
-static uint64_t fmix64(uint64_t k) {
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdULL;
-  k ^= k >> 33;
-  k *= 0xc4ceb9fe1a85ec53ULL;
-  k ^= k >> 33;
-  return k;
+/* The SPIR-V key: everything the compiled module depends on. */
+static char *spirv_key(tc_plugin_ctx *ctx, const vk_compile_opts *o, const char *glsl, size_t *len) {
+  tck_str k = {0};
+  tck_str_printf(&k, "vulkan spirv\ndevice %s\ntarget %s\nspirv_opt %d\n", ctx->device_key,
+                 ctx->caps.api_version >= VK_API_VERSION_1_2 ? "vulkan1.2/spv1.5" : "vulkan1.1/spv1.3", o->spirv_opt ? 1 : 0);
+  tck_str_puts(&k, glsl);
+  *len = k.len;
+  return tck_str_take(&k);
 }
 
-void vk_hash128(const void *data, size_t n, uint64_t seed, uint64_t out[2]) {
-  const unsigned char *p = data;
-  uint64_t h1 = 0xcbf29ce484222325ULL ^ seed, h2 = 0x84222325cbf29ce4ULL ^ fmix64(seed + 1);
-  for (size_t i = 0; i < n; i++) {
-    h1 = (h1 ^ p[i]) * 0x100000001b3ULL;
-    h2 = (h2 + p[i] + 1) * 0x9e3779b97f4a7c15ULL;
-    h2 ^= h2 >> 29;
-  }
-  out[0] = fmix64(h1 ^ (uint64_t)n);
-  out[1] = fmix64(h2 + out[0]);
+static bool cache_on(const tc_plugin_ctx *ctx) {
+  const tc_host_api *h = ctx->host;
+  return h && TC_HAS_FIELD(h, tc_host_api, cache_release) && h->cache_get && h->cache_put && h->cache_release;
 }
 
-typedef struct cache_header {
-  char magic[8];
-  uint64_t key[2];
-  uint64_t n_bytes;
-  uint64_t sum[2];
-} cache_header;
-
-/* mkdir -p: the cache directory may not exist yet (TC_CACHE_DIR pointing at a new folder). */
-static bool mkdir_parents(const char *dir) {
-  char p[4096];
-  if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p) return false;
-  for (char *c = p + 1; *c; c++)
-    if (*c == '/') {
-      *c = '\0';
-      if (mkdir(p, 0755) != 0 && errno != EEXIST) return false;
-      *c = '/';
-    }
-  return mkdir(p, 0755) == 0 || errno == EEXIST;
-}
-
-static bool write_atomic(tc_plugin_ctx *ctx, const char *path, const uint64_t key[2], const void *data, size_t n) {
-  const char *dir = ctx->host ? ctx->host->cache_dir : NULL;
-  if (!dir) return false;
-  char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s/.tmp-vulkan-XXXXXX", dir);
-  int fd = mkstemp(tmp);
-  if (fd < 0 && errno == ENOENT && mkdir_parents(dir)) {
-    snprintf(tmp, sizeof tmp, "%s/.tmp-vulkan-XXXXXX", dir); /* mkstemp may have changed it */
-    fd = mkstemp(tmp);
-  }
-  if (fd < 0) return false;
-  FILE *f = fdopen(fd, "wb");
-  if (!f) {
-    close(fd);
-    unlink(tmp);
-    return false;
-  }
-  cache_header h;
-  memcpy(h.magic, VK_CACHE_MAGIC, 8);
-  h.key[0] = key[0];
-  h.key[1] = key[1];
-  h.n_bytes = n;
-  vk_hash128(data, n, 7, h.sum);
-  bool ok = fwrite(&h, sizeof h, 1, f) == 1 && (n == 0 || fwrite(data, n, 1, f) == 1);
-  ok = (fclose(f) == 0) && ok;
-  if (ok && rename(tmp, path) == 0) return true;
-  unlink(tmp);
-  return false;
-}
-
-/* Reads and verifies an entry; malloc'd payload or NULL. */
-static void *read_verified(tc_plugin_ctx *ctx, const char *path, const uint64_t key[2], size_t *n_out) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  cache_header h;
-  void *data = NULL;
-  bool ok = fread(&h, sizeof h, 1, f) == 1 && memcmp(h.magic, VK_CACHE_MAGIC, 8) == 0 && h.key[0] == key[0] &&
-            h.key[1] == key[1] && h.n_bytes < ((uint64_t)1 << 31);
-  if (ok) {
-    data = malloc(h.n_bytes ? h.n_bytes : 1);
-    ok = data && (h.n_bytes == 0 || fread(data, h.n_bytes, 1, f) == 1) && fgetc(f) == EOF;
-  }
-  fclose(f);
-  if (ok) {
-    uint64_t sum[2];
-    vk_hash128(data, h.n_bytes, 7, sum);
-    ok = sum[0] == h.sum[0] && sum[1] == h.sum[1];
-  }
-  if (!ok) {
-    free(data);
-    vk_log(ctx, TC_LOG_WARN, "cache", "vulkan cache: discarding corrupt entry %s", path);
-    unlink(path);
+/* A hit's bytes (malloc'd copy) or NULL; a failing service is logged, never fatal. */
+static void *cache_load(tc_plugin_ctx *ctx, const char *key, size_t key_len, const char *kind, size_t *n) {
+  const tc_host_api *h = ctx->host;
+  tc_cache_get_args a = {.struct_size = sizeof a, .key = key, .key_len = key_len, .kind = kind};
+  tc_error *e = h->cache_get(h->host_ctx, &a);
+  if (e) {
+    tck_log(h, TC_LOG_WARN, "cache", "vulkan cache: %s", h->error_message(h->host_ctx, e));
+    h->error_free(h->host_ctx, e);
     return NULL;
   }
-  *n_out = h.n_bytes;
+  if (!a.entry) return NULL;
+  void *data = malloc(a.size ? a.size : 1);
+  if (data) memcpy(data, a.data, a.size);
+  *n = a.size;
+  h->cache_release(h->host_ctx, a.entry);
   return data;
 }
 
-static void spirv_key(tc_plugin_ctx *ctx, const char *glsl, uint64_t key[2], char *path, size_t n) {
-  /* The key covers the GLSL, the device + driver, the SPIR-V target and whether spirv-opt ran. */
-  uint64_t g[2], d[2];
-  vk_hash128(glsl, strlen(glsl), 0, g);
-  vk_hash128(ctx->device_key, strlen(ctx->device_key),
-             (ctx->caps.api_version >= VK_API_VERSION_1_2 ? 12 : 11) + (ctx->spirv_opt ? 100 : 0), d);
-  key[0] = fmix64(g[0] ^ d[0]);
-  key[1] = fmix64(g[1] + d[1]);
-  snprintf(path, n, "%s/vulkan-%016llx%016llx.spv", ctx->host->cache_dir, (unsigned long long)key[0],
-           (unsigned long long)key[1]);
+static bool cache_store(tc_plugin_ctx *ctx, const char *key, size_t key_len, const char *kind, const void *data,
+                        size_t n) {
+  const tc_host_api *h = ctx->host;
+  tc_cache_put_args a = {.struct_size = sizeof a, .key = key, .key_len = key_len, .kind = kind, .data = data, .size = n};
+  tc_error *e = h->cache_put(h->host_ctx, &a);
+  if (!e) return true;
+  tck_log(h, TC_LOG_WARN, "cache", "vulkan cache: %s", h->error_message(h->host_ctx, e));
+  h->error_free(h->host_ctx, e);
+  return false;
 }
 
-bool vk_cache_spirv_load(tc_plugin_ctx *ctx, const char *glsl, uint32_t **spirv, size_t *n_words) {
-  if (!ctx->host || !ctx->host->cache_dir) return false;
-  uint64_t key[2];
-  char path[4096];
-  spirv_key(ctx, glsl, key, path, sizeof path);
-  size_t n = 0;
-  void *data = read_verified(ctx, path, key, &n);
+bool vk_cache_spirv_load(tc_plugin_ctx *ctx, const vk_compile_opts *o, const char *glsl, uint32_t **spirv,
+                         size_t *n_words) {
+  if (!cache_on(ctx)) return false;
+  size_t key_len, n = 0;
+  char *key = spirv_key(ctx, o, glsl, &key_len);
+  void *data = key ? cache_load(ctx, key, key_len, "spv", &n) : NULL;
+  free(key);
   if (!data) return false;
   if (n < 20 || n % 4 != 0 || ((uint32_t *)data)[0] != 0x07230203u) {
     free(data);
-    unlink(path);
+    tck_log(ctx->host, TC_LOG_WARN, "cache", "vulkan cache: an entry of %zu bytes is not SPIR-V; compiling again", n);
     return false;
   }
   *spirv = data;
   *n_words = n / 4;
-  vk_log(ctx, TC_LOG_INFO, "cache", "vulkan cache hit: %s (%zu bytes of SPIR-V, shaderc skipped)", path, n);
+  tck_log(ctx->host, TC_LOG_INFO, "cache", "vulkan cache hit: %zu bytes of SPIR-V, shaderc skipped", n);
   return true;
 }
 
-void vk_cache_spirv_store(tc_plugin_ctx *ctx, const char *glsl, const uint32_t *spirv, size_t n_words) {
-  if (!ctx->host || !ctx->host->cache_dir) return;
-  uint64_t key[2];
-  char path[4096];
-  spirv_key(ctx, glsl, key, path, sizeof path);
-  if (write_atomic(ctx, path, key, spirv, n_words * 4))
-    vk_log(ctx, TC_LOG_INFO, "cache", "vulkan cache store: %s", path);
-  else
-    vk_log(ctx, TC_LOG_WARN, "cache", "vulkan cache: could not write %s", path);
+void vk_cache_spirv_store(tc_plugin_ctx *ctx, const vk_compile_opts *o, const char *glsl, const uint32_t *spirv,
+                          size_t n_words) {
+  if (!cache_on(ctx)) return;
+  size_t key_len;
+  char *key = spirv_key(ctx, o, glsl, &key_len);
+  if (key && cache_store(ctx, key, key_len, "spv", spirv, n_words * 4))
+    tck_log(ctx->host, TC_LOG_INFO, "cache", "vulkan cache store: %zu bytes of SPIR-V", n_words * 4);
+  free(key);
 }
 
-static void pipeline_cache_path(tc_plugin_ctx *ctx, char *path, size_t n, uint64_t key[2]) {
-  vk_hash128(ctx->device_key, strlen(ctx->device_key), 99, key);
-  snprintf(path, n, "%s/vulkan-pipelines-%s.bin", ctx->host->cache_dir, ctx->device_key);
+/* The driver validates its own blob header (vendor, device, UUID) and ignores a stale one; the
+ * key names the device anyway, so devices do not overwrite each other's blob. */
+static void pipeline_key(tc_plugin_ctx *ctx, char *key, size_t n) {
+  snprintf(key, n, "vulkan pipeline cache\ndevice %s\n", ctx->device_key);
 }
 
 void vk_pipeline_cache_open(tc_plugin_ctx *ctx) {
   void *data = NULL;
   size_t n = 0;
-  if (ctx->host && ctx->host->cache_dir) {
-    char path[4096];
-    uint64_t key[2];
-    pipeline_cache_path(ctx, path, sizeof path, key);
-    data = read_verified(ctx, path, key, &n);
-    if (data) vk_log(ctx, TC_LOG_INFO, "cache", "vulkan pipeline cache: loaded %zu bytes from %s", n, path);
+  if (cache_on(ctx)) {
+    char key[512];
+    pipeline_key(ctx, key, sizeof key);
+    data = cache_load(ctx, key, strlen(key), "vkpipe", &n);
+    if (data) tck_log(ctx->host, TC_LOG_INFO, "cache", "vulkan pipeline cache: loaded %zu bytes", n);
   }
   VkPipelineCacheCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO, .initialDataSize = n, .pInitialData = data};
-  /* The driver validates its own header (vendor, device, UUID) and ignores a stale blob. */
   if (ctx->fn.vkCreatePipelineCache(ctx->device, &ci, NULL, &ctx->pipeline_cache) != VK_SUCCESS) {
     ci.initialDataSize = 0;
     ci.pInitialData = NULL;
@@ -181,19 +107,16 @@ void vk_pipeline_cache_open(tc_plugin_ctx *ctx) {
 }
 
 void vk_pipeline_cache_save(tc_plugin_ctx *ctx) {
-  if (!ctx->pipeline_cache || !ctx->pipeline_cache_dirty || !ctx->host || !ctx->host->cache_dir) return;
+  if (!ctx->pipeline_cache || !ctx->pipeline_cache_dirty || !cache_on(ctx)) return;
   size_t n = 0;
   if (ctx->fn.vkGetPipelineCacheData(ctx->device, ctx->pipeline_cache, &n, NULL) != VK_SUCCESS || n == 0) return;
   void *data = malloc(n);
   if (!data) return;
   if (ctx->fn.vkGetPipelineCacheData(ctx->device, ctx->pipeline_cache, &n, data) == VK_SUCCESS) {
-    char path[4096];
-    uint64_t key[2];
-    pipeline_cache_path(ctx, path, sizeof path, key);
-    if (write_atomic(ctx, path, key, data, n))
-      vk_log(ctx, TC_LOG_INFO, "cache", "vulkan pipeline cache: saved %zu bytes to %s", n, path);
-    else
-      vk_log(ctx, TC_LOG_WARN, "cache", "vulkan pipeline cache: could not write %s", path);
+    char key[512];
+    pipeline_key(ctx, key, sizeof key);
+    if (cache_store(ctx, key, strlen(key), "vkpipe", data, n))
+      tck_log(ctx->host, TC_LOG_INFO, "cache", "vulkan pipeline cache: saved %zu bytes", n);
   }
   /* Cleared even when the write failed: flush_wait calls this after every batch, and fetching
    * the driver's whole cache blob again on each flush costs milliseconds on some drivers. */
@@ -201,21 +124,28 @@ void vk_pipeline_cache_save(tc_plugin_ctx *ctx) {
   free(data);
 }
 
-void vk_spirv_dump(tc_plugin_ctx *ctx, const char *name, const uint32_t *spirv, size_t n_words) {
-  if (!ctx->dump_spirv_dir || !*ctx->dump_spirv_dir) return;
-  uint64_t h[2];
-  vk_hash128(spirv, n_words * 4, 0, h);
+void vk_spirv_dump(tc_plugin_ctx *ctx, const vk_compile_opts *o, const char *name, const uint32_t *spirv,
+                   size_t n_words) {
+  if (!o->dump_dir || !*o->dump_dir) return;
+  tck_sha256 c;
+  uint8_t digest[32];
+  char hex[65];
+  tck_sha256_init(&c);
+  tck_sha256_update(&c, spirv, n_words * 4);
+  tck_sha256_final(&c, digest);
+  tck_sha256_hex(digest, hex);
+  hex[16] = '\0';
   char path[4096], clean[64];
   size_t j = 0;
   for (size_t i = 0; name && name[i] && j + 1 < sizeof clean; i++) {
-    char c = name[i];
-    clean[j++] = ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-') ? c : '_';
+    char ch = name[i];
+    clean[j++] = ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-') ? ch : '_';
   }
   clean[j] = '\0';
-  snprintf(path, sizeof path, "%s/%s-%016llx.spv", ctx->dump_spirv_dir, clean, (unsigned long long)h[0]);
+  snprintf(path, sizeof path, "%s/%s-%s.spv", o->dump_dir, clean, hex);
   FILE *f = fopen(path, "wb");
   if (!f) {
-    vk_log(ctx, TC_LOG_WARN, "vulkan", "vulkan.dump_spirv: cannot write %s", path);
+    tck_log(ctx->host, TC_LOG_WARN, "vulkan", "vulkan.dump_spirv: cannot write %s", path);
     return;
   }
   fwrite(spirv, 4, n_words, f);

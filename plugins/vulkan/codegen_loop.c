@@ -24,15 +24,14 @@
 #include "vk_internal.h"
 
 
-static const tc_kop *op_at(const tc_kernel_desc *k, int32_t i) { return TC_AT(tc_kop, k->ops, i); }
 
 /* Contiguous along variable `var` with a 4-byte element: can be read/written as vec4. */
 static bool access_vectorizable(vk_gen *g, const tc_kop *op, int32_t var) {
   if (op->kind != TC_KOP_LOAD && op->kind != TC_KOP_STORE) return false;
-  if (op->buffer < 0 || op->buffer >= g->k->n_buffers || op->index.indirect >= 0) return false;
-  int32_t bd = TC_AT(tc_kbuffer, g->k->buffers, op->buffer)->dtype;
+  if (op->buffer < 0 || op->buffer >= g->k->n_buffers || op->index->indirect >= 0) return false;
+  int32_t bd = tck_kernel_buffer(g->k, op->buffer)->dtype;
   if ((bd != TC_F32 && bd != TC_I32) || op->dtype != bd) return false;
-  return vk_expr_is_const(g->list, op->index.strides[var], 1);
+  return vk_expr_is_const(g, op->index->strides[var], 1);
 }
 
 /* Appends "&& (x % 4 == 0)" for every term that must be a multiple of 4 for op's vec4
@@ -45,54 +44,54 @@ static void vec_record_expr(vk_gen *g, int32_t id) {
 }
 
 /* Also records the terms in g (vec_bufs, vec_exprs): row kernels check them at launch. */
-static void vec_conditions(vk_gen *g, vk_text *t, const tc_kop *op, int32_t var) {
-  vk_text_printf(t, " && (p.o%d %% 4 == 0)", (int)op->buffer);
+static void vec_conditions(vk_gen *g, tck_str *t, const tc_kop *op, int32_t var) {
+  tck_str_printf(t, " && (p.o%d %% 4 == 0)", (int)op->buffer);
   if (g->n_vec_bufs < (int32_t)(sizeof g->vec_bufs / sizeof g->vec_bufs[0]))
     g->vec_bufs[g->n_vec_bufs++] = op->buffer;
   else
     g->rows_vec = false;
-  if (!vk_expr_is_const(g->list, op->index.offset, 0) && op->index.offset >= 0) {
-    vk_text_printf(t, " && (");
-    vk_gen_expr_ref(g, t, op->index.offset);
-    vk_text_printf(t, " %% 4 == 0)");
-    vec_record_expr(g, op->index.offset);
+  if (!vk_expr_is_const(g, op->index->offset, 0) && op->index->offset >= 0) {
+    tck_str_printf(t, " && (");
+    vk_gen_expr_ref(g, t, op->index->offset);
+    tck_str_printf(t, " %% 4 == 0)");
+    vec_record_expr(g, op->index->offset);
   }
   for (int32_t d = 0; d < g->k->n_outer + 1 && d <= TC_MAX_RANK; d++) {
-    int32_t s = op->index.strides[d];
-    if (d == var || s < 0 || vk_expr_is_const(g->list, s, 0)) continue;
-    vk_text_printf(t, " && (");
+    int32_t s = op->index->strides[d];
+    if (d == var || s < 0 || vk_expr_is_const(g, s, 0)) continue;
+    tck_str_printf(t, " && (");
     vk_gen_expr_ref(g, t, s);
-    vk_text_printf(t, " %% 4 == 0)");
+    tck_str_printf(t, " %% 4 == 0)");
     vec_record_expr(g, s);
   }
 }
 
 /* The vec4 view's index of op's access at vars (component 0). */
-static void vec_index(vk_gen *g, vk_text *t, const tc_kop *op, const char *const *vars) {
-  vk_text_printf(t, "((p.o%d + ", (int)op->buffer);
-  vk_gen_index(g, t, &op->index, vars, "");
-  vk_text_printf(t, ") >> 2)");
+static void vec_index(vk_gen *g, tck_str *t, const tc_kop *op, const char *const *vars) {
+  tck_str_printf(t, "((p.o%d + ", (int)op->buffer);
+  vk_gen_index(g, t, op->index, vars, "");
+  tck_str_printf(t, ") >> 2)");
 }
 
 static const char *comp_name[4] = {"x", "y", "z", "w"};
 
 /* ------------------------------------------------------------------ pointwise */
 
-static void gen_decompose(vk_gen *g, vk_text *t, int indent, const char *lin) {
+static void gen_decompose(vk_gen *g, tck_str *t, int indent, const char *lin) {
   const tc_kernel_desc *k = g->k;
   if (k->n_outer == 0) return;
-  vk_text_indent(t, indent);
-  vk_text_printf(t, "int rest = %s;\n", lin);
+  tck_str_indent(t, indent);
+  tck_str_printf(t, "int rest = %s;\n", lin);
   for (int32_t d = k->n_outer - 1; d >= 0; d--) {
-    vk_text_indent(t, indent);
+    tck_str_indent(t, indent);
     if (d == 0)
-      vk_text_printf(t, "int i0 = rest;\n");
+      tck_str_printf(t, "int i0 = rest;\n");
     else
-      vk_text_printf(t, "int i%d = rest %% n%d; rest /= n%d;\n", (int)d, (int)d, (int)d);
+      tck_str_printf(t, "int i%d = rest %% n%d; rest /= n%d;\n", (int)d, (int)d, (int)d);
   }
 }
 
-static void gen_pointwise(vk_gen *g, vk_text *t) {
+static void gen_pointwise(vk_gen *g, tck_str *t) {
   const tc_kernel_desc *k = g->k;
   int32_t last = k->n_outer - 1;
   char vnames[TC_MAX_RANK + 1][32];
@@ -102,40 +101,40 @@ static void gen_pointwise(vk_gen *g, vk_text *t) {
     vars[d] = vnames[d];
   }
   bool any_vec = false;
-  for (int32_t i = 0; i < k->n_ops && last >= 0; i++) any_vec |= access_vectorizable(g, op_at(k, i), last);
+  for (int32_t i = 0; i < k->n_ops && last >= 0; i++) any_vec |= access_vectorizable(g, tck_kernel_op(k, i), last);
   bool *percomp = calloc((size_t)k->n_ops + 1, 1);
 
-  vk_text_printf(t, "layout(local_size_x = %d) in;\n\n", VK_POINTWISE_WG);
-  vk_text_printf(t, "void main() {\n");
-  vk_text body = {0};
+  tck_str_printf(t, "layout(local_size_x = %d) in;\n\n", VK_POINTWISE_WG);
+  tck_str_printf(t, "void main() {\n");
+  tck_str body = {0};
   int32_t ind = 2;
-  vk_text_printf(&body, "  int total = 1;\n");
+  tck_str_printf(&body, "  int total = 1;\n");
   for (int32_t d = 0; d < k->n_outer; d++) {
-    vk_text_printf(&body, "  int n%d = ", (int)d);
+    tck_str_printf(&body, "  int n%d = ", (int)d);
     vk_gen_expr_ref(g, &body, k->outer[d]);
-    vk_text_printf(&body, "; total *= n%d;\n", (int)d);
+    tck_str_printf(&body, "; total *= n%d;\n", (int)d);
   }
-  vk_text_printf(&body, "  int nthreads = int(gl_NumWorkGroups.x * gl_WorkGroupSize.x);\n");
-  vk_text_printf(&body, "  int gid = int(gl_GlobalInvocationID.x);\n");
+  tck_str_printf(&body, "  int nthreads = int(gl_NumWorkGroups.x * gl_WorkGroupSize.x);\n");
+  tck_str_printf(&body, "  int gid = int(gl_GlobalInvocationID.x);\n");
   if (any_vec) {
-    vk_text_printf(&body, "  bool vec_ok = (n%d %% 4 == 0)", (int)last);
+    tck_str_printf(&body, "  bool vec_ok = (n%d %% 4 == 0)", (int)last);
     for (int32_t i = 0; i < k->n_ops; i++)
-      if (access_vectorizable(g, op_at(k, i), last)) vec_conditions(g, &body, op_at(k, i), last);
-    vk_text_printf(&body, ";\n");
-    vk_text_printf(&body, "  if (vec_ok) {\n");
-    vk_text_printf(&body, "    // 4 neighbours along the last dimension per invocation, vec4 loads and stores\n");
-    vk_text_printf(&body, "    for (int q = gid; q < total / 4; q += nthreads) {\n");
+      if (access_vectorizable(g, tck_kernel_op(k, i), last)) vec_conditions(g, &body, tck_kernel_op(k, i), last);
+    tck_str_printf(&body, ";\n");
+    tck_str_printf(&body, "  if (vec_ok) {\n");
+    tck_str_printf(&body, "    // 4 neighbours along the last dimension per invocation, vec4 loads and stores\n");
+    tck_str_printf(&body, "    for (int q = gid; q < total / 4; q += nthreads) {\n");
     gen_decompose(g, &body, ind + 4, "q * 4");
     for (int32_t i = 0; i < k->n_ops; i++) percomp[i] = true;
     g->percomp = percomp;
     for (int32_t i = 0; i < k->n_ops; i++) {
-      const tc_kop *op = op_at(k, i);
+      const tc_kop *op = tck_kernel_op(k, i);
       if (op->kind == TC_KOP_LOAD && access_vectorizable(g, op, last)) {
         char bid[64];
         vk_buffer_ident(g->k, op->buffer, bid, sizeof bid);
-        vk_text_printf(&body, "      %s t%d = %s_v4[", op->dtype == TC_F32 ? "vec4" : "ivec4", (int)i, bid);
+        tck_str_printf(&body, "      %s t%d = %s_v4[", op->dtype == TC_F32 ? "vec4" : "ivec4", (int)i, bid);
         vec_index(g, &body, op, vars);
-        vk_text_printf(&body, "];\n");
+        tck_str_printf(&body, "];\n");
       }
     }
     char cvar[32];
@@ -147,7 +146,7 @@ static void gen_pointwise(vk_gen *g, vk_text *t) {
       char suf[8], ov[32];
       snprintf(suf, sizeof suf, "_%d", c);
       for (int32_t i = 0; i < k->n_ops; i++) {
-        const tc_kop *op = op_at(k, i);
+        const tc_kop *op = tck_kernel_op(k, i);
         if (op->kind == TC_KOP_STORE && access_vectorizable(g, op, last)) continue;
         if (op->kind == TC_KOP_LOAD && access_vectorizable(g, op, last)) {
           snprintf(ov, sizeof ov, "t%d.%s", (int)i, comp_name[c]);
@@ -158,28 +157,28 @@ static void gen_pointwise(vk_gen *g, vk_text *t) {
       }
     }
     for (int32_t i = 0; i < k->n_ops; i++) {
-      const tc_kop *op = op_at(k, i);
+      const tc_kop *op = tck_kernel_op(k, i);
       if (op->kind != TC_KOP_STORE || !access_vectorizable(g, op, last)) continue;
       char bid[64];
       vk_buffer_ident(g->k, op->buffer, bid, sizeof bid);
       int a = op->args[0];
-      vk_text_printf(&body, "      %s_v4[", bid);
+      tck_str_printf(&body, "      %s_v4[", bid);
       vec_index(g, &body, op, vars);
-      vk_text_printf(&body, "] = %s(v%d_0, v%d_1, v%d_2, v%d_3);\n", op->dtype == TC_F32 ? "vec4" : "ivec4", a, a, a, a);
+      tck_str_printf(&body, "] = %s(v%d_0, v%d_1, v%d_2, v%d_3);\n", op->dtype == TC_F32 ? "vec4" : "ivec4", a, a, a, a);
     }
-    vk_text_printf(&body, "    }\n");
-    vk_text_printf(&body, "    return;\n");
-    vk_text_printf(&body, "  }\n");
+    tck_str_printf(&body, "    }\n");
+    tck_str_printf(&body, "    return;\n");
+    tck_str_printf(&body, "  }\n");
   }
   memset(percomp, 0, (size_t)k->n_ops + 1);
   g->percomp = percomp;
-  vk_text_printf(&body, "  for (int lin = gid; lin < total; lin += nthreads) {\n");
+  tck_str_printf(&body, "  for (int lin = gid; lin < total; lin += nthreads) {\n");
   gen_decompose(g, &body, ind + 2, "lin");
   for (int32_t i = 0; i < k->n_ops; i++) vk_gen_op(g, &body, 4, i, vars, "", NULL);
-  vk_text_printf(&body, "  }\n}\n");
+  tck_str_printf(&body, "  }\n}\n");
   vk_gen_exprs_declare(g, t, 2);
-  vk_text_printf(t, "%s", body.s ? body.s : "");
-  free(body.s);
+  tck_str_printf(t, "%s", body.data ? body.data : "");
+  free(body.data);
   free(percomp);
   g->percomp = NULL;
 }
@@ -220,46 +219,43 @@ static int32_t acc_prim(int32_t prim, int32_t d) {
   return prim == TC_PRIM_REDUCE_SUM ? TC_PRIM_REDUCE_MAX : prim == TC_PRIM_REDUCE_PROD ? TC_PRIM_REDUCE_MIN : prim;
 }
 
-static void identity(vk_text *t, int32_t prim, int32_t d) {
-  bool is_max = prim == TC_PRIM_REDUCE_MAX || prim == TC_PRIM_ARGMAX;
-  bool is_min = prim == TC_PRIM_REDUCE_MIN || prim == TC_PRIM_ARGMIN;
-  if (prim == TC_PRIM_REDUCE_SUM) vk_gen_const(t, d, 0, 0);
-  else if (prim == TC_PRIM_REDUCE_PROD) vk_gen_const(t, d, 1, 1);
-  else if (d == TC_F32 || d == TC_F64) vk_gen_const(t, d, is_max ? -1.0 / 0.0 : 1.0 / 0.0, 0);
-  else if (d == TC_I32) vk_text_printf(t, is_max ? "(-2147483647 - 1)" : "2147483647");
-  else if (d == TC_I64) vk_gen_const(t, d, 0, is_max ? INT64_MIN : INT64_MAX);
-  (void)is_min;
+static void identity(tck_str *t, int32_t prim, int32_t d) {
+  int64_t i = tck_reduce_identity_i(prim, d);
+  if (d == TC_I32 && i == INT32_MIN)
+    tck_str_puts(t, "(-2147483647 - 1)"); /* 2147483648 is no GLSL int literal */
+  else
+    vk_gen_const(t, d, tck_reduce_identity_f(prim, d), i);
 }
 
-static void combine(vk_text *t, int32_t prim, int32_t d, const char *a, const char *b) {
+static void combine(tck_str *t, int32_t prim, int32_t d, const char *a, const char *b) {
   switch (prim) {
-  case TC_PRIM_REDUCE_SUM: vk_text_printf(t, "(%s + %s)", a, b); break;
-  case TC_PRIM_REDUCE_PROD: vk_text_printf(t, "(%s * %s)", a, b); break;
-  case TC_PRIM_REDUCE_MAX: vk_text_printf(t, "tc_max_%s(%s, %s)", tsuf(d), a, b); break;
-  case TC_PRIM_REDUCE_MIN: vk_text_printf(t, "tc_min_%s(%s, %s)", tsuf(d), a, b); break;
+  case TC_PRIM_REDUCE_SUM: tck_str_printf(t, "(%s + %s)", a, b); break;
+  case TC_PRIM_REDUCE_PROD: tck_str_printf(t, "(%s * %s)", a, b); break;
+  case TC_PRIM_REDUCE_MAX: tck_str_printf(t, "tc_max_%s(%s, %s)", tsuf(d), a, b); break;
+  case TC_PRIM_REDUCE_MIN: tck_str_printf(t, "tc_min_%s(%s, %s)", tsuf(d), a, b); break;
   default: break;
   }
 }
 
 /* The group (row) reduction helper for one kind: per-thread values in, the row's result out
  * in every thread of the row. */
-static void gen_group_reduce(vk_gen *g, vk_text *t, red_kind rk) {
+static void gen_group_reduce(vk_gen *g, tck_str *t, red_kind rk) {
   const char *T = vk_glsl_type(rk.dtype), *s = tsuf(rk.dtype);
   bool arg = rk.prim == TC_PRIM_ARGMAX || rk.prim == TC_PRIM_ARGMIN;
   const char *n = red_name(rk.prim);
   /* 64-bit subgroup shuffles need shaderSubgroupExtendedTypes: 64-bit kinds use shared memory */
   bool sg = g->ctx->caps.subgroup_shuffle && rk.dtype != TC_F64 && rk.dtype != TC_I64;
   if (arg) {
-    vk_text_printf(t,
+    tck_str_printf(t,
                    "// true when (b, ib) beats (a, ia): the %s, NaN counting as the extreme, the first index on ties\n"
                    "bool tc_better_%s_%s(%s a, int ia, %s b, int ib) {\n",
                    rk.prim == TC_PRIM_ARGMAX ? "maximum" : "minimum", n, s, T, T);
     if (rk.dtype == TC_F32 || rk.dtype == TC_F64)
-      vk_text_printf(t, "  if (isnan(b)) return !isnan(a) || ib < ia;\n  if (isnan(a)) return false;\n");
-    vk_text_printf(t, "  return b %s a || (b == a && ib < ia);\n}\n", rk.prim == TC_PRIM_ARGMAX ? ">" : "<");
-    vk_text_printf(t, "void tc_group_%s_%s(inout %s v, inout int ix) {\n", n, s, T);
+      tck_str_printf(t, "  if (isnan(b)) return !isnan(a) || ib < ia;\n  if (isnan(a)) return false;\n");
+    tck_str_printf(t, "  return b %s a || (b == a && ib < ia);\n}\n", rk.prim == TC_PRIM_ARGMAX ? ">" : "<");
+    tck_str_printf(t, "void tc_group_%s_%s(inout %s v, inout int ix) {\n", n, s, T);
     if (sg) {
-      vk_text_printf(t,
+      tck_str_printf(t,
                      "  for (uint o = min(uint(TPR), gl_SubgroupSize) >> 1; o > 0u; o >>= 1) {\n"
                      "    %s w = subgroupShuffleXor(v, o); int iw = subgroupShuffleXor(ix, o);\n"
                      "    if (tc_better_%s_%s(v, ix, w, iw)) { v = w; ix = iw; }\n"
@@ -275,7 +271,7 @@ static void gen_group_reduce(vk_gen *g, vk_text *t, red_kind rk) {
                      "  }\n",
                      T, n, s, s, s, n, s, s, s);
     } else {
-      vk_text_printf(t,
+      tck_str_printf(t,
                      "  int lid = int(gl_LocalInvocationID.x), first = (lid / TPR) * TPR;\n"
                      "  red_%s[lid] = v; redi[lid] = ix;\n"
                      "  barrier();\n"
@@ -289,20 +285,20 @@ static void gen_group_reduce(vk_gen *g, vk_text *t, red_kind rk) {
                      "  barrier();\n",
                      s, n, s, s, s, s, s, s);
     }
-    vk_text_printf(t, "}\n\n");
+    tck_str_printf(t, "}\n\n");
     return;
   }
-  vk_text_printf(t, "%s tc_group_%s_%s(%s v) {\n", T, n, s, T);
-  vk_text c = {0};
+  tck_str_printf(t, "%s tc_group_%s_%s(%s v) {\n", T, n, s, T);
+  tck_str c = {0};
   if (sg) {
     combine(&c, rk.prim, rk.dtype, "v", "subgroupShuffleXor(v, o)");
-    vk_text_printf(t, "  for (uint o = min(uint(TPR), gl_SubgroupSize) >> 1; o > 0u; o >>= 1) v = %s;\n", c.s);
-    free(c.s);
-    c = (vk_text){0};
+    tck_str_printf(t, "  for (uint o = min(uint(TPR), gl_SubgroupSize) >> 1; o > 0u; o >>= 1) v = %s;\n", c.data);
+    free(c.data);
+    c = (tck_str){0};
     char arr[64];
     snprintf(arr, sizeof arr, "red_%s[first + q]", s);
     combine(&c, rk.prim, rk.dtype, "v", arr);
-    vk_text_printf(t,
+    tck_str_printf(t,
                    "  if (TPR > int(gl_SubgroupSize)) {\n"
                    "    if (gl_SubgroupInvocationID == 0u) red_%s[gl_SubgroupID] = v;\n"
                    "    barrier();\n"
@@ -311,13 +307,13 @@ static void gen_group_reduce(vk_gen *g, vk_text *t, red_kind rk) {
                    "    for (int q = 1; q < nsub; q++) v = %s;\n"
                    "    barrier();\n"
                    "  }\n",
-                   s, s, c.s);
+                   s, s, c.data);
   } else {
     char a[64], b[64];
     snprintf(a, sizeof a, "red_%s[lid]", s);
     snprintf(b, sizeof b, "red_%s[lid + h]", s);
     combine(&c, rk.prim, rk.dtype, a, b);
-    vk_text_printf(t,
+    tck_str_printf(t,
                    "  int lid = int(gl_LocalInvocationID.x), first = (lid / TPR) * TPR;\n"
                    "  red_%s[lid] = v;\n"
                    "  barrier();\n"
@@ -327,18 +323,10 @@ static void gen_group_reduce(vk_gen *g, vk_text *t, red_kind rk) {
                    "  }\n"
                    "  v = red_%s[first];\n"
                    "  barrier();\n",
-                   s, s, c.s, s);
+                   s, s, c.data, s);
   }
-  free(c.s);
-  vk_text_printf(t, "  return v;\n}\n\n");
-}
-
-/* Two accesses of one element: same offset and strides, no indirection. */
-static bool same_index(const tc_index *a, const tc_index *b, int32_t nv) {
-  if (a->offset != b->offset || a->indirect >= 0 || b->indirect >= 0) return false;
-  for (int32_t d = 0; d < nv; d++)
-    if (a->strides[d] != b->strides[d]) return false;
-  return true;
+  free(c.data);
+  tck_str_printf(t, "  return v;\n}\n\n");
 }
 
 static bool touches(const tc_kop *op, int32_t buffer) {
@@ -353,60 +341,48 @@ typedef struct rows_plan {
   bool *vecable;     /* per op: vec4 access along the inner variable */
 } rows_plan;
 
-/* MODE 2 runs each inner loop over the same TPR-strided vec4 slots of the row, so a vec4 load
- * of an element an earlier inner loop loaded or stored (same buffer and index, no other store
- * to that buffer in between) takes the value from registers; softmax's exp(x - max), parked in
- * the output by the core, is then never read back. A store that a later loop overwrites at the
- * same index, with no load of the buffer left that reads memory in between, is not emitted. */
+/* MODE 2 runs each inner loop over the same TPR-strided vec4 slots of the row, so a load the
+ * scheduler marked `reuse` (an earlier inner loop loaded or stored the same element) takes the
+ * value from that op's registers when both accesses are vec4; softmax's exp(x - max), parked in
+ * the output by the core, is then never read back. A store marked TC_KOP_OVERWRITTEN is not
+ * emitted when every access to its buffer after it is vec4 (so every load in between that the
+ * scheduler counted on reads registers here too). */
 static void rows_plan_build(vk_gen *g, rows_plan *pl) {
   const tc_kernel_desc *k = g->k;
-  int32_t nv = k->n_outer + 1;
   for (int32_t i = 0; i < k->n_ops; i++) {
-    const tc_kop *op = op_at(k, i);
-    if (!pl->vecable[i] || op->kind != TC_KOP_LOAD) continue;
-    for (int32_t e = i - 1; e >= 0; e--) {
-      const tc_kop *eo = op_at(k, e);
-      if (!touches(eo, op->buffer)) continue;
-      bool same = pl->vecable[e] && eo->loop >= 0 && eo->loop < op->loop && eo->dtype == op->dtype &&
-                  same_index(&eo->index, &op->index, nv);
-      if (eo->kind == TC_KOP_LOAD) {
-        if (!same) continue; /* loads leave memory as it was */
-        pl->cache_of[i] = pl->cache_of[e] >= 0 ? pl->cache_of[e] : e;
-      } else if (eo->kind == TC_KOP_STORE && same) {
-        pl->cache_of[i] = e;
-      }
-      break; /* the nearest store decides: forwarded, or the load reads memory */
-    }
-    if (pl->cache_of[i] >= 0) pl->cached[pl->cache_of[i]] = true;
+    const tc_kop *op = tck_kernel_op(k, i);
+    if (!pl->vecable[i] || op->kind != TC_KOP_LOAD || op->reuse < 0 || op->reuse >= i || !pl->vecable[op->reuse])
+      continue;
+    pl->cache_of[i] = op->reuse;
+    pl->cached[op->reuse] = true;
   }
   for (int32_t s = 0; s < k->n_ops; s++) {
-    const tc_kop *so = op_at(k, s);
-    if (!pl->vecable[s] || so->kind != TC_KOP_STORE) continue;
-    for (int32_t e = s + 1; e < k->n_ops; e++) {
-      const tc_kop *eo = op_at(k, e);
-      if (!touches(eo, so->buffer)) continue;
-      if (eo->kind == TC_KOP_LOAD && pl->cache_of[e] >= 0) continue; /* reads registers */
-      if (eo->kind != TC_KOP_STORE) break;                           /* reads memory */
-      if (pl->vecable[e] && eo->loop >= so->loop && same_index(&eo->index, &so->index, nv)) {
-        pl->dead[s] = true;
-        break;
-      }
+    const tc_kop *so = tck_kernel_op(k, s);
+    if (!pl->vecable[s] || so->kind != TC_KOP_STORE || !(so->flags & TC_KOP_OVERWRITTEN)) continue;
+    bool all_vec = true;
+    for (int32_t e = s + 1; e < k->n_ops && all_vec; e++) {
+      const tc_kop *eo = tck_kernel_op(k, e);
+      if (touches(eo, so->buffer)) all_vec = pl->vecable[e] && (eo->kind != TC_KOP_LOAD || pl->cache_of[e] >= 0 || eo->reuse < 0);
     }
+    pl->dead[s] = all_vec;
   }
 }
 
 /* "(p.oB + offset + outer terms) >> 2": the vec4 index of op's element at inner position 0.
  * Exact for any inner position j = 4 * j4: ((x + 4 * j4) >> 2) == (x >> 2) + j4. */
-static void vec_row_base(vk_gen *g, vk_text *t, const tc_kop *op, const char *const *vars) {
-  vk_text_printf(t, "(p.o%d + ", (int)op->buffer);
-  vk_gen_expr_ref(g, t, op->index.offset);
-  vk_gen_index_terms(g, t, &op->index, vars, g->k->n_outer); /* the outer variables only */
-  vk_text_printf(t, ") >> 2");
+static void vec_row_base(vk_gen *g, tck_str *t, const tc_kop *op, const char *const *vars) {
+  const char *names[TC_MAX_RANK + 1];
+  for (int32_t d = 0; d < g->k->n_outer; d++) names[d] = vars[d];
+  names[g->k->n_outer] = "0"; /* the outer variables only */
+  tck_exprs_mark_index(&g->x, op->index);
+  tck_str_printf(t, "(p.o%d + ", (int)op->buffer);
+  tck_index_emit(t, &g->x, op->index, names);
+  tck_str_printf(t, ") >> 2");
 }
 
-static void emit_reduce_update(vk_gen *g, vk_text *t, int indent, int32_t i, const char *suffix, const char *jexpr) {
-  const tc_kop *op = op_at(g->k, i);
-  const tc_kop *src = op_at(g->k, op->args[0]);
+static void emit_reduce_update(vk_gen *g, tck_str *t, int indent, int32_t i, const char *suffix, const char *jexpr) {
+  const tc_kop *op = tck_kernel_op(g->k, i);
+  const tc_kop *src = tck_kernel_op(g->k, op->args[0]);
   int32_t d = src->dtype, ad = acc_dtype(d), prim = acc_prim(op->prim, d);
   char val[64];
   bool comp = g->percomp && g->percomp[op->args[0]];
@@ -414,52 +390,53 @@ static void emit_reduce_update(vk_gen *g, vk_text *t, int indent, int32_t i, con
     snprintf(val, sizeof val, "(v%d%s ? 1 : 0)", (int)op->args[0], comp ? suffix : "");
   else
     snprintf(val, sizeof val, "v%d%s", (int)op->args[0], comp ? suffix : "");
-  vk_text_indent(t, indent);
+  tck_str_indent(t, indent);
   if (prim == TC_PRIM_ARGMAX || prim == TC_PRIM_ARGMIN) {
-    vk_text_printf(t, "if (tc_better_%s_%s(acc%d, acci%d, %s, %s)) { acc%d = %s; acci%d = %s; }\n", red_name(prim),
+    tck_str_printf(t, "if (tc_better_%s_%s(acc%d, acci%d, %s, %s)) { acc%d = %s; acci%d = %s; }\n", red_name(prim),
                    tsuf(ad), (int)i, (int)i, val, jexpr, (int)i, val, (int)i, jexpr);
     return;
   }
   char acc[32];
   snprintf(acc, sizeof acc, "acc%d", (int)i);
-  vk_text_printf(t, "%s = ", acc);
+  tck_str_printf(t, "%s = ", acc);
   combine(t, prim, ad, acc, val);
-  vk_text_printf(t, ";\n");
+  tck_str_printf(t, ";\n");
 }
 
 /* One row's body for a mode (0 scalar, 1 vec4, 2 vec4 + registers). */
 /* An f32 division inside inner loop `loop` by a value of the row (defined outside the loop):
  * softmax's normalization. It becomes a multiply by the reciprocal made once per row. */
 static bool div_by_row_value(const tc_kernel_desc *k, int32_t r, int32_t loop) {
-  const tc_kop *op = op_at(k, r);
-  if (op->kind != TC_KOP_PRIM || op->prim != TC_PRIM_DIV || op->dtype != TC_F32 || op->args[1] < 0) return false;
-  return op_at(k, op->args[1])->loop != loop;
+  const tc_kop *op = tck_kernel_op(k, r);
+  if (op->kind != TC_KOP_PRIM || op->prim != TC_PRIM_DIV || op->dtype != TC_F32 || op->n_args < 2 || op->args[1] < 0)
+    return false;
+  return tck_kernel_op(k, op->args[1])->loop != loop;
 }
 
 /* Before inner loop `loop` (ops i..end): the reciprocals its row-value divisions use, once each. */
-static void emit_row_recips(vk_gen *g, vk_text *t, int32_t i, int32_t end, int32_t loop) {
+static void emit_row_recips(vk_gen *g, tck_str *t, int32_t i, int32_t end, int32_t loop) {
   const tc_kernel_desc *k = g->k;
   for (int32_t r = i; r < end; r++) {
     if (!div_by_row_value(k, r, loop)) continue;
-    int32_t d = op_at(k, r)->args[1];
+    int32_t d = tck_kernel_op(k, r)->args[1];
     bool seen = false;
-    for (int32_t q = i; q < r && !seen; q++) seen = div_by_row_value(k, q, loop) && op_at(k, q)->args[1] == d;
+    for (int32_t q = i; q < r && !seen; q++) seen = div_by_row_value(k, q, loop) && tck_kernel_op(k, q)->args[1] == d;
     if (seen) continue;
-    vk_text_printf(t, "    float v%d_rcp%d = tc_recip_f32(v%d), v%d_rsc%d = tc_recip_scale_f32(v%d);\n", (int)d, (int)loop,
+    tck_str_printf(t, "    float v%d_rcp%d = tc_recip_f32(v%d), v%d_rsc%d = tc_recip_scale_f32(v%d);\n", (int)d, (int)loop,
                    (int)d, (int)d, (int)loop, (int)d);
   }
 }
 
 /* Element r of the loop as x * (1/d) * scale (see emit_row_recips). */
-static void emit_row_div(vk_gen *g, vk_text *t, int indent, int32_t r, const char *suffix) {
-  const tc_kop *op = op_at(g->k, r);
+static void emit_row_div(vk_gen *g, tck_str *t, int indent, int32_t r, const char *suffix) {
+  const tc_kop *op = tck_kernel_op(g->k, r);
   int32_t a = op->args[0], d = op->args[1];
-  vk_text_indent(t, indent);
-  vk_text_printf(t, "precise float v%d%s = (v%d%s * v%d_rcp%d) * v%d_rsc%d; // v%d / v%d\n", (int)r, suffix, (int)a,
+  tck_str_indent(t, indent);
+  tck_str_printf(t, "precise float v%d%s = (v%d%s * v%d_rcp%d) * v%d_rsc%d; // v%d / v%d\n", (int)r, suffix, (int)a,
                  g->percomp && g->percomp[a] ? suffix : "", (int)d, (int)op->loop, (int)d, (int)op->loop, (int)a, (int)d);
 }
 
-static void gen_row_body(vk_gen *g, vk_text *t, int mode, const rows_plan *pl, const char *const *outer_vars) {
+static void gen_row_body(vk_gen *g, tck_str *t, int mode, const rows_plan *pl, const char *const *outer_vars) {
   const tc_kernel_desc *k = g->k;
   int32_t nv = k->n_outer + 1, inner = k->n_outer;
   bool *percomp = calloc((size_t)k->n_ops + 1, 1);
@@ -468,14 +445,14 @@ static void gen_row_body(vk_gen *g, vk_text *t, int mode, const rows_plan *pl, c
   memcpy(vars, outer_vars, sizeof vars);
   if (mode == 2)
     for (int32_t i = 0; i < k->n_ops; i++)
-      if (pl->cached[i]) vk_text_printf(t, "    %s c%d[R];\n", op_at(k, i)->dtype == TC_F32 ? "vec4" : "ivec4", (int)i);
+      if (pl->cached[i]) tck_str_printf(t, "    %s c%d[R];\n", tck_kernel_op(k, i)->dtype == TC_F32 ? "vec4" : "ivec4", (int)i);
   for (int32_t i = 0; i < k->n_ops;) {
-    const tc_kop *op = op_at(k, i);
+    const tc_kop *op = tck_kernel_op(k, i);
     if (op->loop < 0) {
       if (op->kind == TC_KOP_STORE || op->kind == TC_KOP_STORE_ADD) {
-        vk_text_printf(t, "    if (live && tid == 0) {\n");
+        tck_str_printf(t, "    if (live && tid == 0) {\n");
         vk_gen_op(g, t, 6, i, vars, "", NULL);
-        vk_text_printf(t, "    }\n");
+        tck_str_printf(t, "    }\n");
       } else {
         vk_gen_op(g, t, 4, i, vars, "", NULL);
       }
@@ -483,47 +460,47 @@ static void gen_row_body(vk_gen *g, vk_text *t, int mode, const rows_plan *pl, c
       continue;
     }
     int32_t loop = op->loop, end = i;
-    while (end < k->n_ops && op_at(k, end)->loop == loop) end++;
-    vk_text_printf(t, "    // inner loop %d\n", (int)loop);
+    while (end < k->n_ops && tck_kernel_op(k, end)->loop == loop) end++;
+    tck_str_printf(t, "    // inner loop %d\n", (int)loop);
     for (int32_t r = i; r < end; r++) {
-      const tc_kop *ro = op_at(k, r);
+      const tc_kop *ro = tck_kernel_op(k, r);
       if (ro->kind != TC_KOP_REDUCE) continue;
-      int32_t d = op_at(k, ro->args[0])->dtype, ad = acc_dtype(d), prim = acc_prim(ro->prim, d);
-      vk_text_printf(t, "    %s acc%d = ", vk_glsl_type(ad), (int)r);
+      int32_t d = tck_kernel_op(k, ro->args[0])->dtype, ad = acc_dtype(d), prim = acc_prim(ro->prim, d);
+      tck_str_printf(t, "    %s acc%d = ", vk_glsl_type(ad), (int)r);
       identity(t, prim, ad);
-      vk_text_printf(t, ";\n");
-      if (prim == TC_PRIM_ARGMAX || prim == TC_PRIM_ARGMIN) vk_text_printf(t, "    int acci%d = 2147483647;\n", (int)r);
+      tck_str_printf(t, ";\n");
+      if (prim == TC_PRIM_ARGMAX || prim == TC_PRIM_ARGMIN) tck_str_printf(t, "    int acci%d = 2147483647;\n", (int)r);
     }
-    for (int32_t r = i; r < end; r++) percomp[r] = mode != 0 && op_at(k, r)->kind != TC_KOP_REDUCE;
+    for (int32_t r = i; r < end; r++) percomp[r] = mode != 0 && tck_kernel_op(k, r)->kind != TC_KOP_REDUCE;
     emit_row_recips(g, t, i, end, loop);
     int ind = 6;
     if (mode == 0) {
-      vk_text_printf(t, "    for (int j = tid; j < N; j += TPR) {\n");
+      tck_str_printf(t, "    for (int j = tid; j < N; j += TPR) {\n");
       vars[inner] = "j";
       for (int32_t r = i; r < end; r++) {
-        const tc_kop *ro = op_at(k, r);
+        const tc_kop *ro = tck_kernel_op(k, r);
         if (ro->kind == TC_KOP_REDUCE) {
           emit_reduce_update(g, t, ind, r, "", "j");
         } else if (ro->kind == TC_KOP_STORE || ro->kind == TC_KOP_STORE_ADD) {
-          vk_text_printf(t, "      if (live) {\n");
+          tck_str_printf(t, "      if (live) {\n");
           vk_gen_op(g, t, ind + 2, r, vars, "", NULL);
-          vk_text_printf(t, "      }\n");
+          tck_str_printf(t, "      }\n");
         } else if (div_by_row_value(k, r, loop)) {
           emit_row_div(g, t, ind, r, "");
         } else {
           vk_gen_op(g, t, ind, r, vars, "", NULL);
         }
       }
-      vk_text_printf(t, "    }\n");
+      tck_str_printf(t, "    }\n");
     } else {
       /* each memory access's vec4 index at the row's start: the loop adds j4 only */
       for (int32_t r = i; r < end; r++) {
-        const tc_kop *ro = op_at(k, r);
+        const tc_kop *ro = tck_kernel_op(k, r);
         if (!pl->vecable[r] || (ro->kind != TC_KOP_LOAD && ro->kind != TC_KOP_STORE)) continue;
         if (mode == 2 && (ro->kind == TC_KOP_LOAD ? pl->cache_of[r] >= 0 : pl->dead[r])) continue;
-        vk_text_printf(t, "    int a%d = ", (int)r);
+        tck_str_printf(t, "    int a%d = ", (int)r);
         vec_row_base(g, t, ro, vars);
-        vk_text_printf(t, ";\n");
+        tck_str_printf(t, ";\n");
       }
       if (mode == 2) {
         /* the loads kept in registers anyway are all issued before any use: inside the guarded
@@ -532,46 +509,46 @@ static void gen_row_body(vk_gen *g, vk_text *t, int mode, const rows_plan *pl, c
          * stay in the loop: prefetching them too cost registers and 11% on ln_gelu. */
         bool any = false;
         for (int32_t r = i; r < end; r++)
-          any |= op_at(k, r)->kind == TC_KOP_LOAD && pl->vecable[r] && pl->cache_of[r] < 0 && pl->cached[r];
+          any |= tck_kernel_op(k, r)->kind == TC_KOP_LOAD && pl->vecable[r] && pl->cache_of[r] < 0 && pl->cached[r];
         if (any) {
-          vk_text_printf(t, "    [[unroll]] for (int it = 0; it < R; it++) {\n");
-          vk_text_printf(t, "      int j4 = min(tid + it * TPR, N / 4 - 1); // lanes past the row re-read its end\n");
+          tck_str_printf(t, "    [[unroll]] for (int it = 0; it < R; it++) {\n");
+          tck_str_printf(t, "      int j4 = min(tid + it * TPR, N / 4 - 1); // lanes past the row re-read its end\n");
           for (int32_t r = i; r < end; r++) {
-            const tc_kop *ro = op_at(k, r);
+            const tc_kop *ro = tck_kernel_op(k, r);
             if (ro->kind != TC_KOP_LOAD || !pl->vecable[r] || pl->cache_of[r] >= 0 || !pl->cached[r]) continue;
             char bid[64];
             vk_buffer_ident(g->k, ro->buffer, bid, sizeof bid);
-            vk_text_printf(t, "      c%d[it] = %s_v4[a%d + j4];\n", (int)r, bid, (int)r);
+            tck_str_printf(t, "      c%d[it] = %s_v4[a%d + j4];\n", (int)r, bid, (int)r);
           }
-          vk_text_printf(t, "    }\n");
+          tck_str_printf(t, "    }\n");
         }
       }
       if (mode == 1) {
-        vk_text_printf(t, "    for (int j4 = tid; j4 < N / 4; j4 += TPR) {\n");
+        tck_str_printf(t, "    for (int j4 = tid; j4 < N / 4; j4 += TPR) {\n");
       } else {
-        vk_text_printf(t, "    [[unroll]] for (int it = 0; it < R; it++) {\n");
-        vk_text_printf(t, "      int j4 = tid + it * TPR;\n");
-        vk_text_printf(t, "      if (j4 < N / 4) { // no break: the loop must unroll for c*[it] to stay in registers\n");
+        tck_str_printf(t, "    [[unroll]] for (int it = 0; it < R; it++) {\n");
+        tck_str_printf(t, "      int j4 = tid + it * TPR;\n");
+        tck_str_printf(t, "      if (j4 < N / 4) { // no break: the loop must unroll for c*[it] to stay in registers\n");
       }
-      vk_text_printf(t, "      int j = j4 * 4;\n");
+      tck_str_printf(t, "      int j = j4 * 4;\n");
       vars[inner] = "j";
       for (int32_t r = i; r < end; r++) {
-        const tc_kop *ro = op_at(k, r);
+        const tc_kop *ro = tck_kernel_op(k, r);
         if (ro->kind != TC_KOP_LOAD || !pl->vecable[r]) continue;
         const char *V = ro->dtype == TC_F32 ? "vec4" : "ivec4";
         int32_t src = mode == 2 ? pl->cache_of[r] : -1;
         if (src >= 0) {
-          vk_text_printf(t, "      %s t%d = c%d[it]; // %s in inner loop %d, kept in registers\n", V, (int)r, (int)src,
-                         op_at(k, src)->kind == TC_KOP_STORE ? "stored" : "loaded", (int)op_at(k, src)->loop);
+          tck_str_printf(t, "      %s t%d = c%d[it]; // %s in inner loop %d, kept in registers\n", V, (int)r, (int)src,
+                         tck_kernel_op(k, src)->kind == TC_KOP_STORE ? "stored" : "loaded", (int)tck_kernel_op(k, src)->loop);
           continue;
         }
         if (mode == 2 && pl->cached[r]) {
-          vk_text_printf(t, "      %s t%d = c%d[it]; // prefetched\n", V, (int)r, (int)r);
+          tck_str_printf(t, "      %s t%d = c%d[it]; // prefetched\n", V, (int)r, (int)r);
           continue;
         }
         char bid[64];
         vk_buffer_ident(g->k, ro->buffer, bid, sizeof bid);
-        vk_text_printf(t, "      %s t%d = %s_v4[a%d + j4];\n", V, (int)r, bid, (int)r);
+        tck_str_printf(t, "      %s t%d = %s_v4[a%d + j4];\n", V, (int)r, bid, (int)r);
       }
       char cvar[4][32];
       for (int c = 0; c < 4; c++) {
@@ -580,15 +557,15 @@ static void gen_row_body(vk_gen *g, vk_text *t, int mode, const rows_plan *pl, c
         char suf[8], ov[32];
         snprintf(suf, sizeof suf, "_%d", c);
         for (int32_t r = i; r < end; r++) {
-          const tc_kop *ro = op_at(k, r);
+          const tc_kop *ro = tck_kernel_op(k, r);
           if (ro->kind == TC_KOP_REDUCE) {
             emit_reduce_update(g, t, ind, r, suf, cvar[c]);
           } else if (ro->kind == TC_KOP_STORE && pl->vecable[r]) {
             continue;
           } else if (ro->kind == TC_KOP_STORE || ro->kind == TC_KOP_STORE_ADD) {
-            vk_text_printf(t, "      if (live) {\n");
+            tck_str_printf(t, "      if (live) {\n");
             vk_gen_op(g, t, ind + 2, r, vars, suf, NULL);
-            vk_text_printf(t, "      }\n");
+            tck_str_printf(t, "      }\n");
           } else if (ro->kind == TC_KOP_LOAD && pl->vecable[r]) {
             snprintf(ov, sizeof ov, "t%d.%s", (int)r, comp_name[c]);
             vk_gen_op(g, t, ind, r, vars, suf, ov);
@@ -601,7 +578,7 @@ static void gen_row_body(vk_gen *g, vk_text *t, int mode, const rows_plan *pl, c
       }
       vars[inner] = "j";
       for (int32_t r = i; r < end; r++) {
-        const tc_kop *ro = op_at(k, r);
+        const tc_kop *ro = tck_kernel_op(k, r);
         if (ro->kind != TC_KOP_STORE || !pl->vecable[r]) continue;
         char bid[64], val[96];
         vk_buffer_ident(g->k, ro->buffer, bid, sizeof bid);
@@ -613,29 +590,29 @@ static void gen_row_body(vk_gen *g, vk_text *t, int mode, const rows_plan *pl, c
           snprintf(val, sizeof val, "%s(v%d)", V, a);
         bool keep = mode == 2 && pl->cached[r], dead = mode == 2 && pl->dead[r];
         if (keep) {
-          vk_text_printf(t, "      c%d[it] = %s;\n", (int)r, val);
+          tck_str_printf(t, "      c%d[it] = %s;\n", (int)r, val);
           snprintf(val, sizeof val, "c%d[it]", (int)r);
         }
         if (dead)
-          vk_text_printf(t, "      // %s: not stored, a later inner loop overwrites it\n", bid);
+          tck_str_printf(t, "      // %s: not stored, a later inner loop overwrites it\n", bid);
         else
-          vk_text_printf(t, "      if (live) %s_v4[a%d + j4] = %s;\n", bid, (int)r, val);
+          tck_str_printf(t, "      if (live) %s_v4[a%d + j4] = %s;\n", bid, (int)r, val);
       }
-      vk_text_printf(t, mode == 2 ? "    } }\n" : "    }\n");
+      tck_str_printf(t, mode == 2 ? "    } }\n" : "    }\n");
     }
     vars[inner] = NULL;
     for (int32_t r = i; r < end; r++) {
-      const tc_kop *ro = op_at(k, r);
+      const tc_kop *ro = tck_kernel_op(k, r);
       if (ro->kind != TC_KOP_REDUCE) continue;
-      int32_t d = op_at(k, ro->args[0])->dtype, ad = acc_dtype(d), prim = acc_prim(ro->prim, d);
+      int32_t d = tck_kernel_op(k, ro->args[0])->dtype, ad = acc_dtype(d), prim = acc_prim(ro->prim, d);
       if (prim == TC_PRIM_ARGMAX || prim == TC_PRIM_ARGMIN) {
-        vk_text_printf(t, "    tc_group_%s_%s(acc%d, acci%d);\n", red_name(prim), tsuf(ad), (int)r, (int)r);
-        vk_text_printf(t, "    %s v%d = %s(acci%d == 2147483647 ? 0 : acci%d);\n", vk_glsl_type(ro->dtype), (int)r,
+        tck_str_printf(t, "    tc_group_%s_%s(acc%d, acci%d);\n", red_name(prim), tsuf(ad), (int)r, (int)r);
+        tck_str_printf(t, "    %s v%d = %s(acci%d == 2147483647 ? 0 : acci%d);\n", vk_glsl_type(ro->dtype), (int)r,
                        vk_glsl_type(ro->dtype), (int)r, (int)r);
       } else if (d == TC_BOOL) {
-        vk_text_printf(t, "    bool v%d = tc_group_%s_%s(acc%d) != 0;\n", (int)r, red_name(prim), tsuf(ad), (int)r);
+        tck_str_printf(t, "    bool v%d = tc_group_%s_%s(acc%d) != 0;\n", (int)r, red_name(prim), tsuf(ad), (int)r);
       } else {
-        vk_text_printf(t, "    %s v%d = tc_group_%s_%s(acc%d);\n", vk_glsl_type(ro->dtype), (int)r, red_name(prim),
+        tck_str_printf(t, "    %s v%d = tc_group_%s_%s(acc%d);\n", vk_glsl_type(ro->dtype), (int)r, red_name(prim),
                        tsuf(ad), (int)r);
       }
     }
@@ -646,7 +623,7 @@ static void gen_row_body(vk_gen *g, vk_text *t, int mode, const rows_plan *pl, c
   g->percomp = NULL;
 }
 
-static void gen_rows(vk_gen *g, vk_text *t) {
+static void gen_rows(vk_gen *g, tck_str *t) {
   const tc_kernel_desc *k = g->k;
   int32_t inner = k->n_outer;
   rows_plan pl;
@@ -665,7 +642,7 @@ static void gen_rows(vk_gen *g, vk_text *t) {
   bool any_vec = false;
   for (int32_t i = 0; i < k->n_ops; i++) {
     pl.cache_of[i] = -1;
-    pl.vecable[i] = op_at(k, i)->loop >= 0 && access_vectorizable(g, op_at(k, i), inner);
+    pl.vecable[i] = tck_kernel_op(k, i)->loop >= 0 && access_vectorizable(g, tck_kernel_op(k, i), inner);
     any_vec |= pl.vecable[i];
   }
   rows_plan_build(g, &pl);
@@ -674,9 +651,9 @@ static void gen_rows(vk_gen *g, vk_text *t) {
   int n_kinds = 0;
   bool type_used[8] = {false}, need_idx = false;
   for (int32_t i = 0; i < k->n_ops; i++) {
-    const tc_kop *op = op_at(k, i);
+    const tc_kop *op = tck_kernel_op(k, i);
     if (op->kind != TC_KOP_REDUCE) continue;
-    int32_t d = op_at(k, op->args[0])->dtype;
+    int32_t d = tck_kernel_op(k, op->args[0])->dtype;
     red_kind rk = {acc_prim(op->prim, d), acc_dtype(d)};
     type_used[rk.dtype] = true;
     need_idx |= rk.prim == TC_PRIM_ARGMAX || rk.prim == TC_PRIM_ARGMIN;
@@ -689,53 +666,53 @@ static void gen_rows(vk_gen *g, vk_text *t) {
     g->uses_subgroups |= g->ctx->caps.subgroup_shuffle && kinds[q].dtype != TC_F64 && kinds[q].dtype != TC_I64;
 
   g->uses_unroll = true;
-  vk_text_printf(t, "layout(local_size_x_id = 0) in;\n");
-  vk_text_printf(t, "layout(constant_id = 1) const int TPR = 256; // threads per row, chosen at launch\n");
-  vk_text_printf(t, "const int R = %d; // vec4 registers per thread per value kept between inner loops\n", VK_ROW_CACHE);
+  tck_str_printf(t, "layout(local_size_x_id = 0) in;\n");
+  tck_str_printf(t, "layout(constant_id = 1) const int TPR = 256; // threads per row, chosen at launch\n");
+  tck_str_printf(t, "const int R = %d; // vec4 registers per thread per value kept between inner loops\n", VK_ROW_CACHE);
   if (any_vec)
-    vk_text_printf(t, "// the row body, chosen at launch (a pipeline each, so the others are compiled out):\n"
+    tck_str_printf(t, "// the row body, chosen at launch (a pipeline each, so the others are compiled out):\n"
                       "// 2 vec4 + row in registers, 1 vec4, 0 scalar\n"
                       "layout(constant_id = 2) const int MODE = 0;\n");
-  vk_text_printf(t, "\n");
+  tck_str_printf(t, "\n");
   for (int d = 0; d < 8; d++)
-    if (type_used[d]) vk_text_printf(t, "shared %s red_%s[gl_WorkGroupSize.x];\n", vk_glsl_type(d), tsuf(d));
-  if (need_idx) vk_text_printf(t, "shared int redi[gl_WorkGroupSize.x];\n");
-  if (n_kinds) vk_text_printf(t, "\n");
+    if (type_used[d]) tck_str_printf(t, "shared %s red_%s[gl_WorkGroupSize.x];\n", vk_glsl_type(d), tsuf(d));
+  if (need_idx) tck_str_printf(t, "shared int redi[gl_WorkGroupSize.x];\n");
+  if (n_kinds) tck_str_printf(t, "\n");
   for (int q = 0; q < n_kinds; q++) gen_group_reduce(g, t, kinds[q]);
 
-  vk_text body = {0};
+  tck_str body = {0};
   int32_t n_outer = k->n_outer;
-  vk_text_printf(&body, "  int rows = 1;\n");
+  tck_str_printf(&body, "  int rows = 1;\n");
   for (int32_t d = 0; d < n_outer; d++) {
-    vk_text_printf(&body, "  int n%d = ", (int)d);
+    tck_str_printf(&body, "  int n%d = ", (int)d);
     vk_gen_expr_ref(g, &body, k->outer[d]);
-    vk_text_printf(&body, "; rows *= n%d;\n", (int)d);
+    tck_str_printf(&body, "; rows *= n%d;\n", (int)d);
   }
-  vk_text_printf(&body, "  int N = ");
+  tck_str_printf(&body, "  int N = ");
   vk_gen_expr_ref(g, &body, k->inner);
-  vk_text_printf(&body, "; // the inner (reduction) extent\n");
-  vk_text_printf(&body, "  int lid = int(gl_LocalInvocationID.x), tid = lid %% TPR;\n");
-  vk_text_printf(&body, "  int rpw = int(gl_WorkGroupSize.x) / TPR; // rows per workgroup\n");
+  tck_str_printf(&body, "; // the inner (reduction) extent\n");
+  tck_str_printf(&body, "  int lid = int(gl_LocalInvocationID.x), tid = lid %% TPR;\n");
+  tck_str_printf(&body, "  int rpw = int(gl_WorkGroupSize.x) / TPR; // rows per workgroup\n");
   if (any_vec) {
     /* the conditions go in a comment: the launch evaluates them (vk_kernel.vec_*) */
-    vk_text cond = {0};
+    tck_str cond = {0};
     g->rows_vec = true;
     g->n_vec_bufs = g->n_vec_exprs = 0;
     vk_gen_expr_ref(g, &cond, k->inner);
     vec_record_expr(g, k->inner);
-    vk_text_printf(&cond, " %% 4 == 0");
+    tck_str_printf(&cond, " %% 4 == 0");
     for (int32_t i = 0; i < k->n_ops; i++)
-      if (pl.vecable[i]) vec_conditions(g, &cond, op_at(k, i), inner);
-    vk_text_printf(&body, "  // MODE 1 and 2 are chosen only when (%s);\n", cond.s ? cond.s : "");
-    vk_text_printf(&body, "  // MODE 2 when also N <= TPR * 4 * R\n");
-    vk_text_printf(&body, "  const int mode = MODE;\n");
-    free(cond.s);
+      if (pl.vecable[i]) vec_conditions(g, &cond, tck_kernel_op(k, i), inner);
+    tck_str_printf(&body, "  // MODE 1 and 2 are chosen only when (%s);\n", cond.data ? cond.data : "");
+    tck_str_printf(&body, "  // MODE 2 when also N <= TPR * 4 * R\n");
+    tck_str_printf(&body, "  const int mode = MODE;\n");
+    free(cond.data);
   }
-  vk_text_printf(&body, "  if (rows == 0) return;\n");
-  vk_text_printf(&body, "  for (int base = int(gl_WorkGroupID.x) * rpw; base < rows; base += int(gl_NumWorkGroups.x) * rpw) {\n");
-  vk_text_printf(&body, "    int row = base + lid / TPR;\n");
-  vk_text_printf(&body, "    bool live = row < rows; // spare rows of the last workgroup compute row rows-1, store nothing\n");
-  vk_text_printf(&body, "    if (!live) row = rows - 1;\n");
+  tck_str_printf(&body, "  if (rows == 0) return;\n");
+  tck_str_printf(&body, "  for (int base = int(gl_WorkGroupID.x) * rpw; base < rows; base += int(gl_NumWorkGroups.x) * rpw) {\n");
+  tck_str_printf(&body, "    int row = base + lid / TPR;\n");
+  tck_str_printf(&body, "    bool live = row < rows; // spare rows of the last workgroup compute row rows-1, store nothing\n");
+  tck_str_printf(&body, "    if (!live) row = rows - 1;\n");
   char vnames[TC_MAX_RANK][16];
   const char *vars[TC_MAX_RANK + 1] = {0};
   for (int32_t d = 0; d < n_outer; d++) {
@@ -744,23 +721,23 @@ static void gen_rows(vk_gen *g, vk_text *t) {
   }
   gen_decompose(g, &body, 4, "row");
   if (any_vec) {
-    vk_text_printf(&body, "    if (mode == 2) {\n");
+    tck_str_printf(&body, "    if (mode == 2) {\n");
     gen_row_body(g, &body, 2, &pl, vars);
-    vk_text_printf(&body, "    } else if (mode == 1) {\n");
+    tck_str_printf(&body, "    } else if (mode == 1) {\n");
     gen_row_body(g, &body, 1, &pl, vars);
-    vk_text_printf(&body, "    } else {\n");
+    tck_str_printf(&body, "    } else {\n");
     gen_row_body(g, &body, 0, &pl, vars);
-    vk_text_printf(&body, "    }\n");
+    tck_str_printf(&body, "    }\n");
   } else {
-    vk_text_printf(&body, "    {\n");
+    tck_str_printf(&body, "    {\n");
     gen_row_body(g, &body, 0, &pl, vars);
-    vk_text_printf(&body, "    }\n");
+    tck_str_printf(&body, "    }\n");
   }
-  vk_text_printf(&body, "  }\n}\n");
-  vk_text_printf(t, "void main() {\n");
+  tck_str_printf(&body, "  }\n}\n");
+  tck_str_printf(t, "void main() {\n");
   vk_gen_exprs_declare(g, t, 2);
-  vk_text_printf(t, "%s", body.s ? body.s : "");
-  free(body.s);
+  tck_str_printf(t, "%s", body.data ? body.data : "");
+  free(body.data);
   free(pl.cache_of);
   free(pl.cached);
   free(pl.dead);
@@ -771,13 +748,13 @@ tc_status vk_gen_loop(vk_gen *g, int32_t *shape) {
   const tc_kernel_desc *k = g->k;
   bool has_inner = false;
   for (int32_t i = 0; i < k->n_ops; i++) {
-    const tc_kop *op = op_at(k, i);
+    const tc_kop *op = tck_kernel_op(k, i);
     if (op->loop >= 0) has_inner = true;
     if (op->kind == TC_KOP_ACC) {
       snprintf(g->err, sizeof g->err, "op %d: ACC in a LOOP kernel", (int)i);
       return TC_ERR_INVALID_ARGUMENT;
     }
-    if (op->kind == TC_KOP_REDUCE && (op->loop < 0 || op->args[0] < 0 || op->args[0] >= i)) {
+    if (op->kind == TC_KOP_REDUCE && (op->loop < 0 || op->n_args < 1 || op->args[0] < 0 || op->args[0] >= i)) {
       snprintf(g->err, sizeof g->err, "op %d: REDUCE outside an inner loop or without an operand", (int)i);
       return TC_ERR_INVALID_ARGUMENT;
     }
@@ -790,7 +767,7 @@ tc_status vk_gen_loop(vk_gen *g, int32_t *shape) {
     snprintf(g->err, sizeof g->err, "n_outer %d out of range", (int)k->n_outer);
     return TC_ERR_INVALID_ARGUMENT;
   }
-  vk_text body = {0};
+  tck_str body = {0};
   if (has_inner) {
     *shape = VK_SHAPE_ROWS;
     gen_rows(g, &body);
@@ -798,10 +775,10 @@ tc_status vk_gen_loop(vk_gen *g, int32_t *shape) {
     *shape = VK_SHAPE_POINTWISE;
     gen_pointwise(g, &body);
   }
-  vk_text_printf(g->t, "%s", "");
+  tck_str_printf(g->t, "%s", "");
   vk_gen_prologue(g, g->t, &body);
   bool oom = body.oom;
-  free(body.s);
+  free(body.data);
   if (oom || g->t->oom) {
     snprintf(g->err, sizeof g->err, "out of memory generating GLSL");
     return TC_ERR_OUT_OF_MEMORY;

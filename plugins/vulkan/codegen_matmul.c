@@ -15,26 +15,25 @@
 
 #include "vk_internal.h"
 
-static const tc_kop *op_at(const tc_kernel_desc *k, int32_t i) { return TC_AT(tc_kop, k->ops, i); }
 
-static void decl_int(vk_gen *g, vk_text *t, const char *name, int32_t id) {
-  vk_text_printf(t, "  int %s = ", name);
+static void decl_int(vk_gen *g, tck_str *t, const char *name, int32_t id) {
+  tck_str_printf(t, "  int %s = ", name);
   vk_gen_expr_ref(g, t, id);
-  vk_text_printf(t, ";\n");
+  tck_str_printf(t, ";\n");
 }
 
 tc_status vk_gen_matmul(vk_gen *g) {
   const tc_kernel_desc *k = g->k;
-  const tc_matmul_desc *mm = &k->matmul;
+  const tc_matmul_desc *mm = k->matmul;
   if (mm->a < 0 || mm->a >= k->n_buffers || mm->b < 0 || mm->b >= k->n_buffers || mm->c < 0 || mm->c >= k->n_buffers) {
     snprintf(g->err, sizeof g->err, "matmul operand buffers (a %d, b %d, c %d) out of range (%d buffers)", (int)mm->a,
              (int)mm->b, (int)mm->c, (int)k->n_buffers);
     return TC_ERR_INVALID_ARGUMENT;
   }
-  int32_t dt = TC_AT(tc_kbuffer, k->buffers, mm->a)->dtype;
-  if ((dt != TC_F32 && dt != TC_F64) || TC_AT(tc_kbuffer, k->buffers, mm->b)->dtype != dt) {
+  int32_t dt = tck_kernel_buffer(k, mm->a)->dtype;
+  if ((dt != TC_F32 && dt != TC_F64) || tck_kernel_buffer(k, mm->b)->dtype != dt) {
     snprintf(g->err, sizeof g->err, "matmul operands must share a float dtype (a %d, b %d)", (int)dt,
-             (int)TC_AT(tc_kbuffer, k->buffers, mm->b)->dtype);
+             (int)tck_kernel_buffer(k, mm->b)->dtype);
     return TC_ERR_UNSUPPORTED;
   }
   bool f64 = dt == TC_F64;
@@ -54,29 +53,29 @@ tc_status vk_gen_matmul(vk_gen *g) {
     return TC_ERR_INVALID_ARGUMENT;
   }
   for (int32_t i = 0; i < k->n_ops; i++)
-    if (op_at(k, i)->loop >= 0 || op_at(k, i)->kind == TC_KOP_REDUCE) {
+    if (tck_kernel_op(k, i)->loop >= 0 || tck_kernel_op(k, i)->kind == TC_KOP_REDUCE) {
       snprintf(g->err, sizeof g->err, "matmul epilogue op %d is not pointwise", (int)i);
       return TC_ERR_INVALID_ARGUMENT;
     }
   g->uses_unroll = true;
 
-  vk_text b = {0};
-  vk_text_printf(&b, "layout(local_size_x = 256) in;\n");
-  vk_text_printf(&b, "layout(constant_id = 0) const int MT = 2; // 64-row halves per tile: 2 (128x128) or 1 (64x128)\n");
-  vk_text_printf(&b, "#define BM (64 * MT)\n#define BN 128\n#define BK %d\n"
+  tck_str b = {0};
+  tck_str_printf(&b, "layout(local_size_x = 256) in;\n");
+  tck_str_printf(&b, "layout(constant_id = 0) const int MT = 2; // 64-row halves per tile: 2 (128x128) or 1 (64x128)\n");
+  tck_str_printf(&b, "#define BM (64 * MT)\n#define BN 128\n#define BK %d\n"
                      "#define LA (BM * BK / 256) // A tile elements per invocation\n"
                      "#define LB (BN * BK / 256) // B tile elements per invocation\n", bk);
   /* f32 tiles are vec4 arrays so the FMA loop reads a thread's 4 adjacent rows (columns) with
    * one 16-byte shared load instead of four */
   if (f64) {
-    vk_text_printf(&b, "shared %s As[2][BK][128]; // A tile, k-major: a thread's 4 rows are adjacent\n", T);
-    vk_text_printf(&b, "shared %s Bs[2][BK][BN];\n\n", T);
+    tck_str_printf(&b, "shared %s As[2][BK][128]; // A tile, k-major: a thread's 4 rows are adjacent\n", T);
+    tck_str_printf(&b, "shared %s Bs[2][BK][BN];\n\n", T);
   } else {
-    vk_text_printf(&b, "shared vec4 As[2][BK][128 / 4]; // A tile, k-major: a thread's 4 rows are one vec4\n");
-    vk_text_printf(&b, "shared vec4 Bs[2][BK][BN / 4];\n\n");
+    tck_str_printf(&b, "shared vec4 As[2][BK][128 / 4]; // A tile, k-major: a thread's 4 rows are one vec4\n");
+    tck_str_printf(&b, "shared vec4 Bs[2][BK][BN / 4];\n\n");
   }
-  vk_text_printf(&b, "void main() {\n");
-  vk_text body = {0};
+  tck_str_printf(&b, "void main() {\n");
+  tck_str body = {0};
   decl_int(g, &body, "NB", mm->batch);
   if (two) {
     decl_int(g, &body, "NB2", mm->batch2);
@@ -101,22 +100,22 @@ tc_status vk_gen_matmul(vk_gen *g) {
     decl_int(g, &body, "c_sn", mm->c_stride_n);
     if (two) decl_int(g, &body, "c_sb2", mm->c_stride_batch2);
   }
-  vk_text_printf(&body,
+  tck_str_printf(&body,
                  "  int tid = int(gl_LocalInvocationID.x), tx = tid %% 16, ty = tid / 16;\n"
                  "  int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, nk = (K + BK - 1) / BK;\n");
   if (f64) {
-    vk_text_printf(&body, "  const bool a_vec = false, b_vec = false;\n");
+    tck_str_printf(&body, "  const bool a_vec = false, b_vec = false;\n");
   } else {
-    vk_text_printf(&body,
+    tck_str_printf(&body,
                    "  bool a_vec = a_sk == 1 && a_sm %% 4 == 0 && a_sb %% 4 == 0 && (p.o%d + a_off) %% 4 == 0 && K %% 4 == 0%s;\n"
                    "  bool b_vec = b_sn == 1 && b_sk %% 4 == 0 && b_sb %% 4 == 0 && (p.o%d + b_off) %% 4 == 0 && N %% 4 == 0%s;\n",
                    (int)mm->a, two ? " && a_sb2 % 4 == 0" : "", (int)mm->b, two ? " && b_sb2 % 4 == 0" : "");
   }
-  vk_text_printf(&body,
+  tck_str_printf(&body,
                  "  bool a_mfast = a_sm == 1 && a_sk != 1; // transposed A: walk m between neighbours\n"
                  "  bool b_kfast = b_sk == 1 && b_sn != 1; // transposed B: walk k between neighbours\n");
   if (two) {
-    vk_text_printf(&body,
+    tck_str_printf(&body,
                    "  for (int bzz = int(gl_WorkGroupID.z); bzz < NB2 * NB; bzz += int(gl_NumWorkGroups.z))\n"
                    "  for (int tmi = int(gl_WorkGroupID.y); tmi < tiles_m; tmi += int(gl_NumWorkGroups.y))\n"
                    "  for (int tni = int(gl_WorkGroupID.x); tni < tiles_n; tni += int(gl_NumWorkGroups.x)) {\n"
@@ -125,7 +124,7 @@ tc_status vk_gen_matmul(vk_gen *g) {
                    "    int a_base = p.o%d + a_off + bz2 * a_sb2 + bz * a_sb, b_base = p.o%d + b_off + bz2 * b_sb2 + bz * b_sb;\n",
                    (int)mm->a, (int)mm->b);
   } else {
-    vk_text_printf(&body,
+    tck_str_printf(&body,
                    "  for (int bz = int(gl_WorkGroupID.z); bz < NB; bz += int(gl_NumWorkGroups.z))\n"
                    "  for (int tmi = int(gl_WorkGroupID.y); tmi < tiles_m; tmi += int(gl_NumWorkGroups.y))\n"
                    "  for (int tni = int(gl_WorkGroupID.x); tni < tiles_n; tni += int(gl_NumWorkGroups.x)) {\n"
@@ -133,18 +132,18 @@ tc_status vk_gen_matmul(vk_gen *g) {
                    "    int a_base = p.o%d + a_off + bz * a_sb, b_base = p.o%d + b_off + bz * b_sb;\n",
                    (int)mm->a, (int)mm->b);
   }
-  vk_text_printf(&body,
+  tck_str_printf(&body,
                  "    %s acc[8][8];\n"
                  "    [[unroll]] for (int i = 0; i < 8; i++) [[unroll]] for (int j = 0; j < 8; j++) acc[i][j] = %s(0);\n"
                  "    %s ra[8], rb[LB]; // the next K step, staged in registers (A: LA of them)\n",
                  T, T, T);
   /* global -> registers for K step kt */
-  vk_text_printf(&body, "    for (int kt = -1; kt < nk; kt++) {\n");
-  vk_text_printf(&body, "      int cur = kt & 1, nxt = (kt + 1) & 1;\n");
-  vk_text_printf(&body, "      if (kt + 1 < nk) {\n");
-  vk_text_printf(&body, "        int k0 = (kt + 1) * BK;\n");
+  tck_str_printf(&body, "    for (int kt = -1; kt < nk; kt++) {\n");
+  tck_str_printf(&body, "      int cur = kt & 1, nxt = (kt + 1) & 1;\n");
+  tck_str_printf(&body, "      if (kt + 1 < nk) {\n");
+  tck_str_printf(&body, "        int k0 = (kt + 1) * BK;\n");
   if (!f64) {
-    vk_text_printf(&body,
+    tck_str_printf(&body,
                    "        if (a_vec) {\n"
                    "          [[unroll]] for (int i = 0; i < MT; i++) {\n"
                    "            int v = tid + i * 256, m = v / (BK / 4), kq = (v %% (BK / 4)) * 4;\n"
@@ -154,7 +153,7 @@ tc_status vk_gen_matmul(vk_gen *g) {
                    "        } else\n",
                    A);
   }
-  vk_text_printf(&body,
+  tck_str_printf(&body,
                  "        [[unroll]] for (int i = 0; i < LA; i++) {\n"
                  "          int e = tid + i * 256;\n"
                  "          int m = a_mfast ? e %% BM : e / BK, kk = a_mfast ? e / BM : e %% BK;\n"
@@ -162,7 +161,7 @@ tc_status vk_gen_matmul(vk_gen *g) {
                  "        }\n",
                  A, T);
   if (!f64) {
-    vk_text_printf(&body,
+    tck_str_printf(&body,
                    "        if (b_vec) {\n"
                    "          [[unroll]] for (int i = 0; i < 2; i++) {\n"
                    "            int v = tid + i * 256, kk = v / (BN / 4), nq = (v %% (BN / 4)) * 4;\n"
@@ -172,7 +171,7 @@ tc_status vk_gen_matmul(vk_gen *g) {
                    "        } else\n",
                    B);
   }
-  vk_text_printf(&body,
+  tck_str_printf(&body,
                  "        [[unroll]] for (int i = 0; i < LB; i++) {\n"
                  "          int e = tid + i * 256;\n"
                  "          int kk = b_kfast ? e %% BK : e / BN, n = b_kfast ? e / BK : e %% BN;\n"
@@ -181,30 +180,30 @@ tc_status vk_gen_matmul(vk_gen *g) {
                  "      }\n",
                  B, T);
   /* compute on the current buffer */
-  vk_text_printf(&body,
+  tck_str_printf(&body,
                  "      if (kt >= 0) {\n"
                  "        [[unroll]] for (int kk = 0; kk < BK; kk++) {\n"
                  "          %s a[8], bv[8];\n", T);
   if (f64)
-    vk_text_printf(&body,
+    tck_str_printf(&body,
                    "          [[unroll]] for (int c = 0; c < 4; c++) {\n"
                    "            a[c] = As[cur][kk][ty * 4 + c]; a[4 + c] = MT > 1 ? As[cur][kk][64 + ty * 4 + c] : 0.0lf;\n"
                    "            bv[c] = Bs[cur][kk][tx * 4 + c]; bv[4 + c] = Bs[cur][kk][64 + tx * 4 + c];\n"
                    "          }\n");
   else
-    vk_text_printf(&body,
+    tck_str_printf(&body,
                    "          vec4 a0 = As[cur][kk][ty], a1 = MT > 1 ? As[cur][kk][16 + ty] : vec4(0);\n"
                    "          vec4 b0 = Bs[cur][kk][tx], b1 = Bs[cur][kk][16 + tx];\n"
                    "          [[unroll]] for (int c = 0; c < 4; c++) { a[c] = a0[c]; a[4 + c] = a1[c]; bv[c] = b0[c]; bv[4 + c] = b1[c]; }\n");
-  vk_text_printf(&body,
+  tck_str_printf(&body,
                  "          [[unroll]] for (int i = 0; i < 4 * MT; i++)\n"
                  "            [[unroll]] for (int j = 0; j < 8; j++) acc[i][j] = fma(a[i], bv[j], acc[i][j]);\n"
                  "        }\n"
                  "      }\n");
   /* registers -> the other shared buffer */
-  vk_text_printf(&body, "      if (kt + 1 < nk) {\n");
+  tck_str_printf(&body, "      if (kt + 1 < nk) {\n");
   if (!f64) {
-    vk_text_printf(&body,
+    tck_str_printf(&body,
                    "        if (a_vec) {\n"
                    "          [[unroll]] for (int i = 0; i < MT; i++) {\n"
                    "            int v = tid + i * 256, m = v / (BK / 4), kq = (v %% (BK / 4)) * 4;\n"
@@ -212,14 +211,14 @@ tc_status vk_gen_matmul(vk_gen *g) {
                    "          }\n"
                    "        } else\n");
   }
-  vk_text_printf(&body,
+  tck_str_printf(&body,
                  "        [[unroll]] for (int i = 0; i < LA; i++) {\n"
                  "          int e = tid + i * 256;\n"
                  "          int m = a_mfast ? e %% BM : e / BK, kk = a_mfast ? e / BM : e %% BK;\n"
                  "          As[nxt][kk][%s] = ra[i];\n"
                  "        }\n", f64 ? "m" : "m >> 2][m & 3");
   if (!f64) {
-    vk_text_printf(&body,
+    tck_str_printf(&body,
                    "        if (b_vec) {\n"
                    "          [[unroll]] for (int i = 0; i < 2; i++) {\n"
                    "            int v = tid + i * 256, kk = v / (BN / 4), nq = (v %% (BN / 4)) * 4;\n"
@@ -227,7 +226,7 @@ tc_status vk_gen_matmul(vk_gen *g) {
                    "          }\n"
                    "        } else\n");
   }
-  vk_text_printf(&body,
+  tck_str_printf(&body,
                  "        [[unroll]] for (int i = 0; i < LB; i++) {\n"
                  "          int e = tid + i * 256;\n"
                  "          int kk = b_kfast ? e %% BK : e / BN, n = b_kfast ? e / BK : e %% BN;\n"
@@ -237,14 +236,14 @@ tc_status vk_gen_matmul(vk_gen *g) {
                  "      barrier();\n"
                  "    }\n", f64 ? "n" : "n >> 2][n & 3");
   /* epilogue */
-  vk_text_printf(&body,
+  tck_str_printf(&body,
                  "    [[unroll]] for (int i = 0; i < 4 * MT; i++) {\n"
                  "      int m = m0 + (i < 4 ? ty * 4 + i : 64 + ty * 4 + i - 4);\n"
                  "      [[unroll]] for (int j = 0; j < 8; j++) {\n"
                  "        int n = n0 + (j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4);\n"
                  "        if (m >= M || n >= N) continue;\n");
   if (k->n_ops == 0) {
-    vk_text_printf(&body, "        %s[p.o%d + c_off + %sbz * c_sb + m * c_sm + n * c_sn] = acc[i][j];\n", C, (int)mm->c,
+    tck_str_printf(&body, "        %s[p.o%d + c_off + %sbz * c_sb + m * c_sm + n * c_sn] = acc[i][j];\n", C, (int)mm->c,
                    two ? "bz2 * c_sb2 + " : "");
   } else {
     const char *vars[TC_MAX_RANK + 1] = {0};
@@ -262,7 +261,7 @@ tc_status vk_gen_matmul(vk_gen *g) {
       vars[1] = "n";
     }
     for (int32_t i = 0; i < k->n_ops; i++) {
-      const tc_kop *op = op_at(k, i);
+      const tc_kop *op = tck_kernel_op(k, i);
       if (op->kind == TC_KOP_ACC) {
         char ov[64];
         snprintf(ov, sizeof ov, "%s(acc[i][j])", vk_glsl_type(op->dtype));
@@ -272,13 +271,13 @@ tc_status vk_gen_matmul(vk_gen *g) {
       }
     }
   }
-  vk_text_printf(&body, "      }\n    }\n  }\n}\n");
+  tck_str_printf(&body, "      }\n    }\n  }\n}\n");
   vk_gen_exprs_declare(g, &b, 2);
-  vk_text_printf(&b, "%s", body.s ? body.s : "");
-  free(body.s);
+  tck_str_printf(&b, "%s", body.data ? body.data : "");
+  free(body.data);
   vk_gen_prologue(g, g->t, &b);
   bool oom = b.oom;
-  free(b.s);
+  free(b.data);
   if (oom || g->t->oom) {
     snprintf(g->err, sizeof g->err, "out of memory generating GLSL");
     return TC_ERR_OUT_OF_MEMORY;

@@ -132,8 +132,8 @@ tc_status vk_device_open(tc_plugin_ctx *ctx, int32_t index) {
   if (r != VK_SUCCESS) return vk_err(ctx, TC_ERR_UNAVAILABLE, "vulkan init: vkCreateInstance failed (%s)", vk_result_name(r));
   if (!vk_loader_instance(fn, ctx->instance, why, sizeof why)) return vk_err(ctx, TC_ERR_UNAVAILABLE, "vulkan init: %s", why);
   if (ctx->validation) vk_validation_messenger_open(ctx);
-  VkPhysicalDevice devs[TC_PROBE_MAX_DEVICES];
-  uint32_t n = TC_PROBE_MAX_DEVICES;
+  VkPhysicalDevice devs[VK_MAX_DEVICES];
+  uint32_t n = VK_MAX_DEVICES;
   r = vk_devices_list(fn, ctx->instance, devs, &n);
   if (r != VK_SUCCESS) return vk_err(ctx, TC_ERR_UNAVAILABLE, "vulkan init: listing devices failed (%s)", vk_result_name(r));
   if (index < 0 || (uint32_t)index >= n)
@@ -197,14 +197,10 @@ tc_status vk_device_open(tc_plugin_ctx *ctx, int32_t index) {
   /* Freed buffers kept for reuse: a quarter of the device's memory at most. */
   ctx->free_limit = ctx->caps.memory_bytes ? ctx->caps.memory_bytes / 4 : (VkDeviceSize)1 << 30;
 
-  /* The cache key of everything compiled for this device: name, ids and driver version. */
-  char key[512];
-  snprintf(key, sizeof key, "%s|%08x|%08x|%08x|%08x|sg%u", ctx->caps.name, ctx->caps.vendor_id, ctx->caps.device_id,
-           ctx->caps.driver_version, ctx->caps.api_version, ctx->caps.subgroup_size);
-  uint64_t h[2];
-  vk_hash128(key, strlen(key), 0, h);
-  snprintf(ctx->device_key, sizeof ctx->device_key, "%016llx%016llx", (unsigned long long)h[0],
-           (unsigned long long)h[1]);
+  /* The cache key of everything compiled for this device: name, ids and driver version (the
+   * host's cache hashes it with the rest of each key). */
+  snprintf(ctx->device_key, sizeof ctx->device_key, "%s|%08x|%08x|%08x|%08x|sg%u", ctx->caps.name, ctx->caps.vendor_id,
+           ctx->caps.device_id, ctx->caps.driver_version, ctx->caps.api_version, ctx->caps.subgroup_size);
   return TC_OK;
 }
 

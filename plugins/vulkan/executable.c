@@ -1,4 +1,4 @@
-/* executable.c — compile_kernels: GLSL per kernel (codegen_*), SPIR-V from the disk cache or
+/* executable.c — compile: GLSL per kernel (codegen_*), SPIR-V from the disk cache or
  * shaderc, then modules, layouts and pipelines; and the executable's lifetime and source. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,27 +20,27 @@ static char *dup_str(const char *s) {
   return d;
 }
 
-static tc_status kernel_build(tc_plugin_ctx *ctx, const tc_kernel_list *list, int32_t ki, vk_kernel *out) {
-  const tc_kernel_desc *k = TC_AT(tc_kernel_desc, list->kernels, ki);
+static tc_status kernel_build(tc_plugin_ctx *ctx, const vk_compile_opts *o, const tc_kernel_list *list, int32_t ki,
+                              vk_kernel *out) {
+  const tc_kernel_desc *k = tck_list_kernel(list, ki);
   char name[160];
   snprintf(name, sizeof name, "%s", k->name && *k->name ? k->name : "kernel");
   out->name = dup_str(name);
   out->n_buffers = k->n_buffers;
   out->n_outer = k->n_outer;
   out->inner = k->inner;
-  memcpy(out->outer, k->outer, sizeof out->outer);
+  for (int32_t d = 0; d < k->n_outer && d < TC_MAX_RANK; d++) out->outer[d] = k->outer[d];
   out->numel = calloc((size_t)k->n_buffers + 1, sizeof(int32_t));
   out->elem_size = calloc((size_t)k->n_buffers + 1, sizeof(int32_t));
   out->access = calloc((size_t)k->n_buffers + 1, 1);
   if (!out->name || !out->numel || !out->elem_size || !out->access) return vk_err(ctx, TC_ERR_OUT_OF_MEMORY, "vulkan compile: out of memory");
   for (int32_t i = 0; i < k->n_buffers; i++) {
-    const tc_kbuffer *b = TC_AT(tc_kbuffer, k->buffers, i);
-    if (b->dtype < 0 || b->dtype >= TC_DTYPE_COUNT || tc_dtype_size((tc_dtype)b->dtype) == 0 || b->dtype == TC_F16 ||
-        b->dtype == TC_BF16)
+    const tc_kbuffer *b = tck_kernel_buffer(k, i);
+    if (tck_dtype_size(b->dtype) == 0 || b->dtype == TC_F16 || b->dtype == TC_BF16)
       return vk_err(ctx, TC_ERR_UNSUPPORTED, "vulkan compile '%s': buffer %d has unsupported dtype %d", name, (int)i,
                     (int)b->dtype);
     out->numel[i] = b->numel;
-    out->elem_size[i] = (int32_t)tc_dtype_size((tc_dtype)b->dtype);
+    out->elem_size[i] = (int32_t)tck_dtype_size(b->dtype);
     out->access[i] = b->role == TC_BUF_INPUT ? VK_ACCESS_R : b->role == TC_BUF_OUTPUT ? VK_ACCESS_W : VK_ACCESS_R | VK_ACCESS_W;
   }
   out->push_bytes = (uint32_t)(4 * (list->n_syms + k->n_buffers));
@@ -50,10 +50,10 @@ static tc_status kernel_build(tc_plugin_ctx *ctx, const tc_kernel_list *list, in
                   "vulkan compile '%s': %d symbols + %d buffers need %u bytes of push constants; the device has %u", name,
                   (int)list->n_syms, (int)k->n_buffers, out->push_bytes, ctx->caps.max_push_bytes);
 
-  vk_text text = {0};
+  tck_str text = {0};
   vk_gen g = {.ctx = ctx, .list = list, .k = k, .t = &text};
-  g.expr_used = calloc((size_t)list->n_exprs + 1, 1);
-  if (!g.expr_used) return vk_err(ctx, TC_ERR_OUT_OF_MEMORY, "vulkan compile: out of memory");
+  if (!tck_exprs_init(&g.x, list->exprs, list->expr_size, list->n_exprs, &tck_syntax_glsl))
+    return vk_err(ctx, TC_ERR_OUT_OF_MEMORY, "vulkan compile: out of memory");
   tc_status st = TC_OK;
   if (!vk_gen_check_kernel(&g)) {
     st = TC_ERR_UNSUPPORTED;
@@ -61,22 +61,22 @@ static tc_status kernel_build(tc_plugin_ctx *ctx, const tc_kernel_list *list, in
     st = vk_gen_loop(&g, &out->shape);
   } else if (k->kind == TC_KERNEL_MATMUL) {
     out->shape = VK_SHAPE_MATMUL;
-    out->mm_batch = k->matmul.batch;
-    out->mm_batch2 = TC_HAS_FIELD(&k->matmul, tc_matmul_desc, c_stride_batch2) && k->matmul.batch_levels == 2
-                         ? k->matmul.batch2 : -1;
-    out->mm_m = k->matmul.m;
-    out->mm_n = k->matmul.n;
+    out->mm_batch = k->matmul->batch;
+    out->mm_batch2 = k->matmul->batch_levels == 2 ? k->matmul->batch2 : -1;
+    out->mm_m = k->matmul->m;
+    out->mm_n = k->matmul->n;
     st = vk_gen_matmul(&g);
   } else {
     snprintf(g.err, sizeof g.err, "unknown kernel kind %d", (int)k->kind);
     st = TC_ERR_UNSUPPORTED;
   }
-  free(g.expr_used);
+  tck_exprs_free(&g.x);
   if (st != TC_OK) {
-    free(text.s);
+    tck_str_free(&text);
     return vk_err(ctx, st, "vulkan compile '%s': %s", name, g.err[0] ? g.err : "code generation failed");
   }
-  out->glsl = text.s;
+  out->glsl = tck_str_take(&text);
+  if (!out->glsl) return vk_err(ctx, TC_ERR_OUT_OF_MEMORY, "vulkan compile '%s': out of memory", name);
   out->rows_vec = g.rows_vec;
   out->n_vec_bufs = g.n_vec_bufs;
   out->n_vec_exprs = g.n_vec_exprs;
@@ -90,17 +90,15 @@ static tc_status kernel_build(tc_plugin_ctx *ctx, const tc_kernel_list *list, in
   uint32_t *spirv = NULL;
   size_t n_words = 0;
   double t0 = now_s();
-  if (vk_cache_spirv_load(ctx, out->glsl, &spirv, &n_words)) {
+  if (vk_cache_spirv_load(ctx, o, out->glsl, &spirv, &n_words)) {
     out->cache_hit = true;
   } else {
-    st = vk_shader_compile(ctx, name, out->glsl, &spirv, &n_words);
+    st = vk_shader_compile(ctx, o, name, out->glsl, &spirv, &n_words);
     if (st != TC_OK) return st;
-    vk_log(ctx, TC_LOG_INFO, "cache", "vulkan cache miss: '%s' compiled by shaderc in %.1f ms", name, (now_s() - t0) * 1e3);
-    pthread_mutex_lock(&ctx->lock);
-    vk_cache_spirv_store(ctx, out->glsl, spirv, n_words);
-    pthread_mutex_unlock(&ctx->lock);
+    tck_log(ctx->host, TC_LOG_INFO, "cache", "vulkan cache miss: '%s' compiled by shaderc in %.1f ms", name, (now_s() - t0) * 1e3);
+    vk_cache_spirv_store(ctx, o, out->glsl, spirv, n_words);
   }
-  vk_spirv_dump(ctx, name, spirv, n_words);
+  vk_spirv_dump(ctx, o, name, spirv, n_words);
   st = vk_kernel_pipeline_layout(ctx, out, spirv, n_words);
   free(spirv);
   if (st != TC_OK) return st;
@@ -113,12 +111,9 @@ static tc_status kernel_build(tc_plugin_ctx *ctx, const tc_kernel_list *list, in
   return st;
 }
 
-tc_status vk_compile_kernels(tc_plugin_ctx *ctx, const tc_kernel_list *list, tc_executable **out) {
+/* The list has passed tck_kernel_list_validate (plugin.c). */
+tc_status vk_compile_kernels(tc_plugin_ctx *ctx, const vk_compile_opts *o, const tc_kernel_list *list, tc_executable **out) {
   *out = NULL;
-  if (!list || list->struct_size < TC_STRUCT_SIZE(tc_kernel_list, kernels))
-    return vk_err(ctx, TC_ERR_VERSION, "vulkan compile_kernels: tc_kernel_list too small");
-  if (list->n_kernels < 0 || (list->n_kernels > 0 && !list->kernels) || list->n_exprs < 0 || list->n_syms < 0)
-    return vk_err(ctx, TC_ERR_INVALID_ARGUMENT, "vulkan compile_kernels: bad kernel list");
   tc_executable *exe = calloc(1, sizeof *exe);
   if (!exe) return vk_err(ctx, TC_ERR_OUT_OF_MEMORY, "vulkan compile_kernels: out of memory");
   exe->name = dup_str(list->name);
@@ -131,32 +126,31 @@ tc_status vk_compile_kernels(tc_plugin_ctx *ctx, const tc_kernel_list *list, tc_
     return vk_err(ctx, TC_ERR_OUT_OF_MEMORY, "vulkan compile_kernels: out of memory");
   }
   for (int32_t i = 0; i < list->n_exprs; i++) {
-    const tc_size_expr *e = TC_AT(tc_size_expr, list->exprs, i);
+    const tc_size_expr *e = tck_list_expr(list, i);
     exe->exprs[i] = (tc_size_expr){.struct_size = sizeof(tc_size_expr), .op = e->op, .a = e->a, .b = e->b, .value = e->value};
-    if (e->op >= TC_SX_ADD && (e->a < 0 || e->a >= i || e->b < 0 || e->b >= i)) {
-      vk_executable_free(ctx, exe);
-      return vk_err(ctx, TC_ERR_INVALID_ARGUMENT, "vulkan compile_kernels: size expression %d refers to %d/%d", (int)i,
-                    (int)e->a, (int)e->b);
-    }
   }
   double t0 = now_s();
   int32_t hits = 0;
-  vk_text src = {0};
+  tck_str src = {0};
   for (int32_t i = 0; i < list->n_kernels; i++) {
     exe->n_kernels = i + 1;
-    tc_status st = kernel_build(ctx, list, i, &exe->kernels[i]);
+    tc_status st = kernel_build(ctx, o, list, i, &exe->kernels[i]);
     if (st != TC_OK) {
-      free(src.s);
+      tck_str_free(&src);
       vk_executable_free(ctx, exe);
       return st;
     }
     hits += exe->kernels[i].cache_hit;
-    vk_text_printf(&src, "// ===== kernel %d: %s =====\n%s\n", (int)i, exe->kernels[i].name, exe->kernels[i].glsl);
+    tck_str_printf(&src, "// ===== kernel %d: %s =====\n%s\n", (int)i, exe->kernels[i].name, exe->kernels[i].glsl);
   }
-  exe->source = src.s ? src.s : dup_str("");
+  exe->source = tck_str_take(&src);
+  if (!exe->source) {
+    vk_executable_free(ctx, exe);
+    return vk_err(ctx, TC_ERR_OUT_OF_MEMORY, "vulkan compile: out of memory");
+  }
   exe->from_cache = hits == list->n_kernels;
   exe->compile_seconds = now_s() - t0;
-  vk_log(ctx, TC_LOG_INFO, "cache", "vulkan: graph '%s': %d kernels, %d from the SPIR-V cache, %.1f ms",
+  tck_log(ctx->host, TC_LOG_INFO, "cache", "vulkan: graph '%s': %d kernels, %d from the SPIR-V cache, %.1f ms",
          list->name ? list->name : "?", (int)list->n_kernels, (int)hits, exe->compile_seconds * 1e3);
   *out = exe;
   return TC_OK;
@@ -166,7 +160,6 @@ void vk_executable_free(tc_plugin_ctx *ctx, tc_executable *exe) {
   if (!exe) return;
   vk_flush_wait(ctx);
   vk_profile_report(ctx, exe);
-  /* recordings of this executable must not be pending: flush_wait waited for them */
   for (int32_t i = 0; i < exe->n_kernels; i++) vk_kernel_destroy(ctx, &exe->kernels[i]);
   for (int32_t i = 0; i < exe->n_pools; i++) ctx->fn.vkDestroyDescriptorPool(ctx->device, exe->pools[i], NULL);
   free(exe->pools);
@@ -175,19 +168,4 @@ void vk_executable_free(tc_plugin_ctx *ctx, tc_executable *exe) {
   free(exe->source);
   free(exe->name);
   free(exe);
-}
-
-const char *vk_executable_source(tc_plugin_ctx *ctx, tc_executable *exe) {
-  (void)ctx;
-  return exe ? exe->source : NULL;
-}
-
-tc_status vk_executable_info(tc_plugin_ctx *ctx, tc_executable *exe, tc_executable_info *info) {
-  if (!exe || !info || info->struct_size < TC_STRUCT_SIZE(tc_executable_info, struct_size))
-    return vk_err(ctx, TC_ERR_INVALID_ARGUMENT, "vulkan executable_info: NULL executable or info");
-  tc_executable_info mine = {.struct_size = sizeof mine, .from_cache = exe->from_cache, .compile_seconds = exe->compile_seconds};
-  size_t n = info->struct_size < sizeof mine ? info->struct_size : sizeof mine;
-  memcpy(info, &mine, n);
-  info->struct_size = n;
-  return TC_OK;
 }

@@ -131,7 +131,6 @@ void vk_executable_sets_drop(tc_plugin_ctx *ctx, tc_executable *exe) {
     for (int32_t s = 0; s < k->n_sets; s++) free(k->sets[s].key);
     k->n_sets = 0;
   }
-  exe->set_generation++;
 }
 
 tc_status vk_kernel_descriptor_set(tc_plugin_ctx *ctx, tc_executable *exe, vk_kernel *k, const tc_buffer_arg *args,
@@ -142,7 +141,7 @@ tc_status vk_kernel_descriptor_set(tc_plugin_ctx *ctx, tc_executable *exe, vk_ke
   uint64_t align = ctx->caps.min_storage_align ? ctx->caps.min_storage_align : 256;
   tc_status st = TC_OK;
   for (int32_t i = 0; i < nb; i++) {
-    const tc_buffer_arg *a = TC_AT(tc_buffer_arg, args, i);
+    const tc_buffer_arg *a = (&args[i]);
     if (!a->buffer) {
       st = vk_err(ctx, TC_ERR_INVALID_ARGUMENT, "vulkan launch '%s': buffer %d is NULL", k->name, (int)i);
       break;
@@ -195,7 +194,7 @@ tc_status vk_kernel_descriptor_set(tc_plugin_ctx *ctx, tc_executable *exe, vk_ke
       if (k->n_sets == k->cap_sets) k->cap_sets = k->cap_sets * 2 + 4;
       k->sets = sets;
       for (int32_t i = 0; i < nb; i++) {
-        const tc_buffer_arg *a = TC_AT(tc_buffer_arg, args, i);
+        const tc_buffer_arg *a = (&args[i]);
         uint64_t bound = key[2 * i + 1], range = a->buffer->size - bound;
         if (range > ctx->caps.max_storage_range) range = ctx->caps.max_storage_range & ~(uint64_t)15;
         bi[i] = (VkDescriptorBufferInfo){.buffer = a->buffer->buf, .offset = bound, .range = range};

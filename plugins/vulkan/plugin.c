@@ -1,10 +1,11 @@
-/* plugin.c — the entry point (tc_plugin_query), ABI negotiation, probe, context lifetime,
- * capabilities, and the error/log helpers every file uses.
+/* plugin.c — the entry point (tc_plugin_query), the option table, probe, context lifetime,
+ * capabilities, and the ABI's entries (args structs in, tc_error out) over the internal calls.
  *
- * Options: vulkan.device=INDEX|NAME (a substring of the device name), vulkan.validation=1|sync
- * (VK_LAYER_KHRONOS_validation when installed, its messages in the log; sync adds its
- * synchronization validation), vulkan.dump_spirv=DIR (writes every SPIR-V
- * module there, for spirv-val). */
+ * Options (declared in k_options; the host validates values before they reach the plugin):
+ * vulkan.device=INDEX|NAME (an index into the device list, or a case-insensitive substring of a
+ * device's name), vulkan.validation=0|1|sync (VK_LAYER_KHRONOS_validation when installed, its
+ * messages in the log; sync adds its synchronization validation), vulkan.matmul_tile=0|64|128,
+ * vulkan.dump_spirv=DIR (writes every SPIR-V module there, for spirv-val), vulkan.spirv_opt. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,66 +13,57 @@
 
 #include "vk_internal.h"
 
-#define VK_PLUGIN_VERSION "0.1.0"
-
-tc_status vk_host_err(const tc_host_api *host, tc_status st, const char *fmt, ...) {
-  char msg[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  if (host && host->set_error) host->set_error(host->host_ctx, msg);
-  return st;
-}
+#define VK_PLUGIN_VERSION "0.2.0"
 
 tc_status vk_err(tc_plugin_ctx *ctx, tc_status st, const char *fmt, ...) {
-  char msg[1024];
+  if (!ctx) return st;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  vsnprintf(ctx->err, sizeof ctx->err, fmt, ap);
   va_end(ap);
-  if (ctx && ctx->host && ctx->host->set_error) ctx->host->set_error(ctx->host->host_ctx, msg);
   return st;
 }
 
-bool vk_log_on(tc_plugin_ctx *ctx, const char *category) {
-  const tc_host_api *h = ctx ? ctx->host : NULL;
-  return h && h->log && h->log_enabled && h->log_enabled(h->host_ctx, category);
+tc_error *vk_error_take(tc_plugin_ctx *ctx, tc_status st) {
+  if (st == TC_OK) return NULL;
+  tc_error *e = tck_error(ctx->host, st, "%s", ctx->err[0] ? ctx->err : "vulkan: failed");
+  ctx->err[0] = '\0';
+  return e;
 }
 
-void vk_log(tc_plugin_ctx *ctx, tc_log_level level, const char *category, const char *fmt, ...) {
-  const tc_host_api *h = ctx ? ctx->host : NULL;
-  if (!h || !h->log) return;
-  if (level < TC_LOG_WARN && !vk_log_on(ctx, category)) return;
-  char msg[2048];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  h->log(h->host_ctx, level, category, msg);
-}
+/* ---- options ---- */
 
-const char *vk_option(const tc_host_api *host, const char *key) {
-  if (!host || !host->get_option || !TC_HAS_FIELD(host, tc_host_api, get_option)) return NULL;
-  return host->get_option(host->host_ctx, key);
-}
+#define OPT(n, t, sc, def, vals, what)                                                                             \
+  {.struct_size = sizeof(tc_option_decl), .name = n, .type = t, .scope = sc, .default_value = def, .values = vals, \
+   .meaning = what}
+static const tc_option_decl k_options[] = {
+    OPT("vulkan.device", TC_OPTION_STRING, TC_OPTION_CONTEXT, NULL, "INDEX|NAME",
+        "the device: an index into the device list or a case-insensitive substring of its name (unset: the first)"),
+    OPT("vulkan.validation", TC_OPTION_ENUM, TC_OPTION_CONTEXT, "0", "0|1|sync",
+        "run under VK_LAYER_KHRONOS_validation (sync: with synchronization validation), messages in the log"),
+    OPT("vulkan.matmul_tile", TC_OPTION_ENUM, TC_OPTION_CONTEXT, "0", "0|64|128",
+        "rows per GEMM tile, chosen at launch (0: 64 below 512 tiles of 128x128, else 128)"),
+    OPT("vulkan.dump_spirv", TC_OPTION_STRING, TC_OPTION_COMPILE, NULL, "DIR",
+        "write every SPIR-V module compiled to this directory (for spirv-val)"),
+    OPT("vulkan.spirv_opt", TC_OPTION_BOOL, TC_OPTION_COMPILE, "0", NULL,
+        "run spirv-opt (performance level) on every shader; off: the driver optimizes"),
+};
+#undef OPT
 
-/* The device an option names: an index, or a case-insensitive substring of the name. -1: none. */
-static int32_t device_from_option(const char *opt, char names[][256], int32_t n) {
-  if (!opt || !*opt) return -1;
+/* The device `opt` names among names[n]: an index or a case-insensitive substring; -1 none. */
+static int32_t device_from_option(const char *opt, char names[][256], int32_t n, bool *is_index) {
   char *end = NULL;
   long idx = strtol(opt, &end, 10);
-  if (end && *end == '\0') return idx >= 0 && idx < n ? (int32_t)idx : -2;
-  for (int32_t i = 0; i < n; i++) {
-    const char *h = names[i];
-    size_t lo = strlen(opt);
-    for (size_t s = 0; h[s]; s++) {
+  *is_index = end && end != opt && *end == '\0';
+  if (*is_index) return idx >= 0 && idx < n ? (int32_t)idx : -1;
+  size_t lo = strlen(opt);
+  for (int32_t i = 0; i < n; i++)
+    for (size_t s = 0; names[i][s]; s++) {
       size_t j = 0;
-      while (j < lo && h[s + j] && tolower((unsigned char)h[s + j]) == tolower((unsigned char)opt[j])) j++;
+      while (j < lo && names[i][s + j] && tolower((unsigned char)names[i][s + j]) == tolower((unsigned char)opt[j])) j++;
       if (j == lo) return i;
     }
-  }
-  return -2;
+  return -1;
 }
 
 static const char *type_name(VkPhysicalDeviceType t) {
@@ -84,136 +76,162 @@ static const char *type_name(VkPhysicalDeviceType t) {
   }
 }
 
-static tc_status vk_probe(const tc_host_api *host, tc_probe_info *info) {
-  if (!info || info->struct_size < TC_STRUCT_SIZE(tc_probe_info, devices))
-    return vk_host_err(host, TC_ERR_VERSION, "vulkan probe: tc_probe_info too small");
-  size_t keep = info->struct_size;
-  memset(info, 0, keep);
-  info->struct_size = keep;
+/* ---- probe: what it reports lives here until the next probe or unload ---- */
+
+static char g_probe_reason[512];
+static char g_probe_names[VK_MAX_DEVICES][160];
+static tc_device_desc g_probe_devices[VK_MAX_DEVICES];
+
+static tc_error *vk_probe(tc_probe_args *a) {
+  if (!a || a->struct_size < TC_STRUCT_SIZE(tc_probe_args, device_size))
+    return tck_error(a ? a->host : NULL, TC_ERR_VERSION, "vulkan probe: tc_probe_args too small");
+  a->available = false;
+  a->score = 0;
+  a->n_devices = 0;
+  a->devices = g_probe_devices;
+  a->device_size = sizeof(tc_device_desc);
+  a->reason = g_probe_reason;
   vk_fns fn;
   char why[256];
   if (!vk_loader_open(&fn, why, sizeof why)) {
-    snprintf(info->reason, sizeof info->reason, "%s", why);
-    return TC_OK;
+    snprintf(g_probe_reason, sizeof g_probe_reason, "%s", why);
+    return NULL;
   }
   VkInstance inst = VK_NULL_HANDLE;
-  VkResult r = vk_instance_create(&fn, false, NULL, &inst);
+  VkResult r = vk_instance_create(&fn, VK_VALIDATION_OFF, NULL, &inst);
   if (r != VK_SUCCESS) {
-    snprintf(info->reason, sizeof info->reason, "vkCreateInstance failed (%s): no Vulkan driver (ICD) installed?",
+    snprintf(g_probe_reason, sizeof g_probe_reason, "vkCreateInstance failed (%s): no Vulkan driver (ICD) installed?",
              vk_result_name(r));
     vk_loader_close(&fn);
-    return TC_OK;
+    return NULL;
   }
   if (!vk_loader_instance(&fn, inst, why, sizeof why)) {
-    snprintf(info->reason, sizeof info->reason, "%s", why);
+    snprintf(g_probe_reason, sizeof g_probe_reason, "%s", why);
   } else {
-    VkPhysicalDevice devs[TC_PROBE_MAX_DEVICES];
-    uint32_t n = TC_PROBE_MAX_DEVICES;
+    VkPhysicalDevice devs[VK_MAX_DEVICES];
+    uint32_t n = VK_MAX_DEVICES;
     r = vk_devices_list(&fn, inst, devs, &n);
     if (r != VK_SUCCESS) {
-      snprintf(info->reason, sizeof info->reason, "listing Vulkan devices failed (%s)", vk_result_name(r));
+      snprintf(g_probe_reason, sizeof g_probe_reason, "listing Vulkan devices failed (%s)", vk_result_name(r));
     } else if (n == 0) {
-      snprintf(info->reason, sizeof info->reason, "no Vulkan device with a compute queue (Vulkan >= 1.1)");
+      snprintf(g_probe_reason, sizeof g_probe_reason, "no Vulkan device with a compute queue (Vulkan >= 1.1)");
     } else {
-      char names[TC_PROBE_MAX_DEVICES][256];
       VkPhysicalDeviceType best = VK_PHYSICAL_DEVICE_TYPE_OTHER;
       for (uint32_t i = 0; i < n; i++) {
         vk_device_caps caps;
         vk_device_caps_query(&fn, devs[i], &caps);
-        tc_device_info *d = &info->devices[i];
-        d->struct_size = sizeof *d;
-        snprintf(d->name, sizeof d->name, "%.100s (%s)", caps.name, type_name(caps.type));
-        snprintf(names[i], sizeof names[i], "%s", caps.name);
-        d->type = vk_device_type_tc(caps.type);
-        d->memory_bytes = caps.memory_bytes;
+        snprintf(g_probe_names[i], sizeof g_probe_names[i], "%.120s (%s)", caps.name, type_name(caps.type));
+        g_probe_devices[i] = (tc_device_desc){.struct_size = sizeof(tc_device_desc),
+                                              .name = g_probe_names[i],
+                                              .type = vk_device_type_tc(caps.type),
+                                              .memory_bytes = caps.memory_bytes};
         if (i == 0) best = caps.type;
       }
-      info->n_devices = (int32_t)n;
-      info->available = true;
-      const char *opt = vk_option(host, "vulkan.device");
-      int32_t chosen = device_from_option(opt, names, (int32_t)n);
-      if (chosen == -2)
-        snprintf(info->reason, sizeof info->reason, "vulkan.device=%.60s matches no device; using %.120s", opt, names[0]);
-      else
-        snprintf(info->reason, sizeof info->reason, "%u device(s); using %.200s", n, names[chosen >= 0 ? chosen : 0]);
-      info->score = best == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU     ? 90
-                    : best == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ? 70
-                    : best == VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU    ? 50
-                                                                     : 10; /* lavapipe: a CPU backend is better */
+      a->n_devices = (int32_t)n;
+      a->available = true;
+      snprintf(g_probe_reason, sizeof g_probe_reason, "%u device(s); the first: %.200s", n, g_probe_names[0]);
+      a->score = best == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU     ? 90
+                 : best == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ? 70
+                 : best == VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU    ? 50
+                                                                  : 10; /* lavapipe: a CPU backend is better */
     }
   }
   fn.vkDestroyInstance(inst, NULL);
   vk_loader_close(&fn);
+  return NULL;
+}
+
+/* ---- context ---- */
+
+static void ctx_release(tc_plugin_ctx *ctx);
+
+/* The device vulkan.device names (its index into the device list), or an error naming the
+ * devices there are. */
+static tc_status device_by_option(tc_plugin_ctx *ctx, const char *opt, int32_t *device) {
+  vk_fns fn;
+  char why[256];
+  if (!vk_loader_open(&fn, why, sizeof why)) return vk_err(ctx, TC_ERR_UNAVAILABLE, "vulkan init: %s", why);
+  VkInstance inst = VK_NULL_HANDLE;
+  char names[VK_MAX_DEVICES][256];
+  uint32_t n = 0;
+  tc_status st = TC_OK;
+  if (vk_instance_create(&fn, VK_VALIDATION_OFF, NULL, &inst) != VK_SUCCESS || !vk_loader_instance(&fn, inst, why, sizeof why)) {
+    st = vk_err(ctx, TC_ERR_UNAVAILABLE, "vulkan init: cannot list devices for vulkan.device=%s", opt);
+  } else {
+    VkPhysicalDevice devs[VK_MAX_DEVICES];
+    n = VK_MAX_DEVICES;
+    if (vk_devices_list(&fn, inst, devs, &n) != VK_SUCCESS) n = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      VkPhysicalDeviceProperties p;
+      fn.vkGetPhysicalDeviceProperties(devs[i], &p);
+      snprintf(names[i], sizeof names[i], "%s", p.deviceName);
+    }
+    bool is_index;
+    int32_t c = device_from_option(opt, names, (int32_t)n, &is_index);
+    if (c >= 0) {
+      *device = c;
+    } else {
+      tck_str list = {0};
+      for (uint32_t i = 0; i < n; i++) tck_str_printf(&list, "%s%u: %s", i ? ", " : "", i, names[i]);
+      char *l = tck_str_take(&list);
+      st = vk_err(ctx, TC_ERR_INVALID_ARGUMENT, "vulkan.device=%s %s: %u devices (%s)", opt,
+                  is_index ? "is out of range" : "matches no device", n, l ? l : "");
+      free(l);
+    }
+  }
+  if (inst) fn.vkDestroyInstance(inst, NULL);
+  vk_loader_close(&fn);
+  return st;
+}
+
+static tc_status ctx_open(tc_plugin_ctx *ctx, const tc_init_args *a) {
+  int32_t n = a->n_options;
+  const tc_option *o = a->options;
+  size_t os = a->option_size;
+  const char *validation = tck_option_get(o, n, os, "vulkan.validation");
+  ctx->validation = vk_validation_mode(validation);
+  ctx->mm_tile = (int)tck_option_int(o, n, os, "vulkan.matmul_tile", 0);
+  if (ctx->mm_tile != 64 && ctx->mm_tile != 128) ctx->mm_tile = 0;
+  int32_t device = a->device >= 0 ? a->device : 0;
+  const char *opt = tck_option_get(o, n, os, "vulkan.device");
+  tc_status st = TC_OK;
+  if (opt && *opt && (st = device_by_option(ctx, opt, &device)) != TC_OK) return st;
+  char why[256];
+  if (!vk_loader_open(&ctx->fn, why, sizeof why)) return vk_err(ctx, TC_ERR_UNAVAILABLE, "vulkan init: %s", why);
+  if ((st = vk_device_open(ctx, device)) != TC_OK) return st;
+  vk_pipeline_cache_open(ctx);
+  vk_profile_open(ctx);
+  vk_submitter_start(ctx);
+  tck_log(ctx->host, TC_LOG_INFO, "init", "vulkan: context on device %d (%s)", (int)device, ctx->caps.name);
+  tck_log(ctx->host, TC_LOG_INFO, "vulkan", "vulkan: %s (%s), subgroup %u%s, f64 %s, i64 %s, 8-bit storage %s",
+          ctx->caps.name, type_name(ctx->caps.type), ctx->caps.subgroup_size,
+          ctx->caps.subgroup_shuffle ? " (shuffle)" : "", ctx->caps.f64 ? "yes" : "no", ctx->caps.i64 ? "yes" : "no",
+          ctx->caps.storage8 ? "yes" : "no");
   return TC_OK;
 }
 
-static void vk_release(tc_plugin_ctx *ctx);
-
-static tc_status vk_init(const tc_host_api *host, int32_t device, tc_plugin_ctx **out) {
-  *out = NULL;
+static tc_error *vk_init(tc_init_args *a) {
+  if (!a || a->struct_size < TC_STRUCT_SIZE(tc_init_args, ctx))
+    return tck_error(a ? a->host : NULL, TC_ERR_VERSION, "vulkan init: tc_init_args too small");
+  a->ctx = NULL;
   tc_plugin_ctx *ctx = calloc(1, sizeof *ctx);
-  if (!ctx) return vk_host_err(host, TC_ERR_OUT_OF_MEMORY, "vulkan init: out of memory");
-  ctx->host = host;
-  ctx->validation = vk_validation_mode(vk_option(host, "vulkan.validation"));
-  ctx->dump_spirv_dir = vk_option(host, "vulkan.dump_spirv");
-  const char *so = vk_option(host, "vulkan.spirv_opt");
-  ctx->spirv_opt = so && (strcmp(so, "1") == 0 || strcmp(so, "on") == 0);
-  const char *mt = vk_option(host, "vulkan.matmul_tile");
-  ctx->mm_tile = mt && (strcmp(mt, "64") == 0 || strcmp(mt, "128") == 0) ? atoi(mt) : 0;
+  if (!ctx) return tck_error(a->host, TC_ERR_OUT_OF_MEMORY, "vulkan init: out of memory");
+  ctx->host = a->host;
   ctx->next_serial = 1;
   pthread_mutex_init(&ctx->lock, NULL);
   pthread_mutex_init(&ctx->queue_lock, NULL);
   pthread_cond_init(&ctx->queue_cond, NULL);
-  char why[256];
-  if (!vk_loader_open(&ctx->fn, why, sizeof why)) {
-    pthread_mutex_destroy(&ctx->lock);
-    pthread_mutex_destroy(&ctx->queue_lock);
-    pthread_cond_destroy(&ctx->queue_cond);
-    free(ctx);
-    return vk_host_err(host, TC_ERR_UNAVAILABLE, "vulkan init: %s", why);
-  }
-  /* vulkan.device overrides the index when it names a device. */
-  const char *opt = vk_option(host, "vulkan.device");
-  if (opt && *opt) {
-    vk_fns fn;
-    if (vk_loader_open(&fn, why, sizeof why)) {
-      VkInstance inst;
-      if (vk_instance_create(&fn, false, NULL, &inst) == VK_SUCCESS) {
-        if (vk_loader_instance(&fn, inst, why, sizeof why)) {
-          VkPhysicalDevice devs[TC_PROBE_MAX_DEVICES];
-          uint32_t n = TC_PROBE_MAX_DEVICES;
-          if (vk_devices_list(&fn, inst, devs, &n) == VK_SUCCESS) {
-            char names[TC_PROBE_MAX_DEVICES][256];
-            for (uint32_t i = 0; i < n; i++) {
-              VkPhysicalDeviceProperties p;
-              fn.vkGetPhysicalDeviceProperties(devs[i], &p);
-              snprintf(names[i], sizeof names[i], "%s", p.deviceName);
-            }
-            int32_t c = device_from_option(opt, names, (int32_t)n);
-            if (c >= 0) device = c;
-          }
-        }
-        fn.vkDestroyInstance(inst, NULL);
-      }
-      vk_loader_close(&fn);
-    }
-  }
-  tc_status st = vk_device_open(ctx, device);
+  tc_status st = ctx_open(ctx, a);
   if (st != TC_OK) {
-    vk_release(ctx);
-    return st;
+    tc_error *e = vk_error_take(ctx, st);
+    ctx_release(ctx);
+    return e;
   }
-  vk_pipeline_cache_open(ctx);
-  vk_profile_open(ctx);
-  vk_submitter_start(ctx);
-  vk_log(ctx, TC_LOG_INFO, "vulkan", "vulkan: %s (%s), subgroup %u%s, f64 %s, i64 %s, 8-bit storage %s", ctx->caps.name,
-         type_name(ctx->caps.type), ctx->caps.subgroup_size, ctx->caps.subgroup_shuffle ? " (shuffle)" : "",
-         ctx->caps.f64 ? "yes" : "no", ctx->caps.i64 ? "yes" : "no", ctx->caps.storage8 ? "yes" : "no");
-  *out = ctx;
-  return TC_OK;
+  a->ctx = ctx;
+  return NULL;
 }
 
-static void vk_release(tc_plugin_ctx *ctx) {
+static void ctx_release(tc_plugin_ctx *ctx) {
   if (!ctx) return;
   vk_submitter_stop(ctx);
   if (ctx->device) {
@@ -226,105 +244,165 @@ static void vk_release(tc_plugin_ctx *ctx) {
   }
   vk_shader_compiler_release(ctx);
   vk_device_close(ctx);
-  vk_loader_close(&ctx->fn);
+  if (ctx->fn.lib) vk_loader_close(&ctx->fn);
   pthread_mutex_destroy(&ctx->lock);
   pthread_mutex_destroy(&ctx->queue_lock);
   pthread_cond_destroy(&ctx->queue_cond);
   free(ctx);
 }
 
-/* Entry points that touch the queue, its slots or its fences run under queue_lock: the
- * submitter thread (batch.c) submits deferred batches from its own thread. */
-#define LOCKED(name, params, args)                  \
-  static tc_status name##_locked params {          \
-    pthread_mutex_lock(&ctx->queue_lock);          \
-    tc_status st = name args;                      \
-    pthread_mutex_unlock(&ctx->queue_lock);        \
-    return st;                                     \
-  }
-#define LOCKED_VOID(name, params, args)             \
-  static void name##_locked params {               \
-    pthread_mutex_lock(&ctx->queue_lock);          \
-    name args;                                     \
-    pthread_mutex_unlock(&ctx->queue_lock);        \
-  }
-LOCKED(vk_buffer_alloc, (tc_plugin_ctx * ctx, size_t bytes, tc_buffer **buf), (ctx, bytes, buf))
-LOCKED_VOID(vk_buffer_free, (tc_plugin_ctx * ctx, tc_buffer *buf), (ctx, buf))
-LOCKED(vk_buffer_write, (tc_plugin_ctx * ctx, tc_buffer *dst, size_t offset, const void *src, size_t bytes),
-       (ctx, dst, offset, src, bytes))
-LOCKED(vk_buffer_read, (tc_plugin_ctx * ctx, tc_buffer *src, size_t offset, void *dst, size_t bytes),
-       (ctx, src, offset, dst, bytes))
-LOCKED(vk_launch, (tc_plugin_ctx * ctx, tc_executable *exe, int32_t kernel, const tc_buffer_arg *args, const int64_t *syms),
-       (ctx, exe, kernel, args, syms))
-LOCKED(vk_synchronize, (tc_plugin_ctx * ctx), (ctx))
-LOCKED(vk_flush_call, (tc_plugin_ctx * ctx), (ctx))
-LOCKED_VOID(vk_executable_free, (tc_plugin_ctx * ctx, tc_executable *exe), (ctx, exe))
-LOCKED(vk_record, (tc_plugin_ctx * ctx, tc_executable *exe, int32_t n, const tc_launch *launches, tc_recording **rec),
-       (ctx, exe, n, launches, rec))
-LOCKED(vk_replay, (tc_plugin_ctx * ctx, tc_recording *rec, const int64_t *syms), (ctx, rec, syms))
-LOCKED_VOID(vk_recording_free, (tc_plugin_ctx * ctx, tc_recording *rec), (ctx, rec))
-
-static tc_status vk_capabilities(tc_plugin_ctx *ctx, tc_capabilities *caps) {
-  if (!caps || caps->struct_size < TC_STRUCT_SIZE(tc_capabilities, kernel_kinds))
-    return vk_err(ctx, TC_ERR_VERSION, "vulkan capabilities: tc_capabilities too small");
-  caps->dtypes = (1u << TC_F32) | (1u << TC_I32);
-  if (ctx->caps.i64) caps->dtypes |= 1u << TC_I64;
-  if (ctx->caps.f64 && ctx->caps.i64) caps->dtypes |= 1u << TC_F64;
-  if (ctx->caps.storage8) caps->dtypes |= 1u << TC_BOOL;
-  caps->prims[0] = caps->prims[1] = 0;
-  static const int32_t prims[] = {
-      TC_PRIM_NEG, TC_PRIM_ABS, TC_PRIM_EXP, TC_PRIM_LOG, TC_PRIM_SQRT, TC_PRIM_RSQRT, TC_PRIM_SIN, TC_PRIM_COS,
-      TC_PRIM_TANH, TC_PRIM_ERF, TC_PRIM_FLOOR, TC_PRIM_CEIL, TC_PRIM_ROUND, TC_PRIM_SIGN, TC_PRIM_RECIPROCAL,
-      TC_PRIM_LOGICAL_NOT, TC_PRIM_ISNAN, TC_PRIM_ADD, TC_PRIM_SUB, TC_PRIM_MUL, TC_PRIM_DIV, TC_PRIM_POW,
-      TC_PRIM_MAX, TC_PRIM_MIN, TC_PRIM_REMAINDER, TC_PRIM_EQ, TC_PRIM_NE, TC_PRIM_LT, TC_PRIM_LE, TC_PRIM_GT,
-      TC_PRIM_GE, TC_PRIM_AND, TC_PRIM_OR, TC_PRIM_WHERE, TC_PRIM_CONVERT, TC_PRIM_REDUCE_SUM, TC_PRIM_REDUCE_MAX,
-      TC_PRIM_REDUCE_MIN, TC_PRIM_REDUCE_PROD, TC_PRIM_ARGMAX, TC_PRIM_ARGMIN, TC_PRIM_RESHAPE,
-      TC_PRIM_BROADCAST_IN_DIM, TC_PRIM_PERMUTE, TC_PRIM_SLICE, TC_PRIM_PAD, TC_PRIM_CONCATENATE, TC_PRIM_REVERSE,
-      TC_PRIM_GATHER, TC_PRIM_SCATTER_ADD, TC_PRIM_IOTA, TC_PRIM_CONSTANT, TC_PRIM_RANDOM, TC_PRIM_MATMUL};
-  for (size_t i = 0; i < sizeof prims / sizeof prims[0]; i++) caps->prims[prims[i] / 64] |= 1ull << (prims[i] % 64);
-  caps->kernel_kinds = (1u << TC_KERNEL_LOOP) | (1u << TC_KERNEL_MATMUL);
-  caps->struct_size = TC_STRUCT_SIZE(tc_capabilities, kernel_kinds);
-  return TC_OK;
+static void vk_release(const tc_release_args *a) {
+  if (a) ctx_release(a->ctx);
 }
 
-TC_PLUGIN_EXPORT tc_status tc_plugin_query(const tc_host_api *host, tc_plugin_api *out) {
-  if (!host || !out) return TC_ERR_INVALID_ARGUMENT;
-  if (host->abi_major != TC_ABI_MAJOR)
-    return vk_host_err(host, TC_ERR_VERSION, "vulkan: built for tc ABI %d.x, host speaks %u.%u", TC_ABI_MAJOR,
-                       host->abi_major, host->abi_minor);
-  if (out->struct_size < TC_STRUCT_SIZE(tc_plugin_api, executable_free))
-    return vk_host_err(host, TC_ERR_VERSION, "vulkan: the host's tc_plugin_api (%zu bytes) lacks required entries",
-                       out->struct_size);
-  tc_plugin_api api = {
-      .struct_size = sizeof(tc_plugin_api),
-      .abi_major = TC_ABI_MAJOR,
-      .abi_minor = TC_ABI_MINOR,
-      .name = "vulkan",
-      .version = VK_PLUGIN_VERSION,
-      .description = "fused kernels as GLSL compute shaders, compiled to SPIR-V by shaderc, on any Vulkan device",
-      .handoff = TC_HANDOFF_KERNELS,
-      .memory = TC_MEMORY_DEVICE,
-      .probe = vk_probe,
-      .init = vk_init,
-      .release = vk_release,
-      .buffer_alloc = vk_buffer_alloc_locked,
-      .buffer_free = vk_buffer_free_locked,
-      .buffer_write = vk_buffer_write_locked,
-      .buffer_read = vk_buffer_read_locked,
-      .compile_kernels = vk_compile_kernels,
-      .launch = vk_launch_locked,
-      .synchronize = vk_synchronize_locked,
-      .executable_free = vk_executable_free_locked,
-      .executable_source = vk_executable_source,
-      .capabilities = vk_capabilities,
-      .record = vk_record_locked,
-      .replay = vk_replay_locked,
-      .recording_free = vk_recording_free_locked,
-      .flush = vk_flush_call_locked,
-      .executable_info = vk_executable_info,
+/* ---- the entries. Those that touch the queue, its slots or its fences run under
+ * queue_lock: the submitter thread (batch.c) submits deferred batches from its own thread. ---- */
+
+#define QUEUE_LOCKED(ctx, expr)                 \
+  do {                                          \
+    pthread_mutex_lock(&(ctx)->queue_lock);     \
+    tc_status st_ = (expr);                     \
+    pthread_mutex_unlock(&(ctx)->queue_lock);   \
+    return vk_error_take((ctx), st_);           \
+  } while (0)
+
+static tc_error *vk_buffer_alloc_entry(tc_buffer_alloc_args *a) {
+  QUEUE_LOCKED(a->ctx, vk_buffer_alloc(a->ctx, a->bytes, &a->buffer));
+}
+
+static void vk_buffer_free_entry(const tc_buffer_free_args *a) {
+  pthread_mutex_lock(&a->ctx->queue_lock);
+  vk_buffer_free(a->ctx, a->buffer);
+  pthread_mutex_unlock(&a->ctx->queue_lock);
+}
+
+static tc_error *vk_buffer_write_entry(const tc_buffer_copy_args *a) {
+  QUEUE_LOCKED(a->ctx, vk_buffer_write(a->ctx, a->buffer, a->offset, a->host, a->bytes));
+}
+
+static tc_error *vk_buffer_read_entry(const tc_buffer_copy_args *a) {
+  QUEUE_LOCKED(a->ctx, vk_buffer_read(a->ctx, a->buffer, a->offset, a->host, a->bytes));
+}
+
+static tc_error *vk_synchronize_entry(const tc_queue_args *a) { QUEUE_LOCKED(a->ctx, vk_synchronize(a->ctx)); }
+
+static tc_error *vk_flush_entry(const tc_queue_args *a) { QUEUE_LOCKED(a->ctx, vk_flush_call(a->ctx)); }
+
+static tc_error *vk_launch_entry(const tc_launch_args *a) {
+  tc_plugin_ctx *ctx = a->ctx;
+  if (a->struct_size < TC_STRUCT_SIZE(tc_launch_args, call_id))
+    return tck_error(ctx->host, TC_ERR_VERSION, "vulkan launch: tc_launch_args too small");
+  /* one tc_buffer_arg per buffer, as this build lays them out */
+  tc_buffer_arg local[16], *args = local;
+  if (a->n_args < 0 || (a->n_args > 0 && !a->args))
+    return tck_error(ctx->host, TC_ERR_INVALID_ARGUMENT, "vulkan launch: %d args at %p", (int)a->n_args, (const void *)a->args);
+  if (a->n_args > 16 && !(args = calloc((size_t)a->n_args, sizeof *args)))
+    return tck_error(ctx->host, TC_ERR_OUT_OF_MEMORY, "vulkan launch: out of memory");
+  for (int32_t i = 0; i < a->n_args; i++) {
+    const tc_buffer_arg *s = TC_ELEM(tc_buffer_arg, a->args, a->arg_size, i);
+    args[i] = (tc_buffer_arg){.struct_size = sizeof(tc_buffer_arg), .buffer = s->buffer, .byte_offset = s->byte_offset};
+  }
+  tc_status st = TC_OK;
+  if (a->exe && a->kernel >= 0 && a->kernel < a->exe->n_kernels && a->n_args < a->exe->kernels[a->kernel].n_buffers)
+    st = vk_err(ctx, TC_ERR_INVALID_ARGUMENT, "vulkan launch '%s': %d args for %d buffers", a->exe->kernels[a->kernel].name,
+                (int)a->n_args, (int)a->exe->kernels[a->kernel].n_buffers);
+  pthread_mutex_lock(&ctx->queue_lock);
+  if (st == TC_OK) st = vk_launch(ctx, a->exe, a->kernel, a->n_args ? args : NULL, a->syms, a->call_id);
+  pthread_mutex_unlock(&ctx->queue_lock);
+  if (args != local) free(args);
+  return vk_error_take(ctx, st);
+}
+
+static void vk_executable_free_entry(const tc_executable_free_args *a) {
+  pthread_mutex_lock(&a->ctx->queue_lock);
+  vk_executable_free(a->ctx, a->exe);
+  pthread_mutex_unlock(&a->ctx->queue_lock);
+}
+
+static tc_error *vk_compile(tc_compile_args *a) {
+  tc_plugin_ctx *ctx = a->ctx;
+  a->exe = NULL;
+  if (!a->kernels) return tck_error(ctx->host, TC_ERR_INVALID_ARGUMENT, "vulkan compile: no kernel list (kernels hand-off)");
+  char why[512];
+  if (tck_kernel_list_validate(a->kernels, why, sizeof why) != TC_OK)
+    return tck_error(ctx->host, TC_ERR_INVALID_ARGUMENT, "vulkan compile: %s", why);
+  vk_compile_opts o = {
+      .spirv_opt = tck_option_bool(a->options, a->n_options, a->option_size, "vulkan.spirv_opt", false),
+      .dump_dir = tck_option_get(a->options, a->n_options, a->option_size, "vulkan.dump_spirv"),
   };
-  size_t n = out->struct_size < sizeof api ? out->struct_size : sizeof api;
-  memcpy(out, &api, n);
-  out->struct_size = n;
-  return TC_OK;
+  return vk_error_take(ctx, vk_compile_kernels(ctx, &o, a->kernels, &a->exe));
 }
+
+static tc_error *vk_executable_info(tc_executable_info_args *a) {
+  tc_executable *exe = a->exe;
+  if (!exe) return tck_error(a->ctx->host, TC_ERR_INVALID_ARGUMENT, "vulkan executable_info: NULL executable");
+  a->source = exe->source;
+  a->source_len = exe->source ? strlen(exe->source) : 0;
+  a->from_cache = exe->from_cache;
+  a->compile_seconds = exe->compile_seconds;
+  return NULL;
+}
+
+/* ---- capabilities: static, so device-dependent dtypes (f64, i64, bool need shaderFloat64,
+ * shaderInt64, 8-bit storage) are declared and a device without them declines at compile with
+ * a message naming the missing feature. ---- */
+
+#define PRIM_BIT(p) (1ull << ((p) % 64))
+static const uint64_t k_prims[2] = {
+    PRIM_BIT(TC_PRIM_NEG) | PRIM_BIT(TC_PRIM_ABS) | PRIM_BIT(TC_PRIM_EXP) | PRIM_BIT(TC_PRIM_LOG) |
+        PRIM_BIT(TC_PRIM_SQRT) | PRIM_BIT(TC_PRIM_RSQRT) | PRIM_BIT(TC_PRIM_SIN) | PRIM_BIT(TC_PRIM_COS) |
+        PRIM_BIT(TC_PRIM_TANH) | PRIM_BIT(TC_PRIM_ERF) | PRIM_BIT(TC_PRIM_FLOOR) | PRIM_BIT(TC_PRIM_CEIL) |
+        PRIM_BIT(TC_PRIM_ROUND) | PRIM_BIT(TC_PRIM_SIGN) | PRIM_BIT(TC_PRIM_RECIPROCAL) |
+        PRIM_BIT(TC_PRIM_LOGICAL_NOT) | PRIM_BIT(TC_PRIM_ISNAN) | PRIM_BIT(TC_PRIM_ADD) | PRIM_BIT(TC_PRIM_SUB) |
+        PRIM_BIT(TC_PRIM_MUL) | PRIM_BIT(TC_PRIM_DIV) | PRIM_BIT(TC_PRIM_POW) | PRIM_BIT(TC_PRIM_MAX) |
+        PRIM_BIT(TC_PRIM_MIN) | PRIM_BIT(TC_PRIM_REMAINDER) | PRIM_BIT(TC_PRIM_EQ) | PRIM_BIT(TC_PRIM_NE) |
+        PRIM_BIT(TC_PRIM_LT) | PRIM_BIT(TC_PRIM_LE) | PRIM_BIT(TC_PRIM_GT) | PRIM_BIT(TC_PRIM_GE) |
+        PRIM_BIT(TC_PRIM_AND) | PRIM_BIT(TC_PRIM_OR) | PRIM_BIT(TC_PRIM_WHERE) | PRIM_BIT(TC_PRIM_CONVERT),
+    PRIM_BIT(TC_PRIM_REDUCE_SUM) | PRIM_BIT(TC_PRIM_REDUCE_MAX) | PRIM_BIT(TC_PRIM_REDUCE_MIN) |
+        PRIM_BIT(TC_PRIM_REDUCE_PROD) | PRIM_BIT(TC_PRIM_ARGMAX) | PRIM_BIT(TC_PRIM_ARGMIN) | PRIM_BIT(TC_PRIM_RESHAPE) |
+        PRIM_BIT(TC_PRIM_BROADCAST_IN_DIM) | PRIM_BIT(TC_PRIM_PERMUTE) | PRIM_BIT(TC_PRIM_SLICE) |
+        PRIM_BIT(TC_PRIM_PAD) | PRIM_BIT(TC_PRIM_CONCATENATE) | PRIM_BIT(TC_PRIM_REVERSE) |
+        PRIM_BIT(TC_PRIM_GATHER) | PRIM_BIT(TC_PRIM_SCATTER_ADD) | PRIM_BIT(TC_PRIM_IOTA) |
+        PRIM_BIT(TC_PRIM_CONSTANT) | PRIM_BIT(TC_PRIM_RANDOM) | PRIM_BIT(TC_PRIM_MATMUL),
+};
+#undef PRIM_BIT
+
+static const tc_capabilities_ext k_capabilities = {
+    .base = {.struct_size = sizeof(tc_capabilities_ext), .type = TC_EXT_CAPABILITIES, .next = NULL},
+    .dtypes = (1u << TC_F32) | (1u << TC_I32) | (1u << TC_I64) | (1u << TC_F64) | (1u << TC_BOOL),
+    .n_prim_words = 2,
+    .prims = k_prims,
+    .kernel_kinds = (1u << TC_KERNEL_LOOP) | (1u << TC_KERNEL_MATMUL),
+};
+
+static const tc_plugin_api k_api = {
+    .struct_size = sizeof(tc_plugin_api),
+    .abi_major = TC_ABI_MAJOR,
+    .abi_minor = TC_ABI_MINOR,
+    .name = "vulkan",
+    .version = VK_PLUGIN_VERSION,
+    .description = "fused kernels as GLSL compute shaders, compiled to SPIR-V by shaderc, on any Vulkan device",
+    .handoff = TC_HANDOFF_KERNELS,
+    .memory = TC_MEMORY_DEVICE,
+    .flags = 0,
+    .option_prefix = "vulkan",
+    .n_options = (int32_t)(sizeof k_options / sizeof k_options[0]),
+    .options = k_options,
+    .option_size = sizeof(tc_option_decl),
+    .extensions = &k_capabilities.base,
+    .probe = vk_probe,
+    .init = vk_init,
+    .release = vk_release,
+    .compile = vk_compile,
+    .executable_free = vk_executable_free_entry,
+    .synchronize = vk_synchronize_entry,
+    .launch = vk_launch_entry,
+    .buffer_alloc = vk_buffer_alloc_entry,
+    .buffer_free = vk_buffer_free_entry,
+    .buffer_write = vk_buffer_write_entry,
+    .buffer_read = vk_buffer_read_entry,
+    .flush = vk_flush_entry,
+    .executable_info = vk_executable_info,
+};
+
+TC_PLUGIN_EXPORT tc_error *tc_plugin_query(tc_query_args *args) { return tck_query_answer(args, &k_api); }

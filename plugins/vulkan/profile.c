@@ -11,9 +11,9 @@
 #include "vk_internal.h"
 
 void vk_profile_open(tc_plugin_ctx *ctx) {
-  if (!vk_log_on(ctx, "profile")) return;
+  if (!tck_log_on(ctx->host, "profile")) return;
   if (ctx->caps.timestamp_period <= 0) {
-    vk_log(ctx, TC_LOG_WARN, "profile", "vulkan: TC_LOGS=profile: the compute queue has no timestamps");
+    tck_log(ctx->host, TC_LOG_WARN, "profile", "vulkan: TC_LOGS=profile: the compute queue has no timestamps");
     return;
   }
   VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
@@ -22,7 +22,7 @@ void vk_profile_open(tc_plugin_ctx *ctx) {
   for (int32_t i = 0; i < VK_BATCH_SLOTS; i++)
     if (ctx->fn.vkCreateQueryPool(ctx->device, &qi, NULL, &ctx->prof_pools[i]) != VK_SUCCESS) {
       vk_profile_close(ctx);
-      vk_log(ctx, TC_LOG_WARN, "profile", "vulkan: TC_LOGS=profile: vkCreateQueryPool failed");
+      tck_log(ctx->host, TC_LOG_WARN, "profile", "vulkan: TC_LOGS=profile: vkCreateQueryPool failed");
       return;
     }
   ctx->profiling = true;
@@ -78,7 +78,7 @@ void vk_profile_report(tc_plugin_ctx *ctx, const tc_executable *exe) {
   for (int32_t i = 0; i < exe->n_kernels; i++) {
     const vk_kernel *k = &exe->kernels[i];
     if (k->prof_launches == 0) continue;
-    vk_log(ctx, TC_LOG_INFO, "profile", "%s / %s: %llu launches, mean %.1f us, min %.1f us, max %.1f us on the device",
+    tck_log(ctx->host, TC_LOG_INFO, "profile", "%s / %s: %llu launches, mean %.1f us, min %.1f us, max %.1f us on the device",
            exe->name ? exe->name : "?", k->name, (unsigned long long)k->prof_launches, k->prof_ns / (double)k->prof_launches * 1e-3,
            k->prof_min_ns * 1e-3, k->prof_max_ns * 1e-3);
   }

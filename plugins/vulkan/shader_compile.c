@@ -9,7 +9,8 @@
 
 #include "vk_internal.h"
 
-tc_status vk_shader_compile(tc_plugin_ctx *ctx, const char *name, const char *glsl, uint32_t **spirv, size_t *n_words) {
+tc_status vk_shader_compile(tc_plugin_ctx *ctx, const vk_compile_opts *o, const char *name, const char *glsl,
+                            uint32_t **spirv, size_t *n_words) {
   *spirv = NULL;
   *n_words = 0;
   /* One compiler per context, made on the first miss; calls are serialized because
@@ -28,7 +29,7 @@ tc_status vk_shader_compile(tc_plugin_ctx *ctx, const char *name, const char *gl
   /* spirv-opt off by default: the driver optimizes the SPIR-V itself, and spirv-opt's own pass
    * over an unrolled GEMM took seconds (mlp's first call: 1.3-5.9 s with it, 0.12 s without on
    * the H200, at the same TF/s). vulkan.spirv_opt=1 turns it on for drivers that need it. */
-  shaderc_compile_options_set_optimization_level(opts, ctx->spirv_opt ? shaderc_optimization_level_performance
+  shaderc_compile_options_set_optimization_level(opts, o->spirv_opt ? shaderc_optimization_level_performance
                                                                       : shaderc_optimization_level_zero);
   shaderc_compilation_result_t res = shaderc_compile_into_spv(ctx->shaderc_compiler, glsl, strlen(glsl),
                                                               shaderc_glsl_compute_shader, name, "main", opts);

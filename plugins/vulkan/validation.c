@@ -34,9 +34,8 @@ bool vk_validation_instance_setup(vk_fns *fn, int mode, const tc_host_api *host,
   memset(s, 0, sizeof *s);
   if (mode == VK_VALIDATION_OFF) return false;
   if (!layer_present(fn)) {
-    if (host && host->log)
-      host->log(host->host_ctx, TC_LOG_WARN, "vulkan",
-                "vulkan.validation is set but VK_LAYER_KHRONOS_validation is not installed; running without it");
+    tck_log(host, TC_LOG_WARN, "vulkan",
+            "vulkan.validation is set but VK_LAYER_KHRONOS_validation is not installed; running without it");
     return false;
   }
   s->layer = k_layer;
@@ -55,7 +54,7 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlag
   tc_plugin_ctx *ctx = user;
   bool error = severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
   ctx->validation_messages++;
-  vk_log(ctx, error ? TC_LOG_ERROR : TC_LOG_WARN, "vulkan", "validation: %s: %s", data->pMessageIdName ? data->pMessageIdName : "-",
+  tck_log(ctx->host, error ? TC_LOG_ERROR : TC_LOG_WARN, "vulkan", "validation: %s: %s", data->pMessageIdName ? data->pMessageIdName : "-",
          data->pMessage ? data->pMessage : "");
   return VK_FALSE; /* never abort the call that triggered it */
 }

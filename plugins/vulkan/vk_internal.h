@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tc_kit.h"
 #include "tc_plugin.h"
 
 /* ---- Vulkan entry points, loaded through vkGetInstanceProcAddr / vkGetDeviceProcAddr ---- */
@@ -102,6 +103,8 @@ bool vk_loader_instance(vk_fns *fn, VkInstance inst, char *why, size_t why_size)
 bool vk_loader_device(vk_fns *fn, VkDevice dev, char *why, size_t why_size);
 void vk_loader_close(vk_fns *fn);
 const char *vk_result_name(VkResult r);
+
+#define VK_MAX_DEVICES 16 /* physical devices considered */
 
 /* ---- device capabilities the code generators and the runtime consult ---- */
 typedef struct vk_device_caps {
@@ -199,22 +202,8 @@ struct tc_executable {
   VkDescriptorPool *pools;
   int32_t n_pools;
   int32_t pool_left;
-  /* bumped when the descriptor sets are dropped (VK_POOLS_MAX): recordings made before re-record */
-  uint32_t set_generation;
 };
 
-struct tc_recording {
-  tc_executable *exe;
-  int32_t n_launches;
-  tc_launch *launches;     /* copies */
-  tc_buffer_arg *args;     /* copies, all launches back to back */
-  VkCommandBuffer cmd;
-  int64_t *syms;           /* the syms the command buffer was recorded with */
-  bool recorded;
-  VkFence fence;
-  bool pending;
-  uint32_t set_generation; /* the executable's, when recorded */
-};
 
 /* ---- the context ---- */
 #define VK_BATCH_SLOTS 4
@@ -227,6 +216,10 @@ typedef struct vk_batch {
   VkCommandBuffer cmd;
   VkFence fence;
   bool in_flight; /* submitted, fence not yet waited for */
+  /* the host calls whose launches it holds: the newest call_id and how many calls (an
+   * asynchronous failure of the batch is reported against the newest, naming the count) */
+  uint64_t last_call;
+  int32_t n_calls;
 } vk_batch;
 
 struct tc_plugin_ctx {
@@ -240,7 +233,7 @@ struct tc_plugin_ctx {
   VkCommandPool cmd_pool;
   VkPhysicalDeviceMemoryProperties mem_props;
   vk_device_caps caps;
-  char device_key[64]; /* hex of a hash of device + driver: cache keys */
+  char device_key[384]; /* device + driver, in every cache key */
   VkPipelineCache pipeline_cache;
   bool pipeline_cache_dirty;
   /* staging: a host-visible buffer for buffer_write/read, grown on demand */
@@ -260,7 +253,10 @@ struct tc_plugin_ctx {
   pthread_cond_t queue_cond;
   pthread_t submitter;
   bool submitter_running, submitter_stop;
-  VkResult deferred_failure; /* the submitter's last failure, reported by the next flush */
+  /* the submitter's last failure: already reported to the host (report_async_error) against
+   * the batch's newest call; the next entry that waits on the queue returns an error too */
+  VkResult deferred_failure;
+  uint64_t deferred_failure_call;
   /* buffers read / written by dispatches since the last barrier (batch.c) */
   VkBuffer hz_read[VK_HAZARD_CAP], hz_written[VK_HAZARD_CAP];
   int32_t n_hz_read, n_hz_written;
@@ -281,23 +277,26 @@ struct tc_plugin_ctx {
   uint64_t next_serial;
   void *shaderc_compiler; /* shaderc_compiler_t, made on the first cache miss */
   pthread_mutex_t lock; /* compile_kernels may run on several threads: shaderc, cache files */
-  tc_recording *pending[64]; /* replays submitted and not yet waited for */
-  int32_t n_pending;
-  const char *dump_spirv_dir;
-  bool spirv_opt; /* vulkan.spirv_opt=1: shaderc runs spirv-opt (performance level) */
   int mm_tile;    /* vulkan.matmul_tile: 64 or 128 rows per GEMM tile; 0: by the tile count */
   int validation; /* vk_validation_mode */
   VkDebugUtilsMessengerEXT messenger;
   uint64_t validation_messages; /* warnings and errors the layer reported */
+  /* the message of the last failed internal call (vk_err), turned into the entry point's
+   * tc_error by vk_error_take; entries on one context are serialized by the host */
+  char err[1024];
 };
 
-/* ---- error / log helpers (plugin.c) ---- */
-tc_status vk_err(tc_plugin_ctx *ctx, tc_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-tc_status vk_host_err(const tc_host_api *host, tc_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void vk_log(tc_plugin_ctx *ctx, tc_log_level level, const char *category, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-bool vk_log_on(tc_plugin_ctx *ctx, const char *category);
-const char *vk_option(const tc_host_api *host, const char *key);
+/* Options read at compile (COMPILE scope), for one compile call. */
+typedef struct vk_compile_opts {
+  bool spirv_opt;       /* vulkan.spirv_opt=1: shaderc runs spirv-opt (performance level) */
+  const char *dump_dir; /* vulkan.dump_spirv: every module written there, or NULL */
+} vk_compile_opts;
+
+/* ---- errors (plugin.c) ---- */
+/* Internal calls return a tc_status and leave the message in ctx->err; the entry point turns it
+ * into its tc_error with vk_error_take (NULL for TC_OK). */
+tc_status vk_err(tc_plugin_ctx *ctx, tc_status st, const char *fmt, ...) TCK_PRINTF(3, 4);
+tc_error *vk_error_take(tc_plugin_ctx *ctx, tc_status st);
 
 /* ---- device.c ---- */
 /* Creates an instance (validation layer when asked and installed: vk_validation_mode). */
@@ -335,21 +334,13 @@ void vk_staging_release(tc_plugin_ctx *ctx);
 void vk_buffer_cache_release(tc_plugin_ctx *ctx);
 
 /* ---- code generation ---- */
-typedef struct vk_text {
-  char *s;
-  size_t len, cap;
-  bool oom;
-} vk_text;
-void vk_text_printf(vk_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void vk_text_indent(vk_text *t, int level);
-
 /* codegen_ops.c: the pieces every shader shares. */
 typedef struct vk_gen {
   tc_plugin_ctx *ctx;
   const tc_kernel_list *list;
   const tc_kernel_desc *k;
-  vk_text *t;
-  bool *expr_used; /* n_exprs */
+  tck_str *t;
+  tck_exprs x; /* the list's size expressions in GLSL syntax; marks what the shader uses */
   const bool *percomp; /* per op: its value varies per vector component in the current emission */
   bool uses_f64, uses_i64, uses_u8, uses_subgroups, uses_atomic, uses_unroll;
   /* ROWS: what must be a multiple of 4 for the vec4 bodies (the launch checks it and picks
@@ -361,51 +352,61 @@ typedef struct vk_gen {
 } vk_gen;
 const char *vk_glsl_type(int32_t dtype);
 /* An expression id as GLSL: a literal for constants, "eN" otherwise (marks it used). */
-void vk_gen_expr_ref(vk_gen *g, vk_text *t, int32_t id);
-/* Emits "int eN = ...;" for every used expression (and their children), in id order. */
-void vk_gen_exprs_declare(vk_gen *g, vk_text *t, int indent);
+void vk_gen_expr_ref(vk_gen *g, tck_str *t, int32_t id);
+/* Declares every used expression (and their children), children first. */
+void vk_gen_exprs_declare(vk_gen *g, tck_str *t, int indent);
 /* Validates a kernel's ops against the device: dtypes and prims the generators accept. */
 bool vk_gen_check_kernel(vk_gen *g);
 /* The shader prologue: version, extensions, buffer bindings and the push-constant block. */
 /* A GLSL identifier for kernel buffer i: its name (suffixed by the index) when that is a safe
  * identifier, else buf<i>. Every generator names buffers through this. */
 void vk_buffer_ident(const tc_kernel_desc *k, int32_t i, char *out, size_t n);
-void vk_gen_prologue(vk_gen *g, vk_text *head, const vk_text *body);
+void vk_gen_prologue(vk_gen *g, tck_str *head, const tck_str *body);
 /* Emits op `i` as a statement defining v<i><suffix>. vars: GLSL expressions for the n_outer + 1
  * loop variables (NULL entries: variable not in scope). comp: component suffix ("" or "_2").
  * vec_load: a GLSL expression already holding this op's value (vector component), or NULL. */
-void vk_gen_op(vk_gen *g, vk_text *t, int indent, int32_t i, const char *const *vars, const char *suffix,
+void vk_gen_op(vk_gen *g, tck_str *t, int indent, int32_t i, const char *const *vars, const char *suffix,
                const char *value_override);
-/* " + stride * var" for each of the first nv loop variables an index uses (none for stride 0). */
-void vk_gen_index_terms(vk_gen *g, vk_text *t, const tc_index *ix, const char *const *vars, int32_t nv);
 /* The element index of op i's tc_index over vars, as GLSL (without the buffer's element offset). */
-void vk_gen_index(vk_gen *g, vk_text *t, const tc_index *ix, const char *const *vars, const char *suffix);
+void vk_gen_index(vk_gen *g, tck_str *t, const tc_index *ix, const char *const *vars, const char *suffix);
 /* Scalar literal for a constant op. */
-void vk_gen_const(vk_text *t, int32_t dtype, double f, int64_t i);
+void vk_gen_const(tck_str *t, int32_t dtype, double f, int64_t i);
 /* True when the expression is the constant c. */
-bool vk_expr_is_const(const tc_kernel_list *list, int32_t id, int64_t c);
+bool vk_expr_is_const(const vk_gen *g, int32_t id, int64_t c);
 
-/* codegen_math.c: helper functions GLSL lacks (erf, accurate exp/log/sin/cos/tanh, Philox, ...). */
-void vk_gen_math_helpers(vk_gen *g, vk_text *t, const char *body);
-void vk_gen_atomic_helpers(vk_gen *g, vk_text *t);
+/* The GLSL library's files (the .glsl files under glsl/), embedded by CMake (glsl/embed.cmake). */
+#define VK_GLSL_FILES(X)                                                                                      \
+  X(sizes) X(minmax_f32) X(minmax_64) X(rem_f32) X(rem_64) X(ftoi_f32) X(ftoi_64) X(exp_f32) X(div_f32) X(div_f64) \
+  X(recip_f32) X(log_f32) X(trig_f32) X(tanh_f32) X(erf_f32) X(pow_f32) X(exp_f64) X(log_f64) X(trig_f64)       \
+  X(tanh_f64) X(erf_f64) X(pow_f64) X(philox) X(atomic_add_f32) X(atomic_add_f64)
+#define VK_GLSL_DECL(name) extern const char vk_glsl_##name[];
+VK_GLSL_FILES(VK_GLSL_DECL)
+#undef VK_GLSL_DECL
+
+/* codegen_math.c: the GLSL library (the .glsl files under plugins/vulkan/glsl/, embedded as vk_glsl_<file>)
+ * a shader needs: what GLSL lacks (erf, accurate exp/log/sin/cos/tanh, Philox, ...). */
+void vk_gen_math_helpers(vk_gen *g, tck_str *t, const char *body);
+void vk_gen_atomic_helpers(vk_gen *g, tck_str *t);
 
 /* codegen_loop.c / codegen_matmul.c: one GLSL compute shader per kernel. */
 tc_status vk_gen_loop(vk_gen *g, int32_t *shape /* out */);
 tc_status vk_gen_matmul(vk_gen *g);
 
 /* ---- shader_compile.c: GLSL -> SPIR-V with shaderc ---- */
-tc_status vk_shader_compile(tc_plugin_ctx *ctx, const char *name, const char *glsl, uint32_t **spirv,
-                            size_t *n_words);
+tc_status vk_shader_compile(tc_plugin_ctx *ctx, const vk_compile_opts *o, const char *name, const char *glsl,
+                            uint32_t **spirv, size_t *n_words);
 void vk_shader_compiler_release(tc_plugin_ctx *ctx);
 
-/* ---- cache.c: the disk cache of SPIR-V and the VkPipelineCache ---- */
-void vk_hash128(const void *data, size_t n, uint64_t seed, uint64_t out[2]);
+/* ---- cache.c: SPIR-V and the VkPipelineCache blob through the host's disk cache ---- */
 /* Looks up SPIR-V for glsl on this device. true and *spirv (malloc'd) on a verified hit. */
-bool vk_cache_spirv_load(tc_plugin_ctx *ctx, const char *glsl, uint32_t **spirv, size_t *n_words);
-void vk_cache_spirv_store(tc_plugin_ctx *ctx, const char *glsl, const uint32_t *spirv, size_t n_words);
+bool vk_cache_spirv_load(tc_plugin_ctx *ctx, const vk_compile_opts *o, const char *glsl, uint32_t **spirv,
+                         size_t *n_words);
+void vk_cache_spirv_store(tc_plugin_ctx *ctx, const vk_compile_opts *o, const char *glsl, const uint32_t *spirv,
+                          size_t n_words);
 void vk_pipeline_cache_open(tc_plugin_ctx *ctx);
 void vk_pipeline_cache_save(tc_plugin_ctx *ctx);
-void vk_spirv_dump(tc_plugin_ctx *ctx, const char *name, const uint32_t *spirv, size_t n_words);
+void vk_spirv_dump(tc_plugin_ctx *ctx, const vk_compile_opts *o, const char *name, const uint32_t *spirv,
+                   size_t n_words);
 
 /* ---- pipeline.c ---- */
 tc_status vk_kernel_pipeline_layout(tc_plugin_ctx *ctx, vk_kernel *k, const uint32_t *spirv, size_t n_words);
@@ -423,10 +424,9 @@ tc_status vk_kernel_descriptor_set(tc_plugin_ctx *ctx, tc_executable *exe, vk_ke
                                    VkDescriptorSet *out, uint32_t *elem_offsets /* out, per buffer */);
 
 /* ---- executable.c ---- */
-tc_status vk_compile_kernels(tc_plugin_ctx *ctx, const tc_kernel_list *list, tc_executable **exe);
+tc_status vk_compile_kernels(tc_plugin_ctx *ctx, const vk_compile_opts *o, const tc_kernel_list *list,
+                             tc_executable **exe);
 void vk_executable_free(tc_plugin_ctx *ctx, tc_executable *exe);
-const char *vk_executable_source(tc_plugin_ctx *ctx, tc_executable *exe);
-tc_status vk_executable_info(tc_plugin_ctx *ctx, tc_executable *exe, tc_executable_info *info);
 
 /* ---- batch.c: slots, submission, barriers, the submitter thread ---- */
 tc_status vk_cmd_begin(tc_plugin_ctx *ctx, VkCommandBuffer cmd, VkCommandBufferUsageFlags flags, bool lead);
@@ -439,6 +439,8 @@ void vk_hazard_barrier(tc_plugin_ctx *ctx, VkCommandBuffer cmd, const vk_kernel 
 void vk_hazards_clear(tc_plugin_ctx *ctx);
 /* The open batch's command buffer, opening one (waiting for its slot) when none is open. */
 tc_status vk_batch_cmd(tc_plugin_ctx *ctx, VkCommandBuffer *cmd);
+/* The open batch holds a launch of host call call_id (for asynchronous failures). */
+void vk_batch_note_call(tc_plugin_ctx *ctx, uint64_t call_id);
 /* Submits the open batch (if any) without waiting. */
 tc_status vk_flush(tc_plugin_ctx *ctx);
 /* The ABI's flush: vk_flush, or the batch stays open for the submitter while the device is busy. */
@@ -466,11 +468,9 @@ void vk_profile_collect(tc_plugin_ctx *ctx, int32_t slot);
 void vk_profile_report(tc_plugin_ctx *ctx, const tc_executable *exe);
 
 /* ---- launch.c ---- */
+/* Records kernel `kernel` of exe into the open batch; args: one per kernel buffer. call_id:
+ * the host call it belongs to (an asynchronous failure of its batch is reported against it). */
 tc_status vk_launch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t kernel, const tc_buffer_arg *args,
-                    const int64_t *syms);
-tc_status vk_record(tc_plugin_ctx *ctx, tc_executable *exe, int32_t n_launches, const tc_launch *launches,
-                    tc_recording **rec);
-tc_status vk_replay(tc_plugin_ctx *ctx, tc_recording *rec, const int64_t *syms);
-void vk_recording_free(tc_plugin_ctx *ctx, tc_recording *rec);
+                    const int64_t *syms, uint64_t call_id);
 
 #endif
