@@ -4,7 +4,7 @@
 #ifndef TC_REGISTRY_INTERNAL_H
 #define TC_REGISTRY_INTERNAL_H
 
-#include "backend.h"
+#include "backend/backend.h"
 
 #define REGISTRY_IN_PROCESS_PATH "(in-process)"
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Builds tc and runs the whole test suite:
+#   0. the layering check of the core's stages (scripts/check-layers.sh) and its self-test,
 #   1. the Criterion suites (unit tests, capture, registry, schedule, backends, conformance),
 #   2. the same suites built with AddressSanitizer + UndefinedBehaviorSanitizer,
 #   3. `tc conformance BACKEND` for every available backend (the plugin authors' command).
@@ -32,6 +33,16 @@ run_criterion() {
   fi
   rm -f "$log"
 }
+
+# Each counts as one step, passed or failed.
+step() {
+  local label=$1
+  shift
+  note "$label"
+  if "$@"; then passed=$((passed + 1)); else echo "$label failed"; failed=$((failed + 1)); fi
+}
+step "layering check (core/LAYERS)" scripts/check-layers.sh
+step "layering check self-test" scripts/check-layers.sh --self-test
 
 note "build (release with debug info)"
 if scripts/build.sh build; then

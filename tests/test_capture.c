@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "capture.h"
+#include "passes/passes.h"
 #include "tc/tc.h"
 
 /* ---------------------------------------------------------------- helpers */

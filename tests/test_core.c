@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph.h"
-#include "prims.h"
-#include "trace.h"
+#include "capture/capture.h"
+#include "graph/graph.h"
+#include "ops/ops.h"
 
 /* ---------------------------------------------------------------- size expressions */
 Test(core_sxtab, consing_and_folding) {

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "backend.h"
+#include "backend/backend.h"
 
 /* ---------------------------------------------------------------- fixtures */
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "schedule.h"
+#include "schedule/schedule.h"
 #include "tc/tc.h"
 #include "tc_models.h"
 

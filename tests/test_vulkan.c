@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "schedule_reuse.h"
+#include "schedule/schedule_reuse.h"
 #include "tc_kit.h"
 #include "tc_plugin.h"
 

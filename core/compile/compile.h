@@ -1,0 +1,94 @@
+/* compile/compile.h — the top stage: tc_compile/tc_call and their cache of compiled entries
+ * (compile.c), running the segments a graph break splits a trace into (graph_break.c), and
+ * explain (explain.c). It ties capture, passes, schedule and runtime together, and installs
+ * the hooks the lower stages call up through (install_hooks.c). May use every stage.
+ *
+ * A compiled function (tc_compiled) holds entries; an entry is what one set of guards on the
+ * call inputs maps to. An entry is a list of segments: one without graph breaks, more with.
+ * Each segment keeps the graphs compiled for it (variants), matched by the hash of the traced
+ * graph and by guards on the segment's inputs, so replaying the C function re-traces a
+ * segment cheaply and runs the cached graph. */
+#ifndef TC_COMPILE_H
+#define TC_COMPILE_H
+
+#include <ffi.h>
+
+#include "capture/capture.h"
+#include "passes/passes.h"
+#include "runtime/runtime.h"
+
+#define CAP_MAX_PARAMS 16
+
+/* ---------------------------------------------------------------- compiled graphs (compile.c) */
+typedef struct cap_variant {
+  uint64_t hash;   /* of the traced graph, before simplification */
+  tc_graph graph;  /* simplified: what the backend compiled */
+  cap_guards guards;
+  int32_t n_outputs; /* the segment's outputs */
+  int32_t *out_map;  /* per output: >= 0 a graph output index; < 0: graph input -1 - v */
+  tc_tensor **held;  /* per graph input: the captured tensor (a reference), NULL otherwise */
+  tc_lowered *lowered; /* NULL when there is nothing to compute */
+  int32_t n_traced_nodes;
+  cap_simplify_stats simplified;
+  int32_t n_kernels;
+  double seconds;
+  bool cache_hit;
+} cap_variant;
+
+typedef struct cap_segment {
+  int32_t n_variants, cap_variants;
+  cap_variant **variants;
+  char break_op[32]; /* the host read that ended the segment; "" for the last one */
+  int32_t n_breaks;  /* how many times a trace broke here */
+} cap_segment;
+
+typedef struct cap_entry {
+  int32_t id; /* 1-based, in creation order */
+  int32_t n_segments, cap_segments;
+  cap_segment *segments;
+  bool has_breaks;
+  bool replay; /* calls re-run the function: it has breaks, or returns a real tensor */
+  bool dyn[CAP_MAX_PARAMS][TC_MAX_RANK]; /* dynamic=auto: the dims traced as symbols */
+  double compile_seconds;
+} cap_entry;
+
+struct tc_compiled {
+  tc_model_fn fn;
+  int32_t n_params;
+  char name[64];
+  char backend_name[64];
+  char *options;     /* owned copy of opts.options */
+  char *input_names; /* owned copy; names[] point into it */
+  const char *names[CAP_MAX_PARAMS];
+  tc_compile_options opts; /* strings point at the owned copies above */
+  tc_backend *backend;
+  ffi_cif cif;
+  ffi_type *arg_types[CAP_MAX_PARAMS];
+  int32_t n_entries, cap_entries;
+  cap_entry **entries;
+  bool dyn[CAP_MAX_PARAMS][TC_MAX_RANK]; /* dims made symbolic by dynamic=auto */
+  int32_t n_compiles, n_eager_fallbacks;
+  double compile_seconds, last_compile_seconds;
+  bool warned_limit;
+};
+
+/* The names of c's parameters for messages. */
+cap_names compiled_names(const tc_compiled *c);
+/* Finds (by hash and guards) or compiles the variant of segment `seg` of entry e for the traced
+ * graph g (consumed: moved into the variant or freed) and runs it on sources (one real tensor
+ * per graph input). outputs receives the segment's outputs (new references). */
+tc_status compiled_run_segment(tc_compiled *c, cap_entry *e, int32_t seg, tc_graph *g, cap_guards *guards,
+                               tc_tensor *const *sources, tc_tensor **outputs);
+
+/* ---------------------------------------------------------------- graph breaks (graph_break.c) */
+/* A host read of a proxy (op names the public call: "tc_item", "tc_to_host"). Under fullgraph:
+ * an error naming op. Otherwise a graph break: the graph so far is compiled and run, and *real
+ * receives a real tensor holding the proxy's value (new reference). (The tensor stage's
+ * materialize hook.) */
+tc_status graph_break_materialize(const char *op, const tc_tensor *proxy, tc_tensor **real /* out */);
+
+/* ---------------------------------------------------------------- explain (explain.c) */
+/* Graphviz text of a graph. Caller frees. */
+char *graph_to_dot(const tc_graph *g);
+
+#endif

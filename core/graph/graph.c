@@ -1,0 +1,314 @@
+/* graph.c — the primitive graph: building it, reading it, printing it, hashing it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/graph.h"
+
+void graph_init(tc_graph *g, const char *name) {
+  memset(g, 0, sizeof *g);
+  snprintf(g->name, sizeof g->name, "%s", name ? name : "graph");
+  sxtab_init(&g->sx);
+}
+
+void graph_free(tc_graph *g) {
+  if (!g) return;
+  for (int32_t i = 0; i < g->n_nodes; i++)
+    free(g->nodes[i].in);
+  free(g->nodes);
+  free(g->inputs);
+  free(g->outputs);
+  sxtab_free(&g->sx);
+  memset(g, 0, sizeof *g);
+}
+
+int32_t graph_add_input(tc_graph *g, const tc_vtype *t) {
+  if (g->n_nodes > 0) {
+    tc_error(TC_ERR_INTERNAL, "graph %s: input added after nodes", g->name);
+    return -1;
+  }
+  tc_vtype *inputs = realloc(g->inputs, (size_t)(g->n_inputs + 1) * sizeof *inputs);
+  if (!inputs) {
+    tc_error(TC_ERR_OUT_OF_MEMORY, "graph %s: out of memory", g->name);
+    return -1;
+  }
+  g->inputs = inputs;
+  g->inputs[g->n_inputs] = *t;
+  return g->n_inputs++;
+}
+
+int32_t graph_add_node(tc_graph *g, const tc_node *n) {
+  if (n->n_in < 0 || n->n_iattrs < 0 || n->n_iattrs > TC_NODE_MAX_IATTRS) {
+    tc_error(TC_ERR_INTERNAL, "graph %s: bad %s node (%d inputs, %d iattrs)", g->name, prim_name(n->prim), n->n_in,
+             n->n_iattrs);
+    return -1;
+  }
+  if (g->n_nodes == g->cap_nodes) {
+    int32_t cap = g->cap_nodes ? g->cap_nodes * 2 : 16;
+    tc_node *nodes = realloc(g->nodes, (size_t)cap * sizeof *nodes);
+    if (!nodes) {
+      tc_error(TC_ERR_OUT_OF_MEMORY, "graph %s: out of memory", g->name);
+      return -1;
+    }
+    g->nodes = nodes;
+    g->cap_nodes = cap;
+  }
+  int32_t *in = malloc((size_t)(n->n_in ? n->n_in : 1) * sizeof *in);
+  if (!in) {
+    tc_error(TC_ERR_OUT_OF_MEMORY, "graph %s: out of memory", g->name);
+    return -1;
+  }
+  if (n->n_in) memcpy(in, n->in, (size_t)n->n_in * sizeof *in);
+  tc_node *dst = &g->nodes[g->n_nodes];
+  *dst = *n;
+  dst->in = in;
+  return g->n_inputs + g->n_nodes++;
+}
+
+const tc_vtype *graph_value_type(const tc_graph *g, int32_t value) {
+  if (value < 0) return NULL;
+  if (value < g->n_inputs) return &g->inputs[value];
+  if (value < g->n_inputs + g->n_nodes) return &g->nodes[value - g->n_inputs].out;
+  return NULL;
+}
+
+const tc_node *graph_value_node(const tc_graph *g, int32_t value) {
+  if (value < g->n_inputs || value >= g->n_inputs + g->n_nodes) return NULL;
+  return &g->nodes[value - g->n_inputs];
+}
+
+void graph_set_outputs(tc_graph *g, int32_t n, const int32_t *values) {
+  int32_t *outs = malloc((size_t)(n > 0 ? n : 1) * sizeof *outs);
+  if (!outs) {
+    tc_error(TC_ERR_OUT_OF_MEMORY, "graph %s: out of memory", g->name);
+    return;
+  }
+  if (n > 0) memcpy(outs, values, (size_t)n * sizeof *outs);
+  free(g->outputs);
+  g->outputs = outs;
+  g->n_outputs = n > 0 ? n : 0;
+}
+
+/* ---------------------------------------------------------------- names */
+const char *prim_name(int32_t prim) {
+  switch (prim) {
+  case TC_PRIM_NEG: return "neg";
+  case TC_PRIM_ABS: return "abs";
+  case TC_PRIM_EXP: return "exp";
+  case TC_PRIM_LOG: return "log";
+  case TC_PRIM_SQRT: return "sqrt";
+  case TC_PRIM_RSQRT: return "rsqrt";
+  case TC_PRIM_SIN: return "sin";
+  case TC_PRIM_COS: return "cos";
+  case TC_PRIM_TANH: return "tanh";
+  case TC_PRIM_ERF: return "erf";
+  case TC_PRIM_FLOOR: return "floor";
+  case TC_PRIM_CEIL: return "ceil";
+  case TC_PRIM_ROUND: return "round";
+  case TC_PRIM_SIGN: return "sign";
+  case TC_PRIM_RECIPROCAL: return "reciprocal";
+  case TC_PRIM_LOGICAL_NOT: return "logical_not";
+  case TC_PRIM_ISNAN: return "isnan";
+  case TC_PRIM_ADD: return "add";
+  case TC_PRIM_SUB: return "sub";
+  case TC_PRIM_MUL: return "mul";
+  case TC_PRIM_DIV: return "div";
+  case TC_PRIM_POW: return "pow";
+  case TC_PRIM_MAX: return "max";
+  case TC_PRIM_MIN: return "min";
+  case TC_PRIM_REMAINDER: return "remainder";
+  case TC_PRIM_EQ: return "eq";
+  case TC_PRIM_NE: return "ne";
+  case TC_PRIM_LT: return "lt";
+  case TC_PRIM_LE: return "le";
+  case TC_PRIM_GT: return "gt";
+  case TC_PRIM_GE: return "ge";
+  case TC_PRIM_AND: return "and";
+  case TC_PRIM_OR: return "or";
+  case TC_PRIM_WHERE: return "where";
+  case TC_PRIM_CONVERT: return "convert";
+  case TC_PRIM_REDUCE_SUM: return "reduce_sum";
+  case TC_PRIM_REDUCE_MAX: return "reduce_max";
+  case TC_PRIM_REDUCE_MIN: return "reduce_min";
+  case TC_PRIM_REDUCE_PROD: return "reduce_prod";
+  case TC_PRIM_ARGMAX: return "argmax";
+  case TC_PRIM_ARGMIN: return "argmin";
+  case TC_PRIM_RESHAPE: return "reshape";
+  case TC_PRIM_BROADCAST_IN_DIM: return "broadcast_in_dim";
+  case TC_PRIM_PERMUTE: return "permute";
+  case TC_PRIM_SLICE: return "slice";
+  case TC_PRIM_PAD: return "pad";
+  case TC_PRIM_CONCATENATE: return "concatenate";
+  case TC_PRIM_REVERSE: return "reverse";
+  case TC_PRIM_GATHER: return "gather";
+  case TC_PRIM_SCATTER_ADD: return "scatter_add";
+  case TC_PRIM_IOTA: return "iota";
+  case TC_PRIM_CONSTANT: return "constant";
+  case TC_PRIM_RANDOM: return "random";
+  case TC_PRIM_MATMUL: return "matmul";
+  default: return "?";
+  }
+}
+
+/* ---------------------------------------------------------------- text */
+static void sb_type(tc_text *b, const tc_graph *g, const tc_vtype *t) {
+  char e[128];
+  tc_text_printf(b, "%s[", tc_dtype_name(t->dtype));
+  for (int i = 0; i < t->rank; i++)
+    tc_text_printf(b, "%s%s", i ? "x" : "", sxtab_str(&g->sx, t->shape[i], e, sizeof e));
+  tc_text_printf(b, "]");
+}
+
+/* Attributes follow the operands: ", " before each, except first for creation prims. */
+static void sb_attr(tc_text *b, bool *first) {
+  if (!*first) tc_text_printf(b, ", ");
+  *first = false;
+}
+
+static void sb_list(tc_text *b, bool *first, const char *label, const int64_t *v, int n) {
+  sb_attr(b, first);
+  tc_text_printf(b, "%s=[", label);
+  for (int i = 0; i < n; i++)
+    tc_text_printf(b, "%s%lld", i ? ", " : "", (long long)v[i]);
+  tc_text_printf(b, "]");
+}
+
+static void sb_attrs(tc_text *b, const tc_graph *g, const tc_node *n) {
+  const int r = n->n_iattrs / 2;
+  bool first = n->n_in == 0;
+  char e[128];
+  switch (n->prim) {
+  case TC_PRIM_REDUCE_SUM:
+  case TC_PRIM_REDUCE_MAX:
+  case TC_PRIM_REDUCE_MIN:
+  case TC_PRIM_REDUCE_PROD:
+  case TC_PRIM_REVERSE: sb_list(b, &first, "dims", n->iattrs, n->n_iattrs); break;
+  case TC_PRIM_ARGMAX:
+  case TC_PRIM_ARGMIN:
+  case TC_PRIM_CONCATENATE:
+  case TC_PRIM_GATHER:
+  case TC_PRIM_SCATTER_ADD:
+  case TC_PRIM_IOTA:
+    if (n->n_iattrs > 0) {
+      sb_attr(b, &first);
+      tc_text_printf(b, "dim=%lld", (long long)n->iattrs[0]);
+    }
+    break;
+  case TC_PRIM_BROADCAST_IN_DIM: sb_list(b, &first, "bdims", n->iattrs, n->n_iattrs); break;
+  case TC_PRIM_PERMUTE: sb_list(b, &first, "perm", n->iattrs, n->n_iattrs); break;
+  case TC_PRIM_SLICE:
+    sb_list(b, &first, "start", n->iattrs, r);
+    sb_list(b, &first, "step", n->iattrs + r, r);
+    break;
+  case TC_PRIM_PAD:
+    sb_list(b, &first, "lo", n->iattrs, r);
+    sb_list(b, &first, "hi", n->iattrs + r, r);
+    sb_attr(b, &first);
+    tc_text_printf(b, "value=%.9g", n->fattr);
+    break;
+  case TC_PRIM_CONSTANT:
+    sb_attr(b, &first);
+    if (n->n_iattrs > 0 && n->iattrs[0] >= 0)
+      tc_text_printf(b, "value=%s", sxtab_str(&g->sx, (int32_t)n->iattrs[0], e, sizeof e));
+    else
+      tc_text_printf(b, "value=%.9g", n->fattr);
+    break;
+  case TC_PRIM_RANDOM:
+    if (n->n_iattrs >= 2) {
+      sb_attr(b, &first);
+      tc_text_printf(b, "seed=%llu, offset=%lld", (unsigned long long)n->iattrs[0], (long long)n->iattrs[1]);
+    }
+    break;
+  default: break;
+  }
+}
+
+char *graph_to_string(const tc_graph *g) {
+  tc_text b = {0};
+  tc_text_printf(&b, "graph %s(", g->name);
+  for (int32_t i = 0; i < g->n_inputs; i++) {
+    tc_text_printf(&b, "%sv%d: ", i ? ", " : "", i);
+    sb_type(&b, g, &g->inputs[i]);
+  }
+  tc_text_printf(&b, ")");
+  if (g->n_syms) {
+    tc_text_printf(&b, " syms(");
+    for (int32_t s = 0; s < g->n_syms; s++)
+      tc_text_printf(&b, "%ss%d", s ? ", " : "", s);
+    tc_text_printf(&b, ")");
+  }
+  tc_text_printf(&b, " {\n");
+  for (int32_t i = 0; i < g->n_nodes; i++) {
+    const tc_node *n = &g->nodes[i];
+    tc_text_printf(&b, "  v%d = %s(", g->n_inputs + i, prim_name(n->prim));
+    for (int32_t k = 0; k < n->n_in; k++)
+      tc_text_printf(&b, "%sv%d", k ? ", " : "", n->in[k]);
+    sb_attrs(&b, g, n);
+    tc_text_printf(&b, ") : ");
+    sb_type(&b, g, &n->out);
+    tc_text_printf(&b, "\n");
+  }
+  tc_text_printf(&b, "  return ");
+  for (int32_t i = 0; i < g->n_outputs; i++)
+    tc_text_printf(&b, "%sv%d", i ? ", " : "", g->outputs[i]);
+  tc_text_printf(&b, "\n}\n");
+  return tc_text_take(&b);
+}
+
+/* ---------------------------------------------------------------- hash */
+static void fnv(uint64_t *h, const void *data, size_t n) {
+  const uint8_t *p = data;
+  for (size_t i = 0; i < n; i++) {
+    *h ^= p[i];
+    *h *= 1099511628211ull;
+  }
+}
+
+static void fnv_i64(uint64_t *h, int64_t v) {
+  uint8_t le[8]; /* byte order fixed, so the hash is the same on every host */
+  for (int i = 0; i < 8; i++)
+    le[i] = (uint8_t)((uint64_t)v >> (8 * i));
+  fnv(h, le, 8);
+}
+
+static void fnv_vtype(uint64_t *h, const tc_vtype *t) {
+  fnv_i64(h, t->dtype);
+  fnv_i64(h, t->rank);
+  for (int i = 0; i < t->rank; i++)
+    fnv_i64(h, t->shape[i]);
+}
+
+uint64_t graph_hash(const tc_graph *g) {
+  uint64_t h = 1469598103934665603ull;
+  fnv_i64(&h, g->sx.n);
+  for (int32_t i = 0; i < g->sx.n; i++) {
+    const tc_size_expr *e = &g->sx.nodes[i];
+    fnv_i64(&h, e->op);
+    fnv_i64(&h, e->a);
+    fnv_i64(&h, e->b);
+    fnv_i64(&h, e->value);
+  }
+  fnv_i64(&h, g->n_syms);
+  fnv_i64(&h, g->n_inputs);
+  for (int32_t i = 0; i < g->n_inputs; i++)
+    fnv_vtype(&h, &g->inputs[i]);
+  fnv_i64(&h, g->n_nodes);
+  for (int32_t i = 0; i < g->n_nodes; i++) {
+    const tc_node *n = &g->nodes[i];
+    fnv_i64(&h, n->prim);
+    fnv_vtype(&h, &n->out);
+    fnv_i64(&h, n->n_in);
+    for (int32_t k = 0; k < n->n_in; k++)
+      fnv_i64(&h, n->in[k]);
+    fnv_i64(&h, n->n_iattrs);
+    for (int32_t k = 0; k < n->n_iattrs; k++)
+      fnv_i64(&h, n->iattrs[k]);
+    int64_t bits;
+    memcpy(&bits, &n->fattr, sizeof bits); /* exact bits: -0 and +0 are different constants */
+    fnv_i64(&h, bits);
+  }
+  fnv_i64(&h, g->n_outputs);
+  for (int32_t i = 0; i < g->n_outputs; i++)
+    fnv_i64(&h, g->outputs[i]);
+  return h;
+}

@@ -1,0 +1,144 @@
+/* lower_graph.c — the graph-level hand-off: plugins that take the whole primitive graph
+ * (debug-eager, or a vendor's own graph compiler). The core hands over the graph once, then
+ * at run time strided views of the inputs and contiguous outputs it allocated. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime/runtime.h"
+
+typedef struct graph_lowered {
+  tc_lowered base;
+  tc_executable *exe;
+} graph_lowered;
+
+/* x where the backend can read it: x itself, or a copy on the backend's memory. */
+static tc_tensor *input_for(tc_backend *be, tc_tensor *x, bool *copied) {
+  *copied = false;
+  if (!x->storage) return tc_error_null(TC_ERR_INTERNAL, "%s: graph input has no storage (a traced tensor)", be->name);
+  const bool host = be->api.memory == TC_MEMORY_HOST;
+  if (host ? x->storage->backend == NULL : x->storage->backend == be) return x;
+  *copied = true;
+  return tc_to_device(x, host ? "host" : be->name);
+}
+
+static tc_tensor *output_new(tc_backend *be, const tc_vtype *vt, const int64_t *vals) {
+  int64_t sizes[TC_MAX_RANK];
+  for (int d = 0; d < vt->rank; d++) sizes[d] = vals[vt->shape[d]];
+  return tensor_new_on_backend(be, be->name, vt->dtype, vt->rank, sizes);
+}
+
+static void ref_of(const tc_tensor *t, tc_tensor_ref *r) {
+  memset(r, 0, sizeof *r);
+  r->struct_size = sizeof *r;
+  r->buffer = t->storage->backend ? t->storage->buffer : (tc_buffer *)t->storage->host;
+  r->offset = t->offset;
+  r->dtype = t->dtype;
+  r->rank = t->rank;
+  for (int d = 0; d < t->rank; d++) {
+    r->sizes[d] = t->sizes[d];
+    r->strides[d] = t->strides[d];
+  }
+}
+
+static tc_status graph_run(tc_lowered *l, const int64_t *syms, tc_tensor *const *inputs, tc_tensor **outputs) {
+  graph_lowered *gl = (graph_lowered *)l;
+  const tc_graph *g = l->graph;
+  tc_backend *be = l->backend;
+  const int32_t ni = g->n_inputs, no = g->n_outputs;
+  int64_t *vals = malloc((size_t)(g->sx.n ? g->sx.n : 1) * sizeof *vals);
+  tc_tensor **ins = calloc((size_t)(ni ? ni : 1), sizeof *ins);
+  bool *copied = calloc((size_t)(ni ? ni : 1), sizeof *copied);
+  tc_tensor_ref *in_refs = calloc((size_t)(ni ? ni : 1), sizeof *in_refs);
+  tc_tensor_ref *out_refs = calloc((size_t)(no ? no : 1), sizeof *out_refs);
+  tc_status s = TC_OK;
+  for (int32_t k = 0; k < no; k++) outputs[k] = NULL;
+  if (!vals || !ins || !copied || !in_refs || !out_refs) {
+    s = tc_error(TC_ERR_OUT_OF_MEMORY, "%s: out of memory running graph %s", be->name, g->name);
+    goto out;
+  }
+  sxtab_eval(&g->sx, syms, vals);
+  for (int32_t i = 0; i < ni && s == TC_OK; i++) {
+    ins[i] = input_for(be, inputs[i], &copied[i]);
+    if (!ins[i]) s = tc_last_status() != TC_OK ? tc_last_status() : TC_ERR_INTERNAL;
+    else ref_of(ins[i], &in_refs[i]);
+  }
+  for (int32_t k = 0; k < no && s == TC_OK; k++) {
+    outputs[k] = output_new(be, graph_value_type(g, g->outputs[k]), vals);
+    if (!outputs[k]) s = tc_last_status() != TC_OK ? tc_last_status() : TC_ERR_OUT_OF_MEMORY;
+    else ref_of(outputs[k], &out_refs[k]);
+  }
+  if (s == TC_OK) {
+    s = be->api.run_graph(be->ctx, gl->exe, syms, in_refs, out_refs);
+    if (s != TC_OK) lowered_plugin_fail(s, be, "running", g->name);
+  }
+  if (s == TC_OK) s = lowered_after_run(be, g->name);
+  if (s != TC_OK)
+    for (int32_t k = 0; k < no; k++) {
+      tc_release(outputs[k]);
+      outputs[k] = NULL;
+    }
+out:
+  if (ins)
+    for (int32_t i = 0; i < ni; i++)
+      if (copied && copied[i]) tc_release(ins[i]);
+  free(vals);
+  free(ins);
+  free(copied);
+  free(in_refs);
+  free(out_refs);
+  return s;
+}
+
+static void graph_lowered_free(tc_lowered *l) {
+  graph_lowered *gl = (graph_lowered *)l;
+  if (gl->exe && l->backend->api.executable_free) l->backend->api.executable_free(l->backend->ctx, gl->exe);
+  free(gl);
+}
+
+static const char *graph_source(const tc_lowered *l) {
+  const graph_lowered *gl = (const graph_lowered *)l;
+  if (!l->backend->api.executable_source || !gl->exe) return NULL;
+  return l->backend->api.executable_source(l->backend->ctx, gl->exe);
+}
+
+static const tc_lowered_vt graph_vt = {graph_run, graph_source, graph_lowered_free};
+
+tc_status lower_graph_build(tc_backend *be, const tc_graph *g, const tc_compile_options *opts, tc_lowered **out,
+                            tc_lower_stats *stats) {
+  (void)opts;
+  *out = NULL;
+  const double t0 = tc_now_seconds();
+  tc_graph_desc desc;
+  tc_graph_desc_storage *storage = NULL;
+  TC_RETURN_IF_ERROR(graph_to_desc(g, &desc, &storage));
+  graph_lowered *gl = calloc(1, sizeof *gl);
+  if (!gl) {
+    graph_desc_free(storage);
+    return tc_error(TC_ERR_OUT_OF_MEMORY, "%s: out of memory compiling graph %s", be->name, g->name);
+  }
+  tc_status s = be->api.compile_graph(be->ctx, &desc, &gl->exe);
+  graph_desc_free(storage);
+  if (s != TC_OK) {
+    free(gl);
+    return lowered_plugin_fail(s, be, "compiling", g->name);
+  }
+  gl->base.vt = &graph_vt;
+  gl->base.backend = be;
+  gl->base.graph = g;
+  gl->base.n_kernels = 1; /* one executable; how the plugin splits it is its own business */
+  const char *src = graph_source(&gl->base);
+  if (src && tc_logs_on("output_code")) {
+    char header[160];
+    snprintf(header, sizeof header, "%s: graph %s", be->name, g->name);
+    tc_logs_text("output_code", header, src);
+  }
+  if (stats) {
+    stats->n_kernels = gl->base.n_kernels;
+    stats->seconds = tc_now_seconds() - t0;
+    stats->cache_hit = lowered_from_cache(be, gl->exe);
+  }
+  *out = &gl->base;
+  return TC_OK;
+}

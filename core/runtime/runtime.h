@@ -1,0 +1,73 @@
+/* runtime/runtime.h — the runtime stage: running one prim now on real tensors (eager.c, the
+ * ops stage's run_eager hook), and a graph compiled for one backend, ready to run (lowered.c):
+ * the bridge between the compile cache and the two hand-off levels (lower_graph.c for
+ * graph-level plugins, schedule + lower_kernels.c for kernel-level plugins).
+ * May use: base, backend, tensor, graph, ops, capture, passes, schedule. */
+#ifndef TC_RUNTIME_H
+#define TC_RUNTIME_H
+
+#include "backend/backend.h"
+#include "graph/graph.h"
+#include "ops/ops.h"
+#include "tensor/tensor.h"
+
+/* ---------------------------------------------------------------- eager (eager.c) */
+/* Runs `node` (prim, attributes, out dtype/rank; in/n_in ignored) on the real tensors `in`, with
+ * result shape `shape` (concrete values used). Views share storage; everything else runs on
+ * the eager backend. New reference, or NULL with an error. */
+tc_tensor *eager_run(const tc_node *node, int n_in, tc_tensor *const *in, const tc_sz *shape);
+
+
+/* ---------------------------------------------------------------- lowered graphs (lowered.c) */
+typedef struct tc_lowered tc_lowered;
+
+/* Each hand-off path embeds tc_lowered as its first member and fills vt. */
+typedef struct tc_lowered_vt {
+  tc_status (*run)(tc_lowered *l, const int64_t *syms, tc_tensor *const *inputs, tc_tensor **outputs);
+  const char *(*source)(const tc_lowered *l);
+  void (*free)(tc_lowered *l);
+} tc_lowered_vt;
+
+struct tc_lowered {
+  const tc_lowered_vt *vt;
+  tc_backend *backend;
+  const tc_graph *graph; /* borrowed */
+  int32_t n_kernels;
+};
+
+typedef struct tc_lower_stats {
+  int32_t n_kernels;
+  double seconds;   /* time spent lowering and in the plugin's compile */
+  bool cache_hit;   /* the plugin served the executable from its disk cache */
+} tc_lower_stats;
+
+/* Compiles g for backend be. g must stay alive until lowered_free (it is borrowed). */
+tc_status lowered_build(tc_backend *be, const tc_graph *g, const tc_compile_options *opts, tc_lowered **out /* out */,
+                        tc_lower_stats *stats /* out, may be NULL */);
+/* Runs with symbol values syms (n_syms of g). inputs: one real tensor per graph input (any
+ * device; copied to the backend when needed). outputs: one new reference per graph output,
+ * on the backend's memory. */
+tc_status lowered_run(tc_lowered *l, const int64_t *syms, tc_tensor *const *inputs, tc_tensor **outputs /* out */);
+/* Generated source (borrowed), or NULL when the backend does not expose it. */
+const char *lowered_source(const tc_lowered *l);
+void lowered_free(tc_lowered *l);
+
+/* Sets an error that prefixes the plugin's message with what the core was doing ("compiling",
+ * "running") and the graph's name; returns the status to report (s, or INTERNAL for TC_OK). */
+/* Whether the plugin served exe from its disk cache (ABI 1.2 executable_info; false without). */
+bool lowered_from_cache(const tc_backend *be, tc_executable *exe);
+tc_status lowered_plugin_fail(tc_status s, const tc_backend *be, const char *what, const char *graph);
+
+/* After a device-memory backend ran a graph: starts its queued work without waiting (flush,
+ * ABI 1.1), or synchronizes a plugin that has no flush. Host reads of the outputs need
+ * neither: buffer_read orders itself after earlier launches. */
+tc_status lowered_after_run(const tc_backend *be, const char *graph);
+
+/* The kernel-level path, implemented in lower_kernels.c (lowered_build dispatches to it). */
+tc_status lower_kernels_build(tc_backend *be, const tc_graph *g, const tc_compile_options *opts, tc_lowered **out,
+                              tc_lower_stats *stats);
+/* The graph-level path, implemented in lower_graph.c. */
+tc_status lower_graph_build(tc_backend *be, const tc_graph *g, const tc_compile_options *opts, tc_lowered **out,
+                            tc_lower_stats *stats);
+
+#endif

@@ -1,0 +1,390 @@
+/* schedule.c — the fusion driver: decides which values are realized, builds one kernel per
+ * realized value (schedule_kernel.c), realizes more where a kernel cannot express a read, and
+ * finishes with the memory plan (schedule_memplan.c). TC_LOGS=fusion reports each kernel, what
+ * it fused, and why values were realized; TC_LOGS=schedule the buffer plan. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedule/schedule.h"
+
+typedef struct users {
+  int32_t *start, *list; /* CSR: consumers (node values) of each value */
+} users;
+
+static bool users_build(const tc_graph *g, int32_t n_values, users *u) {
+  u->start = calloc((size_t)n_values + 2, sizeof(int32_t));
+  int32_t total = 0;
+  for (int32_t i = 0; i < g->n_nodes; i++) total += g->nodes[i].n_in;
+  u->list = malloc(sizeof(int32_t) * (size_t)(total + 1));
+  if (!u->start || !u->list) return false;
+  for (int32_t i = 0; i < g->n_nodes; i++)
+    for (int32_t j = 0; j < g->nodes[i].n_in; j++) u->start[g->nodes[i].in[j] + 1]++;
+  for (int32_t v = 0; v < n_values; v++) u->start[v + 1] += u->start[v];
+  int32_t *fill = calloc((size_t)n_values + 1, sizeof(int32_t));
+  if (!fill) return false;
+  for (int32_t i = 0; i < g->n_nodes; i++)
+    for (int32_t j = 0; j < g->nodes[i].n_in; j++) {
+      int32_t v = g->nodes[i].in[j];
+      u->list[u->start[v] + fill[v]++] = g->n_inputs + i;
+    }
+  free(fill);
+  return true;
+}
+
+static bool prim_elementwise(tc_prim p) {
+  return (p >= TC_PRIM_NEG && p <= TC_PRIM_ISNAN) || (p >= TC_PRIM_ADD && p <= TC_PRIM_OR) || p == TC_PRIM_WHERE ||
+         p == TC_PRIM_CONVERT;
+}
+static bool prim_view(tc_prim p) {
+  return p == TC_PRIM_RESHAPE || p == TC_PRIM_BROADCAST_IN_DIM || p == TC_PRIM_PERMUTE || p == TC_PRIM_SLICE ||
+         p == TC_PRIM_REVERSE;
+}
+
+typedef struct driver {
+  sched_ctx c;
+  users u;
+  bool *is_output;
+  bool *epi_only; /* realized only as the end of a matmul epilogue */
+  char (*reason)[160];
+} driver;
+
+static void set_reason(driver *d, int32_t v, const char *fmt, ...) TC_PRINTF(3, 4);
+static void set_reason(driver *d, int32_t v, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(d->reason[v], sizeof d->reason[v], fmt, ap);
+  va_end(ap);
+}
+
+/* The end of matmul M's epilogue: the latest value E such that E and everything between M and
+ * E are elementwise over M's shape and nothing between them is needed outside (so it need not
+ * be stored). */
+static int32_t epilogue_end(driver *d, int32_t M, int32_t limit) {
+  sched_ctx *c = &d->c;
+  const tc_graph *g = c->g;
+  if (d->is_output[M]) return M;
+  const tc_vtype *tm = graph_value_type(g, M);
+  bool *region = calloc((size_t)c->n_values, sizeof(bool));
+  bool *anc = calloc((size_t)c->n_values, sizeof(bool));
+  int32_t best = M;
+  if (!region || !anc) goto out;
+  region[M] = true;
+  for (int32_t v = M + 1; v < c->n_values; v++) {
+    const tc_node *n = graph_value_node(g, v);
+    /* Elementwise work, and reshapes/permutes that the product's strides can absorb. */
+    bool ok = (prim_elementwise(n->prim) && n->out.dtype == tm->dtype) || n->prim == TC_PRIM_RESHAPE ||
+              n->prim == TC_PRIM_PERMUTE;
+    if (!ok) continue;
+    for (int32_t i = 0; i < n->n_in; i++)
+      if (region[n->in[i]]) region[v] = true;
+  }
+  for (int32_t E = M + 1; E < limit; E++) {
+    if (!region[E]) continue;
+    memset(anc, 0, sizeof(bool) * (size_t)c->n_values);
+    anc[E] = true;
+    for (int32_t v = E; v >= M; v--) {
+      if (!anc[v] || v == M) continue;
+      const tc_node *n = graph_value_node(g, v);
+      for (int32_t i = 0; i < n->n_in; i++)
+        if (region[n->in[i]]) anc[n->in[i]] = true;
+    }
+    bool valid = anc[M];
+    for (int32_t v = M; v < E && valid; v++) {
+      if (!anc[v]) continue;
+      if (v != M && (c->realized[v] || d->is_output[v])) valid = false;
+      for (int32_t j = d->u.start[v]; j < d->u.start[v + 1] && valid; j++)
+        if (!anc[d->u.list[j]]) valid = false;
+    }
+    if (valid) best = E;
+  }
+out:
+  free(region);
+  free(anc);
+  return best;
+}
+
+static void realize(driver *d, int32_t v, const char *why) {
+  d->epi_only[v] = false;
+  if (!d->c.realized[v]) {
+    d->c.realized[v] = true;
+    set_reason(d, v, "%s", why);
+  }
+}
+
+static void kernels_clear(tc_schedule *s) {
+  for (int32_t k = 0; k < s->n_kernels; k++) {
+    free(s->kernels[k].ops);
+    free(s->kernels[k].kbufs);
+    free(s->kernels[k].kbuf_names);
+    free(s->kernels[k].buf_ids);
+  }
+  s->n_kernels = 0;
+  s->n_bufs = 0;
+}
+
+static void buffers_create(driver *d) {
+  sched_ctx *c = &d->c;
+  tc_schedule *s = c->s;
+  const tc_graph *g = c->g;
+  for (int32_t v = 0; v < c->n_values; v++) s->value_buf[v] = -1;
+  for (int32_t v = 0; v < c->n_values; v++) {
+    if (!c->realized[v]) continue;
+    const tc_vtype *t = graph_value_type(g, v);
+    int32_t numel = sx_prod(c, t, 0, t->rank);
+    if (v < g->n_inputs) { sched_buffer_for(s, v, SBUF_INPUT, v, t->dtype, numel); continue; }
+    int32_t out = -1;
+    for (int32_t k = 0; k < g->n_outputs && out < 0; k++)
+      if (g->outputs[k] == v) out = k;
+    sched_buffer_for(s, v, out >= 0 ? SBUF_OUTPUT : SBUF_TEMP, out, t->dtype, numel);
+  }
+}
+
+/* One attempt at building every kernel. Returns 1 when done, 0 to retry after realizing more,
+ * -1 on error. */
+static int attempt(driver *d) {
+  sched_ctx *c = &d->c;
+  tc_schedule *s = c->s;
+  const tc_graph *g = c->g;
+  kernels_clear(s);
+  memset(c->inline_count, 0, sizeof(int32_t) * (size_t)c->n_values);
+  buffers_create(d);
+  for (int32_t v = g->n_inputs; v < c->n_values; v++) {
+    if (!c->realized[v]) continue;
+    const tc_node *n = graph_value_node(g, v);
+    if (n->prim == TC_PRIM_MATMUL && c->epi_end[v] != v) continue; /* built with its epilogue */
+    tc_status err;
+    if (kernel_build(c, v, &err)) continue;
+    if (err != TC_OK) return -1;
+    int32_t f = c->fail_value;
+    char why[300];
+    snprintf(why, sizeof why, "%s", c->why);
+    if (f >= 0 && graph_value_node(g, f) && graph_value_node(g, f)->prim == TC_PRIM_MATMUL && c->epi_end[f] != f) {
+      /* Try a shorter epilogue (its end is realized anyway). */
+      int32_t old = c->epi_end[f], E = epilogue_end(d, f, old);
+      tc_logs("fusion", "matmul v%d: epilogue up to v%d not fused (%s); trying up to v%d", f, old, why, E);
+      c->epi_end[f] = E;
+      /* The old end needs no buffer of its own unless something else asked for one. */
+      if (d->epi_only[old]) {
+        c->realized[old] = false;
+        d->epi_only[old] = false;
+      }
+      if (E == f) realize(d, f, "matmul (its epilogue could not be fused)");
+      else {
+        char r[96];
+        snprintf(r, sizeof r, "epilogue of matmul v%d", f);
+        bool only = !d->c.realized[E];
+        d->c.realized[E] = false;
+        realize(d, E, r);
+        d->epi_only[E] = only;
+      }
+      return 0;
+    }
+    if (f < 0 || c->realized[f]) {
+      tc_error(TC_ERR_UNSUPPORTED, "scheduler: cannot build the kernel for v%d (%s) of graph %s: %s", v,
+               prim_name(n->prim), g->name, why[0] ? why : "no affine index for a read");
+      return -1;
+    }
+    const tc_node *fn = graph_value_node(g, f);
+    tc_logs("fusion", "realize v%d (%s) instead of recomputing it in the kernel for v%d: %s", f,
+            fn ? prim_name(fn->prim) : "input", v, why);
+    char r[200];
+    snprintf(r, sizeof r, "not fusable into v%d: %.160s", v, why);
+    realize(d, f, r);
+    return 0;
+  }
+  /* A reduction recomputed in several kernels is computed once instead. */
+  bool changed = false;
+  for (int32_t v = 0; v < c->n_values; v++)
+    if (c->inline_count[v] > 1 && !c->realized[v]) {
+      char r[120];
+      snprintf(r, sizeof r, "a reduction read by %d kernels: computed once", c->inline_count[v]);
+      tc_logs("fusion", "realize v%d (%s): %s", v, prim_name(graph_value_node(g, v)->prim), r);
+      realize(d, v, r);
+      changed = true;
+    }
+  return changed ? 0 : 1;
+}
+
+static void log_fusion(driver *d) {
+  if (!tc_logs_on("fusion")) return;
+  const sched_ctx *c = &d->c;
+  const tc_schedule *s = c->s;
+  const tc_graph *g = c->g;
+  tc_logs("fusion", "graph %s: %d nodes -> %d kernels", g->name, g->n_nodes, s->n_kernels);
+  for (int32_t k = 0; k < s->n_kernels; k++) {
+    const sched_kernel *sk = &s->kernels[k];
+    int32_t loops = 0;
+    for (int32_t i = 0; i < sk->n_ops; i++)
+      if (sk->ops[i].loop + 1 > loops) loops = sk->ops[i].loop + 1;
+    const tc_node *n = graph_value_node(g, sk->root);
+    tc_logs("fusion", "  kernel %d %s: computes v%d (%s, %s), %d ops, %d inner loop%s, %d buffers", k, sk->name, sk->root,
+            n ? prim_name(n->prim) : "?", d->reason[sk->root][0] ? d->reason[sk->root] : "realized", sk->n_ops, loops,
+            loops == 1 ? "" : "s", sk->n_bufs);
+  }
+}
+
+static void driver_free(driver *d) {
+  free(d->c.sx_map);
+  free(d->c.realized);
+  free(d->c.epi_end);
+  free(d->c.inline_count);
+  free(d->u.start);
+  free(d->u.list);
+  free(d->is_output);
+  free(d->epi_only);
+  free(d->reason);
+}
+
+void schedule_free(tc_schedule *s) {
+  if (!s) return;
+  kernels_clear(s);
+  free(s->kernels);
+  free(s->bufs);
+  free(s->value_buf);
+  free(s->descs);
+  sxtab_free(&s->sx);
+  free(s);
+}
+
+sched_options schedule_options_for(const tc_plugin_api *api) {
+  sched_options o;
+  memset(&o, 0, sizeof o);
+  o.matmul_batch2 = api && api->abi_minor >= SCHED_ABI_MINOR_MATMUL_BATCH2;
+  return o;
+}
+
+tc_status schedule_build(const tc_graph *g, tc_schedule **out) { return schedule_build_opts(g, NULL, out); }
+
+tc_status schedule_build_opts(const tc_graph *g, const sched_options *opts, tc_schedule **out) {
+  *out = NULL;
+  tc_schedule *s = calloc(1, sizeof *s);
+  driver d;
+  memset(&d, 0, sizeof d);
+  if (!s) return tc_error(TC_ERR_OUT_OF_MEMORY, "scheduler: out of memory");
+  s->g = g;
+  s->n_syms = g->n_syms;
+  sxtab_init(&s->sx);
+  sched_ctx *c = &d.c;
+  c->g = g;
+  c->s = s;
+  c->sx = &s->sx;
+  if (opts) c->opts = *opts;
+  else c->opts.matmul_batch2 = true;
+  c->n_values = g->n_inputs + g->n_nodes;
+  int32_t nv = c->n_values + 1;
+  c->sx_map = malloc(sizeof(int32_t) * (size_t)(g->sx.n + 1));
+  c->realized = calloc((size_t)nv, sizeof(bool));
+  c->epi_end = malloc(sizeof(int32_t) * (size_t)nv);
+  c->inline_count = calloc((size_t)nv, sizeof(int32_t));
+  s->value_buf = malloc(sizeof(int32_t) * (size_t)nv);
+  d.is_output = calloc((size_t)nv, sizeof(bool));
+  d.epi_only = calloc((size_t)nv, sizeof(bool));
+  d.reason = calloc((size_t)nv, sizeof *d.reason);
+  tc_status st = TC_OK;
+  if (!c->sx_map || !c->realized || !c->epi_end || !c->inline_count || !s->value_buf ||
+      !d.is_output || !d.epi_only || !d.reason || !users_build(g, c->n_values, &d.u)) {
+    st = tc_error(TC_ERR_OUT_OF_MEMORY, "scheduler: out of memory");
+    goto done;
+  }
+  /* Our own copy of the size expressions, which the kernels extend with strides and products. */
+  for (int32_t i = 0; i < g->sx.n; i++) {
+    const tc_size_expr *e = &g->sx.nodes[i];
+    if (e->op == TC_SX_CONST) c->sx_map[i] = sxtab_const(c->sx, e->value);
+    else if (e->op == TC_SX_SYM) c->sx_map[i] = sxtab_sym(c->sx, e->value);
+    else c->sx_map[i] = sxtab_bin(c->sx, (tc_sx_op)e->op, c->sx_map[e->a], c->sx_map[e->b]);
+  }
+  for (int32_t k = 0; k < 64; k++) {
+    c->probe[0][k] = 7 + 3 * k;
+    c->probe[1][k] = 29 + 11 * k;
+  }
+  for (int32_t v = 0; v < nv; v++) c->epi_end[v] = -1;
+
+  /* What must be stored. */
+  for (int32_t v = 0; v < g->n_inputs; v++) realize(&d, v, "graph input");
+  for (int32_t k = 0; k < g->n_outputs; k++) {
+    d.is_output[g->outputs[k]] = true;
+    realize(&d, g->outputs[k], "graph output");
+  }
+  for (int32_t i = 0; i < g->n_nodes; i++) {
+    const tc_node *n = &g->nodes[i];
+    int32_t v = g->n_inputs + i;
+    if (n->prim == TC_PRIM_PAD || n->prim == TC_PRIM_CONCATENATE || n->prim == TC_PRIM_SCATTER_ADD)
+      realize(&d, v, "written in pieces");
+    if (n->prim != TC_PRIM_MATMUL) continue;
+    realize(&d, v, "matmul");
+    c->epi_end[v] = v;
+    for (int32_t j = 0; j < 2; j++) {
+      int32_t o = n->in[j];
+      while (!c->realized[o] && graph_value_node(g, o) && prim_view(graph_value_node(g, o)->prim))
+        o = graph_value_node(g, o)->in[0];
+      realize(&d, o, "matmul operand");
+    }
+  }
+  /* Fused epilogues: M's product is only ever seen by its epilogue. */
+  for (int32_t v = g->n_inputs; v < c->n_values; v++) {
+    if (c->epi_end[v] != v) continue;
+    int32_t E = epilogue_end(&d, v, c->n_values);
+    if (E == v) continue;
+    c->epi_end[v] = E;
+    c->realized[v] = false;
+    char r[96];
+    snprintf(r, sizeof r, "epilogue of matmul v%d", v);
+    bool only = !c->realized[E];
+    c->realized[E] = false;
+    realize(&d, E, r);
+    d.epi_only[E] = only;
+    tc_logs("fusion", "matmul v%d: epilogue fused up to v%d (%s)", v, E, prim_name(graph_value_node(g, E)->prim));
+  }
+  int rc = 0;
+  for (int round = 0; round <= c->n_values + 8 && rc == 0; round++) rc = attempt(&d);
+  if (rc != 1) {
+    st = rc < 0 ? tc_last_status() : tc_error(TC_ERR_INTERNAL, "scheduler: no fixed point for graph %s", g->name);
+    if (st == TC_OK) st = TC_ERR_INTERNAL;
+    goto done;
+  }
+  memplan_assign(s);
+  s->descs = calloc((size_t)s->n_kernels + 1, sizeof(tc_kernel_desc));
+  if (!s->descs) {
+    st = tc_error(TC_ERR_OUT_OF_MEMORY, "scheduler: out of memory");
+    goto done;
+  }
+  /* Unique kernel names: the second softmax is softmax_1. */
+  for (int32_t k = 0; k < s->n_kernels; k++) {
+    int32_t same = 0;
+    for (int32_t j = 0; j < k; j++) {
+      char base[64];
+      snprintf(base, sizeof base, "%s", s->kernels[j].name);
+      char *u = strrchr(base, '_');
+      if (u && u[1] >= '0' && u[1] <= '9' && strncmp(base, s->kernels[k].name, (size_t)(u - base)) == 0 &&
+          s->kernels[k].name[u - base] == 0)
+        same++;
+      else if (strcmp(s->kernels[j].name, s->kernels[k].name) == 0)
+        same++;
+    }
+    if (same) {
+      size_t len = strlen(s->kernels[k].name);
+      snprintf(s->kernels[k].name + (len > 52 ? 52 : len), 12, "_%d", same % 100000);
+    }
+    s->descs[k] = s->kernels[k].desc;
+    s->descs[k].name = s->kernels[k].name;
+  }
+  s->list = (tc_kernel_list){.struct_size = sizeof(tc_kernel_list), .name = g->name, .n_exprs = s->sx.n,
+                             .exprs = s->sx.nodes, .n_syms = g->n_syms, .n_kernels = s->n_kernels, .kernels = s->descs};
+  log_fusion(&d);
+  if (tc_logs_on("schedule")) {
+    char *plan = schedule_plan_string(s);
+    char header[128];
+    snprintf(header, sizeof header, "graph %s:", g->name);
+    tc_logs_text("schedule", header, plan);
+    free(plan);
+  }
+done:
+  driver_free(&d);
+  if (st != TC_OK) {
+    schedule_free(s);
+    return st;
+  }
+  *out = s;
+  return TC_OK;
+}

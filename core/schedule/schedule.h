@@ -1,0 +1,164 @@
+/* schedule.h — the core's fusion scheduler, shared by every kernel-level backend: it groups a
+ * primitive graph into kernels (tc_kernel_desc, the loop IR of tc_plugin.h) and plans their
+ * buffers. lower_kernels.c compiles the result with a plugin and runs it.
+ *
+ * Model: some values are *realized* (stored in a buffer): graph inputs and outputs, matmul
+ * results (or the end of their fused epilogue), matmul operands, and whatever cannot be
+ * recomputed where it is needed. Each realized node value is one kernel that computes it from
+ * realized values, inlining everything in between: pointwise producers are recomputed at the
+ * consumer's index, views become affine index maps, reductions over the kernel's rows become
+ * inner loops of the same kernel (so layer_norm and softmax are one kernel each). When an index
+ * cannot be expressed affinely the producer is realized instead, and TC_LOGS=fusion says why. */
+#ifndef TC_SCHEDULE_H
+#define TC_SCHEDULE_H
+
+#include "graph/graph.h"
+#include "tensor/tensor.h"
+
+/* ---------------------------------------------------------------- the result */
+typedef enum sched_buf_kind { SBUF_INPUT = 0, SBUF_OUTPUT = 1, SBUF_TEMP = 2 } sched_buf_kind;
+
+typedef struct sched_buf {
+  sched_buf_kind kind;
+  int32_t index;  /* INPUT: graph input number; OUTPUT: graph output number; TEMP: -1 */
+  int32_t value;  /* the value it holds (-1: a matmul's private product) */
+  tc_dtype dtype;
+  int32_t numel;  /* expr id */
+  int32_t slot;   /* TEMP: memory slot shared with buffers of disjoint lifetime */
+  int32_t first, last; /* first and last kernel touching it */
+} sched_buf;
+
+typedef struct sched_kernel {
+  char name[64];
+  tc_kernel_desc desc; /* ops/buffers point into the arrays below */
+  tc_kop *ops;
+  int32_t n_ops;
+  tc_kbuffer *kbufs;
+  char (*kbuf_names)[24];
+  int32_t *buf_ids; /* kernel buffer i -> schedule buffer */
+  int32_t n_bufs;
+  int32_t root; /* the realized value it computes */
+  int32_t zero_buf; /* schedule buffer to zero before the launch (a STORE_ADD target), or -1 */
+} sched_kernel;
+
+typedef struct tc_schedule {
+  const tc_graph *g;
+  tc_sxtab sx;      /* the graph's size expressions plus the scheduler's (strides, products) */
+  int32_t n_syms;
+  int32_t n_bufs, cap_bufs;
+  sched_buf *bufs;
+  int32_t *value_buf; /* value id -> buffer, or -1 when not realized */
+  int32_t n_kernels, cap_kernels;
+  sched_kernel *kernels;
+  tc_kernel_desc *descs; /* the kernels' descriptors, contiguous, for list */
+  tc_kernel_list list;
+  int32_t n_slots;
+} tc_schedule;
+
+/* What the plugin that runs the kernels understands, which bounds what the scheduler may hand
+ * it. Zero-initialized: only what every plugin of ABI 1.0 reads. */
+typedef struct sched_options {
+  /* tc_matmul_desc's second batch level (batch_levels 2, ABI 1.1). A plugin built against 1.0
+   * ignores those fields and would multiply the wrong elements, so without it an operand whose
+   * batch dims are not one strided run is copied into a contiguous buffer first. */
+  bool matmul_batch2;
+} sched_options;
+
+/* The ABI minor from which tc_matmul_desc.batch_levels is honored. */
+#define SCHED_ABI_MINOR_MATMUL_BATCH2 1u
+
+/* The options for a plugin whose table is api: what its ABI minor (the header it was built
+ * with) allows. */
+sched_options schedule_options_for(const tc_plugin_api *api);
+/* Schedules g (borrowed; must outlive the schedule) for a plugin understanding opts (NULL:
+ * everything this host's ABI has). */
+tc_status schedule_build_opts(const tc_graph *g, const sched_options *opts, tc_schedule **out);
+/* schedule_build_opts with opts NULL. */
+tc_status schedule_build(const tc_graph *g, tc_schedule **out);
+void schedule_free(tc_schedule *s);
+/* The plan as text (kernels, their buffers, lifetimes and slots), for TC_LOGS=schedule. */
+char *schedule_plan_string(const tc_schedule *s);
+
+/* ---------------------------------------------------------------- internals (schedule_*.c) */
+#define SCHED_MAX_VARS (TC_MAX_RANK + 1)
+
+/* An affine form c + sum k[v]*var_v over a kernel's vars, coefficients as expr ids (-1 = 0). */
+typedef struct aff {
+  int32_t c;
+  int32_t k[SCHED_MAX_VARS];
+} aff;
+
+/* Where a value is read: its dims split into runs [lo, hi), each with the row-major linear
+ * index over that run as an affine form, plus optionally an indirect term ind*ind_coef (ind: an
+ * op id, from a gather). Single-dim runs are plain per-dim indices. */
+typedef struct seg {
+  int32_t lo, hi;
+  aff L;
+  int32_t ind, ind_coef;
+} seg;
+
+typedef struct access {
+  int32_t n;
+  seg s[TC_MAX_RANK];
+} access;
+
+/* The scheduler's working state (fuse.c owns it; index_map.c and kernel_build.c use it). */
+typedef struct sched_ctx {
+  const tc_graph *g;
+  tc_schedule *s;
+  tc_sxtab *sx;
+  int32_t *sx_map;       /* graph expr id -> ours */
+  int64_t probe[2][64];  /* two symbol assignments for equality tests */
+  int32_t n_values;
+  bool *realized;        /* per value */
+  int32_t *epi_end;      /* per matmul node value: the end of its epilogue (itself when none) */
+  int32_t *inline_count; /* per reduction value: kernels it was inlined into (this round) */
+  sched_options opts;     /* what the plugin understands */
+  /* the kernel's vars: extents (expr ids) of var 0..n_vars-1 */
+  int32_t n_vars;
+  int32_t var_extent[SCHED_MAX_VARS];
+  /* failure of the current attempt: the value to realize, and why */
+  int32_t fail_value;
+  char why[256];
+} sched_ctx;
+
+/* index_map.c */
+int32_t sx_add(sched_ctx *c, int32_t a, int32_t b);
+int32_t sx_mul(sched_ctx *c, int32_t a, int32_t b);
+int32_t sx_g(sched_ctx *c, int32_t graph_expr); /* a graph expr id in our table */
+int32_t sx_c(sched_ctx *c, int64_t v);
+bool sx_equal(sched_ctx *c, int32_t a, int32_t b); /* equal for every symbol value (tested) */
+int32_t sx_prod(sched_ctx *c, const tc_vtype *t, int32_t lo, int32_t hi); /* product of dims */
+aff aff_zero(void);
+aff aff_var(sched_ctx *c, int32_t v); /* 1 * var_v */
+aff aff_add(sched_ctx *c, aff a, aff b);
+aff aff_scale(sched_ctx *c, aff a, int32_t e);
+bool aff_uses_var(const aff *a, int32_t v);
+void access_clear(access *a);
+/* Identity access over a value of rank r: dim d read at var d. */
+access access_vars(int32_t rank);
+/* Splits run i into single dims when the affine index allows it (false when not). */
+bool access_split(sched_ctx *c, access *a, int32_t i, const tc_vtype *t);
+/* Splits every run so that dim d is alone. */
+bool access_isolate(sched_ctx *c, access *a, int32_t d, const tc_vtype *t);
+/* Maps an access of a view node's result to its input (false + c->why when not affine). */
+bool access_through_view(sched_ctx *c, const tc_node *n, const access *out, access *in);
+/* Maps an access of a RESHAPE or PERMUTE node's input to its result (the inverse direction). */
+bool access_forward(sched_ctx *c, const tc_node *n, const access *in, access *out);
+/* The element offset in a contiguous buffer of type t read at a: an affine form, and the
+ * indirect term (op, coefficient) if any. False when two indirect terms meet. */
+bool access_address(sched_ctx *c, const access *a, const tc_vtype *t, aff *addr, int32_t *ind, int32_t *ind_coef);
+bool access_uses_var(const access *a, int32_t v);
+bool access_same(const access *a, const access *b);
+
+/* kernel_build.c */
+/* Builds the kernel computing realized value `root` into a new schedule kernel; returns false
+ * with c->fail_value/why set when a producer must be realized first. */
+bool kernel_build(sched_ctx *c, int32_t root, tc_status *err);
+
+/* memplan.c */
+int32_t sched_buffer_for(tc_schedule *s, int32_t value, sched_buf_kind kind, int32_t index, tc_dtype dtype,
+                         int32_t numel);
+void memplan_assign(tc_schedule *s);
+
+#endif
