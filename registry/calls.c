@@ -22,12 +22,12 @@ static tc_status take(tc_backend *be, tc_error *err) {
 
 tc_status backend_buffer_alloc(tc_backend *be, size_t bytes, tc_buffer **buf) {
   *buf = NULL;
-  if (!be->api->buffer_alloc) return tc_error(TC_ERR_INTERNAL, "%s: cannot allocate buffers", be->name);
+  if (!be->api->buffer_alloc) return core_error(TC_ERR_INTERNAL, "%s: cannot allocate buffers", be->name);
   tc_buffer_alloc_args a = {.struct_size = sizeof a, .ctx = be->ctx, .bytes = bytes};
   lock(be);
   tc_error *err = be->api->buffer_alloc(&a);
   unlock(be);
-  if (!err && !a.buffer) return tc_error(TC_ERR_INTERNAL, "%s: buffer_alloc returned no buffer", be->name);
+  if (!err && !a.buffer) return core_error(TC_ERR_INTERNAL, "%s: buffer_alloc returned no buffer", be->name);
   *buf = a.buffer;
   return take(be, err);
 }
@@ -41,7 +41,7 @@ void backend_buffer_free(tc_backend *be, tc_buffer *buf) {
 }
 
 tc_status backend_buffer_write(tc_backend *be, tc_buffer *dst, size_t offset, const void *src, size_t bytes) {
-  if (!be->api->buffer_write) return tc_error(TC_ERR_INTERNAL, "%s: cannot write buffers", be->name);
+  if (!be->api->buffer_write) return core_error(TC_ERR_INTERNAL, "%s: cannot write buffers", be->name);
   tc_buffer_copy_args a = {
       .struct_size = sizeof a, .ctx = be->ctx, .buffer = dst, .offset = offset, .host = (void *)src, .bytes = bytes};
   lock(be);
@@ -51,7 +51,7 @@ tc_status backend_buffer_write(tc_backend *be, tc_buffer *dst, size_t offset, co
 }
 
 tc_status backend_buffer_read(tc_backend *be, tc_buffer *src, size_t offset, void *dst, size_t bytes) {
-  if (!be->api->buffer_read) return tc_error(TC_ERR_INTERNAL, "%s: cannot read buffers", be->name);
+  if (!be->api->buffer_read) return core_error(TC_ERR_INTERNAL, "%s: cannot read buffers", be->name);
   tc_buffer_copy_args a = {
       .struct_size = sizeof a, .ctx = be->ctx, .buffer = src, .offset = offset, .host = dst, .bytes = bytes};
   lock(be);
@@ -89,7 +89,7 @@ tc_status backend_compile(tc_backend *be, const tc_kernel_list *kernels, const t
   tc_error *err = be->api->compile(&a);
   unlock(be);
   free(o);
-  if (!err && !a.exe) return tc_error(TC_ERR_INTERNAL, "%s: compile returned no executable", be->name);
+  if (!err && !a.exe) return core_error(TC_ERR_INTERNAL, "%s: compile returned no executable", be->name);
   *exe = a.exe;
   return take(be, err);
 }
@@ -198,7 +198,7 @@ tc_status backend_take_async_error(tc_backend *be) {
     snprintf(what, sizeof what, " (%s)", p->calls[a->call_id % REG_CALL_RING].what);
   pthread_mutex_unlock(&p->async_lock);
   if (!a) return TC_OK;
-  tc_status s = tc_error(TC_ERR_DEVICE, "%s: call %llu%s failed on the device: %s", be->name,
+  tc_status s = core_error(TC_ERR_DEVICE, "%s: call %llu%s failed on the device: %s", be->name,
                          (unsigned long long)a->call_id, what, a->message);
   free(a);
   return s;

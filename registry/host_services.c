@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "registry_internal.h"
-#include "tc_kit.h"
+#include "kit/tc_kit.h"
 
 /* ---------------------------------------------------------------- errors */
 struct tc_error {
@@ -55,9 +55,9 @@ tc_status host_error_take(tc_error *err, const char *prefix) {
   size_t pl = prefix ? strlen(prefix) : 0;
   bool named = pl && !strncmp(err->message, prefix, pl) && err->message[pl] == ':';
   if (prefix && !named)
-    tc_error(code, "%s: %s", prefix, err->message);
+    core_error(code, "%s: %s", prefix, err->message);
   else
-    tc_error(code, "%s", err->message);
+    core_error(code, "%s", err->message);
   free(err);
   return code;
 }

@@ -309,9 +309,9 @@ tc_backend *loader_init(reg_plugin *p, const tc_options *opts, const char *key) 
     if (!key[0]) {
       /* With its defaults the backend cannot start here: list it as unavailable. */
       loader_fail(p, "init failed (%s): %s", tc_status_name(s), msg);
-      return tc_error_null(TC_ERR_UNAVAILABLE, "backend '%s' is unavailable: %s", p->name, p->reason);
+      return core_error_null(TC_ERR_UNAVAILABLE, "backend '%s' is unavailable: %s", p->name, p->reason);
     }
-    return tc_error_null(s == TC_ERR_INTERNAL ? TC_ERR_INVALID_ARGUMENT : s, "backend '%s' with %s: %s", p->name, key,
+    return core_error_null(s == TC_ERR_INTERNAL ? TC_ERR_INVALID_ARGUMENT : s, "backend '%s' with %s: %s", p->name, key,
                          msg);
   }
   tc_backend *be = calloc(1, sizeof *be);
@@ -320,7 +320,7 @@ tc_backend *loader_init(reg_plugin *p, const tc_options *opts, const char *key) 
     free(be);
     tc_release_args r = {.struct_size = sizeof r, .ctx = a.ctx};
     p->api.release(&r);
-    return tc_error_null(TC_ERR_OUT_OF_MEMORY, "backend '%s': out of memory", p->name);
+    return core_error_null(TC_ERR_OUT_OF_MEMORY, "backend '%s': out of memory", p->name);
   }
   be->name = p->name;
   be->api = &p->api;

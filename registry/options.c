@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "registry_internal.h"
-#include "tc_kit.h"
+#include "kit/tc_kit.h"
 
 typedef struct option_item {
   char *key;
@@ -67,17 +67,17 @@ static tc_status options_add_text(tc_options *o, const char *text, bool from_env
     if (!end) end = p + strlen(p);
     const char *eq = memchr(p, '=', (size_t)(end - p));
     char *item = dup_trimmed(p, end);
-    if (!item) return tc_error(TC_ERR_OUT_OF_MEMORY, "options: out of memory");
+    if (!item) return core_error(TC_ERR_OUT_OF_MEMORY, "options: out of memory");
     if (item[0]) {
       if (!eq) {
-        tc_status s = tc_error(TC_ERR_INVALID_ARGUMENT, "%s: item '%s' is not key=value", where, item);
+        tc_status s = core_error(TC_ERR_INVALID_ARGUMENT, "%s: item '%s' is not key=value", where, item);
         free(item);
         return s;
       }
       char *key = dup_trimmed(p, eq), *value = dup_trimmed(eq + 1, end);
       if (!key || !value || !key[0]) {
-        tc_status s = key && value ? tc_error(TC_ERR_INVALID_ARGUMENT, "%s: item '%s' has no key", where, item)
-                                   : tc_error(TC_ERR_OUT_OF_MEMORY, "options: out of memory");
+        tc_status s = key && value ? core_error(TC_ERR_INVALID_ARGUMENT, "%s: item '%s' has no key", where, item)
+                                   : core_error(TC_ERR_OUT_OF_MEMORY, "options: out of memory");
         free(key);
         free(value);
         free(item);
@@ -85,7 +85,7 @@ static tc_status options_add_text(tc_options *o, const char *text, bool from_env
       }
       if (!options_set(o, key, value, from_env)) {
         free(item);
-        return tc_error(TC_ERR_OUT_OF_MEMORY, "options: out of memory");
+        return core_error(TC_ERR_OUT_OF_MEMORY, "options: out of memory");
       }
     }
     free(item);
@@ -96,7 +96,7 @@ static tc_status options_add_text(tc_options *o, const char *text, bool from_env
 
 tc_options *options_parse(const char *text) {
   tc_options *o = calloc(1, sizeof *o);
-  if (!o) return tc_error_null(TC_ERR_OUT_OF_MEMORY, "options: out of memory");
+  if (!o) return core_error_null(TC_ERR_OUT_OF_MEMORY, "options: out of memory");
   if (options_add_text(o, getenv("TC_OPTIONS"), true) != TC_OK || options_add_text(o, text, false) != TC_OK) {
     options_free(o);
     return NULL;
@@ -166,7 +166,7 @@ tc_status options_validate(const tc_options *opts, const tc_backend *be) {
     const char *where = it->from_env ? "TC_OPTIONS" : "option";
     const char *dot = strchr(it->key, '.');
     if (!dot || dot == it->key || !dot[1])
-      return tc_error(TC_ERR_INVALID_ARGUMENT, "%s '%s': keys are <backend prefix>.<name>, e.g. cpu.threads", where,
+      return core_error(TC_ERR_INVALID_ARGUMENT, "%s '%s': keys are <backend prefix>.<name>, e.g. cpu.threads", where,
                       it->key);
     prefix_search s = {.prefix = it->key, .len = (size_t)(dot - it->key)};
     if (be && be->plugin && be->plugin->api.option_prefix && strlen(be->plugin->api.option_prefix) == s.len &&
@@ -178,21 +178,23 @@ tc_status options_validate(const tc_options *opts, const tc_backend *be) {
       /* The environment may name backends this machine lacks; the call's own text may not. */
       if (it->from_env) continue;
       if (!s.known[0]) registry_each_plugin(prefix_visit, &s);
-      return tc_error(TC_ERR_INVALID_ARGUMENT, "option '%s': no backend takes options with prefix '%.*s' (prefixes: %s)",
+      return core_error(TC_ERR_INVALID_ARGUMENT, "option '%s': no backend takes options with prefix '%.*s' (prefixes: %s)",
                       it->key, (int)s.len, it->key, s.known[0] ? s.known : "none");
     }
+    /* $TC_OPTIONS serves every backend: its keys are checked by the backend they belong to. */
+    if (it->from_env && (!be || s.found != be->plugin)) continue;
     const tc_option_decl *d = decl_named(s.found, it->key);
     if (!d) {
       char names[512];
       decl_names(s.found, names, sizeof names);
-      return tc_error(TC_ERR_INVALID_ARGUMENT, "%s '%s': backend '%s' has no such option (valid keys: %s)", where,
+      return core_error(TC_ERR_INVALID_ARGUMENT, "%s '%s': backend '%s' has no such option (valid keys: %s)", where,
                       it->key, s.found->name, names);
     }
     char norm[256], err[512];
     if (!tck_option_check(d, it->value, norm, sizeof norm, err, sizeof err)) {
       char names[512];
       decl_names(s.found, names, sizeof names);
-      return tc_error(TC_ERR_INVALID_ARGUMENT, "%s %s=%s: backend '%s': %s (valid keys: %s)", where, it->key, it->value,
+      return core_error(TC_ERR_INVALID_ARGUMENT, "%s %s=%s: backend '%s': %s (valid keys: %s)", where, it->key, it->value,
                       s.found->name, err, names);
     }
   }
@@ -217,7 +219,7 @@ tc_status options_for_scope(const tc_options *opts, const reg_plugin *p, int32_t
   }
   if (!count) return TC_OK;
   tc_option *o = malloc((size_t)count * sizeof *o + strings);
-  if (!o) return tc_error(TC_ERR_OUT_OF_MEMORY, "%s: out of memory for its options", p->name);
+  if (!o) return core_error(TC_ERR_OUT_OF_MEMORY, "%s: out of memory for its options", p->name);
   char *text = (char *)(o + count);
   int32_t k = 0;
   for (int32_t i = 0; i < p->api.n_options; i++) {

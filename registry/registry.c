@@ -74,7 +74,7 @@ static tc_status registry_scan_locked(void) {
   registry_disk.items = NULL;
   registry_disk.n = 0;
   registry_scanned = true;
-  registry_generation++;
+  __atomic_add_fetch(&registry_generation, 1, __ATOMIC_ACQ_REL);
   tc_status s = scan_plugins(&registry_disk.items, &registry_disk.n);
   registry_resolve_shadows();
   for (int32_t i = 0; i < registry_disk.n; i++)
@@ -98,7 +98,7 @@ static void saved_error_restore(const saved_error *se) {
   if (se->status == TC_OK)
     tc_clear_error();
   else
-    tc_error(se->status, "%s", se->message);
+    core_error(se->status, "%s", se->message);
 }
 
 static tc_status registry_ensure_scanned_locked(void) {
@@ -149,7 +149,7 @@ static tc_backend *registry_context_locked(reg_plugin *p, const tc_options *opts
   for (int32_t i = 0; i < p->n_contexts; i++)
     if (!strcmp(p->contexts[i]->context_options, key)) return p->contexts[i];
   tc_backend **grown = realloc(p->contexts, (size_t)(p->n_contexts + 1) * sizeof *grown);
-  if (!grown) return tc_error_null(TC_ERR_OUT_OF_MEMORY, "backend '%s': out of memory", p->name);
+  if (!grown) return core_error_null(TC_ERR_OUT_OF_MEMORY, "backend '%s': out of memory", p->name);
   p->contexts = grown;
   tc_backend *be = loader_init(p, opts, key);
   if (!be) return NULL;
@@ -171,14 +171,14 @@ static tc_backend *registry_find_locked(const char *name, const tc_options *opts
       if (e->available) return NULL; /* a bad option, not a bad backend: report it */
     }
     registry_names_locked(names, sizeof names);
-    return tc_error_null(TC_ERR_UNAVAILABLE, "backend 'auto': no backend is available (known: %s)", names);
+    return core_error_null(TC_ERR_UNAVAILABLE, "backend 'auto': no backend is available (known: %s)", names);
   }
   reg_plugin *e = registry_named_locked(name);
   if (!e) {
     registry_names_locked(names, sizeof names);
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "unknown backend '%s' (known: %s, and auto, eager)", name, names);
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "unknown backend '%s' (known: %s, and auto, eager)", name, names);
   }
-  if (!e->available) return tc_error_null(TC_ERR_UNAVAILABLE, "backend '%s' is unavailable: %s", e->name, e->reason);
+  if (!e->available) return core_error_null(TC_ERR_UNAVAILABLE, "backend '%s' is unavailable: %s", e->name, e->reason);
   return registry_context_locked(e, opts);
 }
 
@@ -211,11 +211,16 @@ tc_backend *backend_eager(void) {
   /* The eager backend is used on every eager op: look it up once per options environment. */
   static _Thread_local tc_backend *cached;
   static _Thread_local uint64_t cached_gen;
-  if (cached && cached_gen == registry_generation) return cached;
-  tc_backend *be = backend_find("eager", NULL);
+  static _Thread_local char cached_name[64];
+  const char *env = getenv("TC_EAGER_BACKEND");
+  const char *name = env && env[0] ? env : "debug-eager";
+  if (cached && cached_gen == __atomic_load_n(&registry_generation, __ATOMIC_ACQUIRE) && !strcmp(cached_name, name))
+    return cached;
+  tc_backend *be = backend_find(name, NULL);
   if (be) {
     cached = be;
-    cached_gen = registry_generation;
+    cached_gen = __atomic_load_n(&registry_generation, __ATOMIC_ACQUIRE);
+    snprintf(cached_name, sizeof cached_name, "%s", name);
   }
   return be;
 }
@@ -257,13 +262,13 @@ int tc_list_backends(tc_backend_info *out, int max) {
 }
 
 tc_status tc_backend_register(tc_plugin_query_fn query) {
-  if (!query) return tc_error(TC_ERR_INVALID_ARGUMENT, "tc_backend_register: query is NULL");
+  if (!query) return core_error(TC_ERR_INVALID_ARGUMENT, "tc_backend_register: query is NULL");
   pthread_mutex_lock(&registry_lock);
   tc_status s = registry_ensure_scanned_locked();
   reg_plugin *e = s == TC_OK ? loader_open_query(query) : NULL;
-  if (s == TC_OK && !e) s = tc_error(TC_ERR_OUT_OF_MEMORY, "tc_backend_register: out of memory");
+  if (s == TC_OK && !e) s = core_error(TC_ERR_OUT_OF_MEMORY, "tc_backend_register: out of memory");
   if (s == TC_OK && !e->loaded) {
-    s = tc_error(e->load_status, "tc_backend_register: %s", e->reason);
+    s = core_error(e->load_status, "tc_backend_register: %s", e->reason);
     loader_free(e);
     e = NULL;
   }
@@ -276,7 +281,7 @@ tc_status tc_backend_register(tc_plugin_query_fn query) {
       if (!grown) {
         loader_free(e);
         e = NULL;
-        s = tc_error(TC_ERR_OUT_OF_MEMORY, "tc_backend_register: out of memory");
+        s = core_error(TC_ERR_OUT_OF_MEMORY, "tc_backend_register: out of memory");
       } else {
         registry_in_process.items = grown;
         registry_in_process.n++;
@@ -286,7 +291,7 @@ tc_status tc_backend_register(tc_plugin_query_fn query) {
     }
     if (e) {
       registry_in_process.items[slot] = e;
-      registry_generation++;
+      __atomic_add_fetch(&registry_generation, 1, __ATOMIC_ACQ_REL);
       /* An in-process backend comes first: it shadows a plugin of the same name. */
       registry_resolve_shadows();
       loader_probe(e);

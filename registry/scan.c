@@ -48,7 +48,7 @@ static tc_status scan_list_push(reg_plugin ***list, int32_t *n, reg_plugin *e) {
   reg_plugin **grown = realloc(*list, (size_t)(*n + 1) * sizeof **list);
   if (!grown) {
     loader_free(e);
-    return tc_error(TC_ERR_OUT_OF_MEMORY, "tc_backend_rescan: out of memory listing plugins");
+    return core_error(TC_ERR_OUT_OF_MEMORY, "tc_backend_rescan: out of memory listing plugins");
   }
   *list = grown;
   grown[(*n)++] = e;
@@ -72,7 +72,7 @@ static tc_status scan_dir(const char *dir, reg_plugin ***list, int32_t *n) {
     if (!grown || !copy) {
       free(copy);
       if (grown) names = grown;
-      s = tc_error(TC_ERR_OUT_OF_MEMORY, "tc_backend_rescan: out of memory listing %s", dir);
+      s = core_error(TC_ERR_OUT_OF_MEMORY, "tc_backend_rescan: out of memory listing %s", dir);
       break;
     }
     names = grown;
@@ -86,7 +86,7 @@ static tc_status scan_dir(const char *dir, reg_plugin ***list, int32_t *n) {
     if (s == TC_OK && snprintf(path, sizeof path, "%s/%s", dir, names[i]) < (int)sizeof path && stat(path, &st) == 0 &&
         S_ISREG(st.st_mode)) {
       reg_plugin *e = loader_open_file(path);
-      s = e ? scan_list_push(list, n, e) : tc_error(TC_ERR_OUT_OF_MEMORY, "tc_backend_rescan: out of memory");
+      s = e ? scan_list_push(list, n, e) : core_error(TC_ERR_OUT_OF_MEMORY, "tc_backend_rescan: out of memory");
     }
     free(names[i]);
   }
@@ -100,7 +100,7 @@ tc_status scan_plugins(reg_plugin ***list, int32_t *n) {
    * which would otherwise shadow each of its files by itself. */
   typedef char dir_path[PATH_MAX];
   dir_path *dirs = calloc(2 * MAX_DIRS, sizeof *dirs);
-  if (!dirs) return tc_error(TC_ERR_OUT_OF_MEMORY, "tc_backend_rescan: out of memory");
+  if (!dirs) return core_error(TC_ERR_OUT_OF_MEMORY, "tc_backend_rescan: out of memory");
   dir_path *real = dirs + MAX_DIRS;
   int n_dirs = 0;
   const char *env = getenv("TC_PLUGIN_PATH");

@@ -267,7 +267,7 @@ Test(core_host, errors) {
   cr_assert_null(tc_from_host(out, TC_F16, 1, (int64_t[]){1}));
   /* A NULL tensor keeps the earlier error. */
   tc_clear_error();
-  tc_error(TC_ERR_INVALID_ARGUMENT, "first failure");
+  core_error(TC_ERR_INVALID_ARGUMENT, "first failure");
   cr_assert_eq(tc_to_host(NULL, out, sizeof out), TC_ERR_INVALID_ARGUMENT);
   cr_assert_str_eq(tc_last_error(), "first failure");
   tc_release(x);
@@ -338,16 +338,22 @@ Test(core_graph, desc) {
   cr_assert_eq(d.n_nodes, 3);
   cr_assert_eq(d.n_syms, 1);
   cr_assert_eq(d.n_outputs, 2);
+  cr_assert_eq(d.expr_size, sizeof(tc_size_expr));
+  cr_assert_eq(d.input_size, sizeof(tc_value_type));
+  cr_assert_eq(d.node_size, sizeof(tc_prim_node));
   for (int i = 0; i < d.n_exprs; i++)
-    cr_assert_eq(TC_AT(tc_size_expr, d.exprs, i)->struct_size, sizeof(tc_size_expr));
+    cr_assert_eq(tck_graph_expr(&d, i)->struct_size, sizeof(tc_size_expr));
   for (int i = 0; i < d.n_inputs; i++)
-    cr_assert_eq(TC_AT(tc_value_type, d.inputs, i)->struct_size, sizeof(tc_value_type));
+    cr_assert_eq(tck_graph_input(&d, i)->struct_size, sizeof(tc_value_type));
   for (int i = 0; i < d.n_nodes; i++) {
-    const tc_prim_node *n = TC_AT(tc_prim_node, d.nodes, i);
+    const tc_prim_node *n = tck_graph_node(&d, i);
     cr_assert_eq(n->struct_size, sizeof(tc_prim_node));
-    cr_assert_eq(n->out.struct_size, sizeof(tc_value_type));
+    cr_assert_eq(n->out->struct_size, sizeof(tc_value_type));
+    cr_assert_eq(n->out->shape, g.nodes[i].out.shape, "shapes are borrowed from the graph");
   }
-  const tc_prim_node *red = TC_AT(tc_prim_node, d.nodes, 1);
+  char err[256];
+  cr_assert_eq(tck_graph_validate(&d, err, sizeof err), TC_OK, "%s", err);
+  const tc_prim_node *red = tck_graph_node(&d, 1);
   cr_assert_eq(red->prim, TC_PRIM_REDUCE_SUM);
   cr_assert_eq(red->inputs[0], 2);
   cr_assert_eq(red->iattrs[0], 1);
@@ -410,7 +416,7 @@ Test(core_prims, error_messages) {
   cr_assert_null(prim_concatenate(2, (tc_tensor *[]){a, w}, 0));
   cr_assert_str_eq(tc_last_error(), "prim concatenate: shapes differ outside dim 0 (xs[0]: 8x64, xs[1]: 32x16)");
   /* NULL operands pass the earlier error through untouched. */
-  tc_error(TC_ERR_INVALID_ARGUMENT, "earlier");
+  core_error(TC_ERR_INVALID_ARGUMENT, "earlier");
   cr_assert_null(prim_binary(TC_PRIM_ADD, NULL, a));
   cr_assert_null(prim_unary(TC_PRIM_NEG, NULL));
   cr_assert_str_eq(tc_last_error(), "earlier");
@@ -543,56 +549,62 @@ typedef struct fake_buf {
 } fake_buf;
 static int fake_live_buffers;
 
-static tc_status fake_probe(const tc_host_api *host, tc_probe_info *info) {
-  info->available = true;
-  info->n_devices = 1;
-  snprintf(info->devices[0].name, sizeof info->devices[0].name, "fake device");
-  return TC_OK;
-}
-static tc_status fake_init(const tc_host_api *host, int32_t device, tc_plugin_ctx **ctx) {
-  *ctx = (tc_plugin_ctx *)&fake_live_buffers;
-  return TC_OK;
-}
-static void fake_release(tc_plugin_ctx *ctx) {}
-static tc_status fake_alloc(tc_plugin_ctx *ctx, size_t bytes, tc_buffer **buf) {
-  fake_buf *b = malloc(sizeof *b + bytes);
-  if (!b) return TC_ERR_OUT_OF_MEMORY;
-  b->bytes = bytes;
-  memset(b->data, 0xAB, bytes);
-  fake_live_buffers++;
-  *buf = (tc_buffer *)b;
-  return TC_OK;
-}
-static void fake_free(tc_plugin_ctx *ctx, tc_buffer *buf) {
-  fake_live_buffers--;
-  free(buf);
-}
-static tc_status fake_write(tc_plugin_ctx *ctx, tc_buffer *dst, size_t off, const void *src, size_t bytes) {
-  fake_buf *b = (fake_buf *)dst;
-  if (off + bytes > b->bytes) return TC_ERR_INVALID_ARGUMENT;
-  memcpy(b->data + off, src, bytes);
-  return TC_OK;
-}
-static tc_status fake_read(tc_plugin_ctx *ctx, tc_buffer *src, size_t off, void *dst, size_t bytes) {
-  fake_buf *b = (fake_buf *)src;
-  if (off + bytes > b->bytes) return TC_ERR_INVALID_ARGUMENT;
-  memcpy(dst, b->data + off, bytes);
-  return TC_OK;
-}
-static tc_status fake_compile(tc_plugin_ctx *ctx, const tc_graph_desc *g, tc_executable **exe) {
-  return TC_ERR_UNSUPPORTED;
-}
-static tc_status fake_run(tc_plugin_ctx *ctx, tc_executable *exe, const int64_t *syms, const tc_tensor_ref *in,
-                          const tc_tensor_ref *out) {
-  return TC_ERR_UNSUPPORTED;
-}
-static tc_status fake_sync(tc_plugin_ctx *ctx) {
-  return TC_OK;
-}
-static void fake_exe_free(tc_plugin_ctx *ctx, tc_executable *exe) {}
+static const tc_device_desc fake_device = {sizeof(tc_device_desc), "fake device", TC_DEVICE_OTHER, 0};
 
-static tc_status fake_query(const tc_host_api *host, tc_plugin_api *api) {
-  size_t room = api->struct_size;
+static tc_error *fake_probe(tc_probe_args *a) {
+  a->available = true;
+  a->n_devices = 1;
+  a->devices = &fake_device;
+  a->device_size = sizeof fake_device;
+  return NULL;
+}
+static tc_error *fake_init(tc_init_args *a) {
+  a->ctx = (tc_plugin_ctx *)&fake_live_buffers;
+  return NULL;
+}
+static void fake_release(const tc_release_args *a) { (void)a; }
+static tc_error *fake_alloc(tc_buffer_alloc_args *a) {
+  fake_buf *b = malloc(sizeof *b + a->bytes);
+  if (!b) return NULL;
+  b->bytes = a->bytes;
+  memset(b->data, 0xAB, a->bytes);
+  fake_live_buffers++;
+  a->buffer = (tc_buffer *)b;
+  return NULL;
+}
+static void fake_free(const tc_buffer_free_args *a) {
+  fake_live_buffers--;
+  free(a->buffer);
+}
+static const tc_host_api *fake_host;
+static tc_error *fake_write(const tc_buffer_copy_args *a) {
+  fake_buf *b = (fake_buf *)a->buffer;
+  if (a->offset + a->bytes > b->bytes) return fake_host->error_new(fake_host->host_ctx, TC_ERR_INVALID_ARGUMENT, "out of bounds");
+  memcpy(b->data + a->offset, a->host, a->bytes);
+  return NULL;
+}
+static tc_error *fake_read(const tc_buffer_copy_args *a) {
+  fake_buf *b = (fake_buf *)a->buffer;
+  if (a->offset + a->bytes > b->bytes) return fake_host->error_new(fake_host->host_ctx, TC_ERR_INVALID_ARGUMENT, "out of bounds");
+  memcpy(a->host, b->data + a->offset, a->bytes);
+  return NULL;
+}
+static tc_error *fake_compile(tc_compile_args *a) {
+  (void)a;
+  return fake_host->error_new(fake_host->host_ctx, TC_ERR_UNSUPPORTED, "fakedev: compiles nothing");
+}
+static tc_error *fake_run(const tc_run_graph_args *a) {
+  (void)a;
+  return fake_host->error_new(fake_host->host_ctx, TC_ERR_UNSUPPORTED, "fakedev: runs nothing");
+}
+static tc_error *fake_sync(const tc_queue_args *a) {
+  (void)a;
+  return NULL;
+}
+static void fake_exe_free(const tc_executable_free_args *a) { (void)a; }
+
+static tc_error *fake_query(tc_query_args *q) {
+  fake_host = q->host;
   tc_plugin_api a = {.struct_size = sizeof a,
                      .abi_major = TC_ABI_MAJOR,
                      .abi_minor = TC_ABI_MINOR,
@@ -601,20 +613,21 @@ static tc_status fake_query(const tc_host_api *host, tc_plugin_api *api) {
                      .description = "test device",
                      .handoff = TC_HANDOFF_GRAPH,
                      .memory = TC_MEMORY_DEVICE,
+                     .option_prefix = "fakedev",
                      .probe = fake_probe,
                      .init = fake_init,
                      .release = fake_release,
+                     .compile = fake_compile,
+                     .executable_free = fake_exe_free,
+                     .synchronize = fake_sync,
+                     .run_graph = fake_run,
                      .buffer_alloc = fake_alloc,
                      .buffer_free = fake_free,
                      .buffer_write = fake_write,
-                     .buffer_read = fake_read,
-                     .compile_graph = fake_compile,
-                     .run_graph = fake_run,
-                     .synchronize = fake_sync,
-                     .executable_free = fake_exe_free};
-  if (room < sizeof a) a.struct_size = room;
-  memcpy(api, &a, a.struct_size);
-  return TC_OK;
+                     .buffer_read = fake_read};
+  if (q->table_size < sizeof a) a.struct_size = q->table_size;
+  memcpy(q->table, &a, a.struct_size);
+  return NULL;
 }
 
 Test(core_device, round_trip_views_and_eager_inputs) {

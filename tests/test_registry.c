@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
+#include "registry_internal.h" /* the registry's record of a plugin: cache dir, host services */
 
 /* ---------------------------------------------------------------- fixtures */
 
@@ -146,7 +147,7 @@ Test(registry, text_file_named_so_is_listed_with_dlerror_text) {
   assert_contains(b->reason, err);
   /* The host carried on: the good plugin next to it works. */
   cr_assert(listed_expect("old_minor")->available);
-  cr_assert_not_null(backend_find("old_minor"), "%s", tc_last_error());
+  cr_assert_not_null(backend_find("old_minor", NULL), "%s", tc_last_error());
 }
 
 Test(registry, shared_object_without_entry_symbol) {
@@ -156,7 +157,7 @@ Test(registry, shared_object_without_entry_symbol) {
   const tc_backend_info *b = listed_expect("nosym");
   cr_assert_not(b->available);
   assert_contains(b->reason, "no symbol tc_plugin_query");
-  cr_assert_null(backend_find("nosym"));
+  cr_assert_null(backend_find("nosym", NULL));
   assert_contains(tc_last_error(), "no symbol tc_plugin_query");
 }
 
@@ -184,7 +185,7 @@ Test(registry, wrong_major_that_says_so) {
   cr_assert_not(b->available);
   assert_contains(b->reason, "ABI major mismatch");
   char want[96];
-  snprintf(want, sizeof want, "built for ABI 2.x, the host offers %d.%d", TC_ABI_MAJOR, TC_ABI_MINOR);
+  snprintf(want, sizeof want, "built for ABI %d.x, the host offers %d.%d", TC_ABI_MAJOR + 1, TC_ABI_MAJOR, TC_ABI_MINOR);
   assert_contains(b->reason, want); /* the plugin's own words */
 }
 
@@ -198,7 +199,7 @@ Test(registry, wrong_major_in_the_table) {
   snprintf(want, sizeof want, "ABI major mismatch: plugin ABI %d.%d, host ABI %d.%d", TC_ABI_MAJOR + 7, TC_ABI_MINOR,
            TC_ABI_MAJOR, TC_ABI_MINOR);
   assert_contains(b->reason, want);
-  cr_assert_null(backend_find("other_major"));
+  cr_assert_null(backend_find("other_major", NULL));
 }
 
 Test(registry, table_too_small_for_required_entries) {
@@ -209,7 +210,7 @@ Test(registry, table_too_small_for_required_entries) {
   cr_assert_not(b->available);
   assert_contains(b->reason, "too small");
   char need[64];
-  snprintf(need, sizeof need, "need %zu bytes", TC_STRUCT_SIZE(tc_plugin_api, executable_free));
+  snprintf(need, sizeof need, "need %zu bytes", TC_STRUCT_SIZE(tc_plugin_api, buffer_read));
   assert_contains(b->reason, need);
 }
 
@@ -227,33 +228,33 @@ Test(registry, old_minor_without_optional_entries_works) {
   plugin_add(dir, "old_minor");
   plugin_path_use(dir);
   cr_assert(listed_expect("old_minor")->available);
-  tc_backend *be = backend_find("old_minor");
+  tc_backend *be = backend_find("old_minor", NULL);
   cr_assert_not_null(be, "%s", tc_last_error());
   cr_assert_not_null(be->ctx);
-  cr_assert_eq(be->api.struct_size, TC_STRUCT_SIZE(tc_plugin_api, executable_free));
+  cr_assert_eq(be->api->struct_size, TC_STRUCT_SIZE(tc_plugin_api, buffer_read));
   /* The plugin scribbled past its table (see old_minor.c); none of it may be taken. */
-  cr_assert_null(be->api.executable_source);
-  cr_assert_null(be->api.capabilities);
-  cr_assert_null(be->api.record);
-  cr_assert_null(be->api.replay);
-  cr_assert_null(be->api.recording_free);
-  cr_assert_eq(be->api.synchronize(be->ctx), TC_OK);
-  cr_assert_str_eq(be->version, "0.0.1");
-  cr_assert_str_eq(be->path, listed_expect("old_minor")->path);
+  cr_assert_null(be->api->flush);
+  cr_assert_null(be->api->executable_info);
+  cr_assert_eq(backend_synchronize(be), TC_OK);
+  cr_assert_str_eq(listed_expect("old_minor")->version, "0.0.1");
+  cr_assert_str_eq(be->plugin->path, listed_expect("old_minor")->path);
 }
 
 Test(registry, new_minor_with_larger_table_works) {
   const char *dir = dir_new("p");
   plugin_add(dir, "new_minor");
   plugin_path_use(dir);
-  tc_backend *be = backend_find("new_minor");
+  tc_backend *be = backend_find("new_minor", NULL);
   cr_assert_not_null(be, "%s", tc_last_error());
   cr_assert_not_null(be->ctx);
-  cr_assert_eq(be->api.abi_minor, TC_ABI_MINOR + 1);
-  cr_assert_eq(be->api.struct_size, sizeof(tc_plugin_api), "the host keeps what it knows");
-  cr_assert_not_null(be->api.executable_source);
-  cr_assert_str_eq(be->api.executable_source(be->ctx, NULL), "/* new_minor */");
-  cr_assert_eq(be->api.synchronize(be->ctx), TC_OK);
+  cr_assert_eq(be->api->abi_minor, TC_ABI_MINOR + 1);
+  cr_assert_eq(be->api->struct_size, sizeof(tc_plugin_api), "the host keeps what it knows");
+  cr_assert_not_null(be->api->executable_info);
+  backend_exe_info info;
+  backend_executable_info(be, (tc_executable *)be, &info);
+  cr_assert_str_eq(info.source, "/* new_minor */");
+  cr_assert(backend_accepts(be, TC_PRIM_EXP, TC_F64, TC_KERNEL_LOOP), "an unknown extension type is skipped");
+  cr_assert_eq(backend_synchronize(be), TC_OK);
 }
 
 /* ---------------------------------------------------------------- probe and init */
@@ -265,7 +266,7 @@ Test(registry, probe_says_unavailable) {
   const tc_backend_info *b = listed_expect("unavailable");
   cr_assert_not(b->available);
   assert_contains(b->reason, "probe: no frobnicator attached");
-  cr_assert_null(backend_find("unavailable"));
+  cr_assert_null(backend_find("unavailable", NULL));
   cr_assert_eq(tc_last_status(), TC_ERR_UNAVAILABLE);
   assert_contains(tc_last_error(), "no frobnicator attached");
 }
@@ -275,14 +276,14 @@ Test(registry, init_failure_makes_backend_unavailable) {
   plugin_add(dir, "init_fails");
   plugin_path_use(dir);
   cr_assert(listed_expect("init_fails")->available, "probe alone cannot know init will fail");
-  cr_assert_null(backend_find("init_fails"));
+  cr_assert_null(backend_find("init_fails", NULL));
   assert_contains(tc_last_error(), "init failed");
   assert_contains(tc_last_error(), "the device fell off the bus");
   const tc_backend_info *b = listed_expect("init_fails");
   cr_assert_not(b->available);
   assert_contains(b->reason, "the device fell off the bus");
   /* And it stays that way, with the same reason. */
-  cr_assert_null(backend_find("init_fails"));
+  cr_assert_null(backend_find("init_fails", NULL));
   assert_contains(tc_last_error(), "the device fell off the bus");
 }
 
@@ -296,41 +297,101 @@ Test(registry, probe_runs_lazily_and_init_on_first_find) {
   cr_assert_eq(b->n_devices, 1);
   cr_assert_str_eq(b->devices[0].name, "test cpu");
   cr_assert_eq(b->devices[0].type, TC_DEVICE_CPU);
-  tc_backend *be = backend_find("old_minor");
+  tc_backend *be = backend_find("old_minor", NULL);
   cr_assert_not_null(be);
-  cr_assert_eq(backend_find("old_minor"), be, "one context per backend");
+  cr_assert_eq(backend_find("old_minor", NULL), be, "one context per set of context options");
 }
 
-Test(registry, device_option_selects_device) {
+/* Options reach init: the device index and the thread count are context-scope options of
+ * two_devices (tests/plugins/two_devices.c), whose context keeps what init got. */
+typedef struct two_devices_ctx {
+  int32_t device, threads;
+} two_devices_ctx;
+
+Test(registry, context_options_reach_init) {
   const char *dir = dir_new("p");
   plugin_add(dir, "two_devices");
   plugin_path_use(dir);
-  backend_set_thread_options("two_devices.device=1");
-  tc_backend *be = backend_find("two_devices");
-  backend_set_thread_options(NULL);
+  tc_options *o = options_parse("two_devices.device=1,two_devices.threads=3");
+  cr_assert_not_null(o, "%s", tc_last_error());
+  tc_backend *be = backend_find("two_devices", o);
   cr_assert_not_null(be, "%s", tc_last_error());
-  cr_assert_eq(*(const int32_t *)be->ctx, 1, "init got device 1"); /* first field of its ctx */
+  const two_devices_ctx *c = (const two_devices_ctx *)be->ctx;
+  cr_assert_eq(c->device, 1, "init got device 1");
+  cr_assert_eq(c->threads, 3, "init got 3 threads");
+  cr_assert_str_eq(be->context_options, "two_devices.device=1,two_devices.threads=3");
+  /* The same options find the same context; others get their own. */
+  cr_assert_eq(backend_find("two_devices", o), be);
+  tc_backend *dflt = backend_find("two_devices", NULL);
+  cr_assert_not_null(dflt);
+  cr_assert_neq(dflt, be, "default options, another context");
+  cr_assert_eq(((const two_devices_ctx *)dflt->ctx)->device, 0);
+  cr_assert_eq(((const two_devices_ctx *)dflt->ctx)->threads, 1, "the declared default");
+  /* A compile-scope option does not make a new context. */
+  tc_options *tile = options_parse("two_devices.tile=128");
+  cr_assert_eq(backend_find("two_devices", tile), dflt);
+  options_free(tile);
+  options_free(o);
 }
 
-Test(registry, device_option_out_of_range_is_an_error) {
+Test(registry, bad_option_value_names_key_backend_and_valid_keys) {
   const char *dir = dir_new("p");
   plugin_add(dir, "two_devices");
   plugin_path_use(dir);
-  setenv("TC_OPTIONS", "two_devices.device=5", 1);
-  cr_assert_null(backend_find("two_devices"));
-  assert_contains(tc_last_error(), "two_devices.device=5 is out of range (2 device(s))");
-  setenv("TC_OPTIONS", "two_devices.device=0", 1);
-  cr_assert_not_null(backend_find("two_devices"), "a bad option does not spoil the backend: %s", tc_last_error());
-}
-
-Test(registry, auto_reports_a_bad_device_option) {
-  const char *dir = dir_new("p");
-  plugin_add(dir, "two_devices");
-  plugin_path_use(dir);
-  setenv("TC_OPTIONS", "two_devices.device=zero", 1);
-  cr_assert_null(backend_find("auto"));
-  assert_contains(tc_last_error(), "two_devices.device=zero is not a device index");
+  tc_options *o = options_parse("two_devices.device=5");
+  cr_assert_null(backend_find("two_devices", o));
+  assert_contains(tc_last_error(), "two_devices.device=5");
+  assert_contains(tc_last_error(), "backend 'two_devices'");
+  assert_contains(tc_last_error(), "valid keys: two_devices.device, two_devices.threads, two_devices.tile");
+  options_free(o);
+  o = options_parse("two_devices.device=zero");
+  cr_assert_null(backend_find("auto", o));
+  assert_contains(tc_last_error(), "two_devices.device=zero");
+  options_free(o);
+  o = options_parse("two_devices.tile=7");
+  cr_assert_null(backend_find("two_devices", o));
+  assert_contains(tc_last_error(), "two_devices.tile=7");
+  assert_contains(tc_last_error(), "64|128");
+  options_free(o);
+  cr_assert_not_null(backend_find("two_devices", NULL), "a bad option does not spoil the backend: %s",
+                     tc_last_error());
   cr_assert(listed_expect("two_devices")->available);
+}
+
+Test(registry, unknown_option_key_lists_valid_keys) {
+  const char *dir = dir_new("p");
+  plugin_add(dir, "two_devices");
+  plugin_path_use(dir);
+  tc_options *o = options_parse("two_devices.thread=2");
+  cr_assert_null(backend_find("two_devices", o));
+  assert_contains(tc_last_error(), "option 'two_devices.thread': backend 'two_devices' has no such option");
+  assert_contains(tc_last_error(), "valid keys: two_devices.device, two_devices.threads, two_devices.tile");
+  options_free(o);
+  /* A prefix no backend owns, in the call's own options. */
+  o = options_parse("nosuch.knob=1");
+  cr_assert_null(backend_find("two_devices", o));
+  assert_contains(tc_last_error(), "no backend takes options with prefix 'nosuch'");
+  options_free(o);
+  /* In $TC_OPTIONS it may name a backend this machine lacks. */
+  setenv("TC_OPTIONS", "nosuch.knob=1", 1);
+  cr_assert_not_null(backend_find("two_devices", NULL), "%s", tc_last_error());
+  unsetenv("TC_OPTIONS");
+  cr_assert_null(options_parse("two_devices.device"));
+  assert_contains(tc_last_error(), "is not key=value");
+}
+
+Test(registry, options_last_setting_wins_call_over_environment) {
+  const char *dir = dir_new("p");
+  plugin_add(dir, "two_devices");
+  plugin_path_use(dir);
+  setenv("TC_OPTIONS", "two_devices.threads=4, two_devices.device = 1", 1);
+  tc_options *o = options_parse("two_devices.threads=2,two_devices.threads=5");
+  tc_backend *be = backend_find("two_devices", o);
+  cr_assert_not_null(be, "%s", tc_last_error());
+  cr_assert_eq(((const two_devices_ctx *)be->ctx)->threads, 5, "the call's last setting wins");
+  cr_assert_eq(((const two_devices_ctx *)be->ctx)->device, 1, "the environment fills the rest");
+  options_free(o);
+  unsetenv("TC_OPTIONS");
 }
 
 /* ---------------------------------------------------------------- lookup */
@@ -345,10 +406,10 @@ Test(registry, auto_picks_highest_score) {
   const char *name = tc_backend_auto();
   cr_assert_not_null(name, "%s", tc_last_error());
   cr_assert_str_eq(name, "new_minor");
-  tc_backend *be = backend_find("auto");
+  tc_backend *be = backend_find("auto", NULL);
   cr_assert_not_null(be);
   cr_assert_str_eq(be->name, "new_minor");
-  cr_assert_eq(backend_find(NULL), be, "NULL means auto");
+  cr_assert_eq(backend_find(NULL, NULL), be, "NULL means auto");
 }
 
 Test(registry, auto_passes_over_a_backend_whose_init_fails) {
@@ -357,7 +418,7 @@ Test(registry, auto_passes_over_a_backend_whose_init_fails) {
   plugin_add(dir, "new_minor");  /* 60 */
   plugin_add(dir, "old_minor");  /* 20 */
   plugin_path_use(dir);
-  tc_backend *be = backend_find("auto");
+  tc_backend *be = backend_find("auto", NULL);
   cr_assert_not_null(be, "%s", tc_last_error());
   cr_assert_str_eq(be->name, "new_minor");
   cr_assert_str_eq(tc_backend_auto(), "new_minor");
@@ -370,7 +431,7 @@ Test(registry, auto_with_nothing_available) {
   plugin_path_use(dir);
   cr_assert_null(tc_backend_auto());
   assert_contains(tc_last_error(), "no backend is available");
-  cr_assert_null(backend_find("auto"));
+  cr_assert_null(backend_find("auto", NULL));
 }
 
 Test(registry, unknown_name_lists_known_names) {
@@ -379,7 +440,7 @@ Test(registry, unknown_name_lists_known_names) {
   plugin_add(dir, "new_minor");
   plugin_add(dir, "unavailable");
   plugin_path_use(dir);
-  cr_assert_null(backend_find("no-such-backend"));
+  cr_assert_null(backend_find("no-such-backend", NULL));
   const char *err = tc_last_error();
   assert_contains(err, "unknown backend 'no-such-backend'");
   assert_contains(err, "old_minor");
@@ -418,9 +479,9 @@ Test(registry, same_name_twice_first_wins) {
   cr_assert_not(shadowed->available);
   assert_contains(shadowed->reason, "shadowed by");
   assert_contains(shadowed->reason, first);
-  tc_backend *be = backend_find("old_minor");
+  tc_backend *be = backend_find("old_minor", NULL);
   cr_assert_not_null(be);
-  assert_contains(be->path, first);
+  assert_contains(be->plugin->path, first);
 }
 
 Test(registry, rescan_rereads_plugin_path) {
@@ -429,70 +490,62 @@ Test(registry, rescan_rereads_plugin_path) {
   plugin_add(a, "old_minor");
   plugin_add(b, "new_minor");
   plugin_path_use(a);
-  tc_backend *old = backend_find("old_minor");
+  tc_backend *old = backend_find("old_minor", NULL);
   cr_assert_not_null(old);
   plugin_path_use(b);
   cr_assert_null(listed_find("old_minor", NULL));
   cr_assert_not_null(listed_find("new_minor", NULL));
   /* A backend in use survives the rescan that forgot it. */
   cr_assert_str_eq(old->name, "old_minor");
-  cr_assert_eq(old->api.synchronize(old->ctx), TC_OK);
+  cr_assert_eq(backend_synchronize(old), TC_OK);
 }
 
 /* ---------------------------------------------------------------- in-process registration */
 
 static int inproc_inits;
 
-static tc_status inproc_probe(const tc_host_api *host, tc_probe_info *info) {
-  (void)host;
-  info->available = true;
-  info->score = 70;
-  info->n_devices = 1;
-  snprintf(info->devices[0].name, sizeof info->devices[0].name, "in-process cpu");
-  info->devices[0].type = TC_DEVICE_CPU;
-  return TC_OK;
+static const tc_device_desc inproc_device = {sizeof(tc_device_desc), "in-process cpu", TC_DEVICE_CPU, 0};
+
+static tc_error *inproc_probe(tc_probe_args *a) {
+  a->available = true;
+  a->score = 70;
+  a->n_devices = 1;
+  a->devices = &inproc_device;
+  a->device_size = sizeof inproc_device;
+  return NULL;
 }
 
-static tc_status inproc_init(const tc_host_api *host, int32_t device, tc_plugin_ctx **ctx) {
-  (void)host;
-  (void)device;
+static tc_error *inproc_init(tc_init_args *a) {
   inproc_inits++;
-  *ctx = (tc_plugin_ctx *)&inproc_inits;
-  return TC_OK;
+  a->ctx = (tc_plugin_ctx *)&inproc_inits;
+  return NULL;
 }
 
-static void inproc_release(tc_plugin_ctx *ctx) {
-  (void)ctx;
+static void inproc_release(const tc_release_args *a) {
+  (void)a;
 }
-static tc_status inproc_sync(tc_plugin_ctx *ctx) {
-  (void)ctx;
-  return TC_OK;
+static tc_error *inproc_sync(const tc_queue_args *a) {
+  (void)a;
+  return NULL;
 }
-static void inproc_exe_free(tc_plugin_ctx *ctx, tc_executable *exe) {
-  (void)ctx;
-  (void)exe;
+static void inproc_exe_free(const tc_executable_free_args *a) {
+  (void)a;
 }
-static tc_status inproc_compile_graph(tc_plugin_ctx *ctx, const tc_graph_desc *g, tc_executable **exe) {
-  (void)ctx;
-  (void)g;
-  (void)exe;
-  return TC_ERR_UNSUPPORTED;
+static const tc_host_api *inproc_host;
+static tc_error *inproc_compile(tc_compile_args *a) {
+  (void)a;
+  return inproc_host->error_new(inproc_host->host_ctx, TC_ERR_UNSUPPORTED, "inproc: compiles nothing");
 }
-static tc_status inproc_run_graph(tc_plugin_ctx *ctx, tc_executable *exe, const int64_t *syms, const tc_tensor_ref *in,
-                                  const tc_tensor_ref *out) {
-  (void)ctx;
-  (void)exe;
-  (void)syms;
-  (void)in;
-  (void)out;
-  return TC_ERR_UNSUPPORTED;
+static tc_error *inproc_run_graph(const tc_run_graph_args *a) {
+  (void)a;
+  return inproc_host->error_new(inproc_host->host_ctx, TC_ERR_UNSUPPORTED, "inproc: runs nothing");
 }
 
-static tc_status inproc_fill(tc_plugin_api *out, const char *name, const char *version) {
-  size_t room = out->struct_size;
+static tc_error *inproc_fill(tc_query_args *q, const char *name, const char *version) {
+  inproc_host = q->host;
   tc_plugin_api a;
   memset(&a, 0, sizeof a);
-  a.struct_size = sizeof a < room ? sizeof a : room;
+  a.struct_size = sizeof a < q->table_size ? sizeof a : q->table_size;
   a.abi_major = TC_ABI_MAJOR;
   a.abi_minor = TC_ABI_MINOR;
   a.name = name;
@@ -500,33 +553,29 @@ static tc_status inproc_fill(tc_plugin_api *out, const char *name, const char *v
   a.description = "registered by test_registry.c";
   a.handoff = TC_HANDOFF_GRAPH;
   a.memory = TC_MEMORY_HOST;
+  a.option_prefix = "inproc";
   a.probe = inproc_probe;
   a.init = inproc_init;
   a.release = inproc_release;
-  a.compile_graph = inproc_compile_graph;
+  a.compile = inproc_compile;
   a.run_graph = inproc_run_graph;
   a.synchronize = inproc_sync;
   a.executable_free = inproc_exe_free;
-  memcpy(out, &a, a.struct_size);
-  return TC_OK;
+  memcpy(q->table, &a, a.struct_size);
+  return NULL;
 }
 
-static tc_status inproc_query_v1(const tc_host_api *host, tc_plugin_api *out) {
-  (void)host;
-  return inproc_fill(out, "inproc", "1.0");
+static tc_error *inproc_query_v1(tc_query_args *q) {
+  return inproc_fill(q, "inproc", "1.0");
 }
-static tc_status inproc_query_v2(const tc_host_api *host, tc_plugin_api *out) {
-  (void)host;
-  return inproc_fill(out, "inproc", "2.0");
+static tc_error *inproc_query_v2(tc_query_args *q) {
+  return inproc_fill(q, "inproc", "2.0");
 }
-static tc_status inproc_query_named_old_minor(const tc_host_api *host, tc_plugin_api *out) {
-  (void)host;
-  return inproc_fill(out, "old_minor", "9.9");
+static tc_error *inproc_query_named_old_minor(tc_query_args *q) {
+  return inproc_fill(q, "old_minor", "9.9");
 }
-static tc_status inproc_query_wrong_major(const tc_host_api *host, tc_plugin_api *out) {
-  host->set_error(host->host_ctx, "inproc: needs ABI 2");
-  (void)out;
-  return TC_ERR_VERSION;
+static tc_error *inproc_query_wrong_major(tc_query_args *q) {
+  return q->host->error_new(q->host->host_ctx, TC_ERR_VERSION, "inproc: needs ABI 3");
 }
 
 Test(registry, in_process_registration) {
@@ -540,9 +589,9 @@ Test(registry, in_process_registration) {
   cr_assert_str_eq(b->version, "1.0");
   cr_assert_eq(b->score, 70);
   cr_assert_str_eq(tc_backend_auto(), "inproc", "70 beats new_minor's 60");
-  tc_backend *be = backend_find("inproc");
+  tc_backend *be = backend_find("inproc", NULL);
   cr_assert_not_null(be, "%s", tc_last_error());
-  cr_assert_null(be->dl);
+  cr_assert_null(be->plugin->dl);
   cr_assert_eq(inproc_inits, 1);
   cr_assert_eq((void *)be->ctx, (void *)&inproc_inits);
 
@@ -551,7 +600,7 @@ Test(registry, in_process_registration) {
   cr_assert_eq(tc_backend_register(inproc_query_v2), TC_OK);
   cr_assert_eq(tc_list_backends(NULL, 0), before);
   cr_assert_str_eq(listed_expect("inproc")->version, "2.0");
-  cr_assert_str_eq(backend_find("inproc")->version, "2.0");
+  cr_assert_str_eq(backend_find("inproc", NULL)->plugin->version, "2.0");
   cr_assert_eq(inproc_inits, 2, "the replacement gets its own context");
 
   /* In-process registrations survive a rescan of the disk. */
@@ -569,43 +618,22 @@ Test(registry, in_process_shadows_plugin_of_same_name) {
   cr_assert_not_null(disk);
   cr_assert_not(disk->available);
   assert_contains(disk->reason, "shadowed by (in-process)");
-  tc_backend *be = backend_find("old_minor");
+  tc_backend *be = backend_find("old_minor", NULL);
   cr_assert_not_null(be);
-  cr_assert_str_eq(be->path, "(in-process)");
-  cr_assert_str_eq(be->version, "9.9");
+  cr_assert_str_eq(be->plugin->path, "(in-process)");
+  cr_assert_str_eq(be->plugin->version, "9.9");
 }
 
 Test(registry, in_process_registration_with_wrong_major_is_refused) {
   const char *dir = dir_new("p");
   plugin_path_use(dir);
   cr_assert_eq(tc_backend_register(inproc_query_wrong_major), TC_ERR_VERSION);
-  assert_contains(tc_last_error(), "inproc: needs ABI 2");
+  assert_contains(tc_last_error(), "inproc: needs ABI 3");
   cr_assert_eq(tc_list_backends(NULL, 0), 0);
   cr_assert_eq(tc_backend_register(NULL), TC_ERR_INVALID_ARGUMENT);
 }
 
 /* ---------------------------------------------------------------- host services */
-
-Test(registry, host_options_thread_first_then_environment) {
-  const char *dir = dir_new("p");
-  plugin_add(dir, "old_minor");
-  plugin_path_use(dir);
-  tc_backend *be = backend_find("old_minor");
-  cr_assert_not_null(be);
-  const tc_host_api *h = &be->host;
-  setenv("TC_OPTIONS", "cpu.threads=3, vulkan.device = 1 ,cpu.threads=4", 1);
-  cr_assert_str_eq(h->get_option(h->host_ctx, "cpu.threads"), "4", "the last setting wins");
-  cr_assert_str_eq(h->get_option(h->host_ctx, "vulkan.device"), "1");
-  cr_assert_null(h->get_option(h->host_ctx, "cpu"));
-  cr_assert_null(h->get_option(h->host_ctx, "threads"));
-  backend_set_thread_options("cpu.threads=2");
-  const char *v = h->get_option(h->host_ctx, "cpu.threads");
-  cr_assert_str_eq(v, "2");
-  cr_assert_str_eq(h->get_option(h->host_ctx, "vulkan.device"), "1", "falls through to TC_OPTIONS");
-  backend_set_thread_options(NULL);
-  cr_assert_str_eq(h->get_option(h->host_ctx, "cpu.threads"), "4");
-  cr_assert_str_eq(v, "2", "returned strings outlive the options they came from");
-}
 
 Test(registry, host_errors_and_logs) {
   setenv("TC_LOGS", "output_code", 1);
@@ -613,13 +641,20 @@ Test(registry, host_errors_and_logs) {
   const char *dir = dir_new("p");
   plugin_add(dir, "old_minor");
   plugin_path_use(dir);
-  tc_backend *be = backend_find("old_minor");
+  tc_backend *be = backend_find("old_minor", NULL);
   cr_assert_not_null(be);
-  const tc_host_api *h = &be->host;
+  const tc_host_api *h = &be->plugin->host;
   cr_assert_eq(h->struct_size, sizeof(tc_host_api));
   cr_assert_eq(h->abi_major, TC_ABI_MAJOR);
-  h->set_error(h->host_ctx, "old_minor: kernel 3 does not fit");
-  cr_assert_str_eq(tc_last_error(), "old_minor: kernel 3 does not fit");
+  tc_error *e = h->error_new(h->host_ctx, TC_ERR_COMPILE, "old_minor: kernel 3 does not fit");
+  cr_assert_eq(h->error_code(h->host_ctx, e), TC_ERR_COMPILE);
+  cr_assert_str_eq(h->error_message(h->host_ctx, e), "old_minor: kernel 3 does not fit");
+  cr_assert_eq(host_error_take(e, "old_minor"), TC_ERR_COMPILE);
+  cr_assert_str_eq(tc_last_error(), "old_minor: kernel 3 does not fit", "named once, not twice");
+  e = h->error_new(h->host_ctx, TC_ERR_INVALID_ARGUMENT, "no such kernel");
+  cr_assert_eq(host_error_take(e, "old_minor"), TC_ERR_INVALID_ARGUMENT);
+  cr_assert_str_eq(tc_last_error(), "old_minor: no such kernel");
+  h->error_free(h->host_ctx, h->error_new(h->host_ctx, TC_ERR_INTERNAL, "dropped"));
   cr_assert(h->log_enabled(h->host_ctx, "output_code"));
   cr_assert_not(h->log_enabled(h->host_ctx, "graph"));
   h->log(h->host_ctx, TC_LOG_INFO, "graph", "not shown");
@@ -638,18 +673,17 @@ Test(registry, cache_dir_per_plugin) {
   char base[512], want[1024];
   snprintf(base, sizeof base, "%s/cache/deep", test_root);
   setenv("TC_CACHE_DIR", base, 1);
-  tc_backend *be = backend_find("old_minor");
+  tc_backend *be = backend_find("old_minor", NULL);
   cr_assert_not_null(be);
   snprintf(want, sizeof want, "%s/old_minor", base);
-  cr_assert_not_null(be->host.cache_dir);
-  cr_assert_str_eq(be->host.cache_dir, want);
+  cr_assert_str_eq(be->plugin->cache_dir, want);
   struct stat st;
   cr_assert(stat(want, &st) == 0 && S_ISDIR(st.st_mode), "created on demand, parents included");
 
   setenv("TC_CACHE_DIR", "off", 1);
-  be = backend_find("new_minor");
+  be = backend_find("new_minor", NULL);
   cr_assert_not_null(be);
-  cr_assert_null(be->host.cache_dir, "TC_CACHE_DIR=off turns caching off");
+  cr_assert_str_eq(be->plugin->cache_dir, "", "TC_CACHE_DIR=off turns caching off");
 }
 
 Test(registry, cache_dir_falls_back_to_xdg_then_home) {
@@ -664,25 +698,25 @@ Test(registry, cache_dir_falls_back_to_xdg_then_home) {
   unsetenv("TC_CACHE_DIR");
   setenv("XDG_CACHE_HOME", xdg, 1);
   setenv("HOME", home, 1);
-  tc_backend *be = backend_find("old_minor");
+  tc_backend *be = backend_find("old_minor", NULL);
   cr_assert_not_null(be, "%s", tc_last_error());
   snprintf(want, sizeof want, "%s/tc/old_minor", xdg);
-  cr_assert_str_eq(be->host.cache_dir, want);
+  cr_assert_str_eq(be->plugin->cache_dir, want);
 
   unsetenv("XDG_CACHE_HOME");
-  be = backend_find("new_minor");
+  be = backend_find("new_minor", NULL);
   cr_assert_not_null(be, "%s", tc_last_error());
   snprintf(want, sizeof want, "%s/.cache/tc/new_minor", home);
-  cr_assert_str_eq(be->host.cache_dir, want);
+  cr_assert_str_eq(be->plugin->cache_dir, want);
 
   /* A base that cannot hold a directory: no cache, and no failure. */
   char file[512];
   snprintf(file, sizeof file, "%s/plainfile", test_root);
   text_file_add(test_root, "plainfile", "x");
   setenv("TC_CACHE_DIR", file, 1);
-  be = backend_find("two_devices");
+  be = backend_find("two_devices", NULL);
   cr_assert_not_null(be, "%s", tc_last_error());
-  cr_assert_null(be->host.cache_dir);
+  cr_assert_str_eq(be->plugin->cache_dir, "");
 }
 
 /* ---------------------------------------------------------------- threads */
@@ -693,7 +727,7 @@ static void *thread_find(void *arg) {
   for (int i = 0; i < 200; i++) {
     tc_backend_info infos[8];
     if (tc_list_backends(infos, 8) != 2) return NULL;
-    be = backend_find(i % 2 ? "old_minor" : "auto");
+    be = backend_find(i % 2 ? "old_minor" : "auto", NULL);
     if (!be) return NULL;
   }
   return be;

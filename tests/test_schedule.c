@@ -98,7 +98,7 @@ Test(schedule, softmax_is_one_kernel_with_three_loops) {
   const tc_size_expr *e = &s->sx.nodes[s->kernels[0].desc.outer[0]];
   cr_assert_eq(e->op, TC_SX_SYM);
   cr_assert_eq(s->n_slots, 0, "no temporaries");
-  schedule_free(s);
+  schedule_release(s);
   graph_free(&b.g);
 }
 
@@ -125,7 +125,7 @@ Test(schedule, layer_norm_gelu_is_one_kernel) {
   cr_assert_str_eq(s->kernels[0].name, "layer_norm_gelu");
   cr_assert_eq(loops_of(&s->kernels[0]), 3);
   cr_assert_eq(s->kernels[0].n_bufs, 4, "x, gamma, beta, out");
-  schedule_free(s);
+  schedule_release(s);
   graph_free(&b.g);
 }
 
@@ -149,13 +149,13 @@ Test(schedule, matmul_epilogue_fused) {
   cr_assert_str_eq(s->kernels[0].name, "matmul_add_maximum");
   cr_assert_gt(k->n_ops, 0, "the epilogue is in the kernel");
   int64_t sk, sn;
-  cr_assert(sxtab_is_const(&s->sx, k->matmul.b_stride_k, &sk) && sxtab_is_const(&s->sx, k->matmul.b_stride_n, &sn));
+  cr_assert(sxtab_is_const(&s->sx, k->matmul->b_stride_k, &sk) && sxtab_is_const(&s->sx, k->matmul->b_stride_n, &sn));
   cr_assert_eq(sk, 1, "w^T read through strides: k stride 1");
   cr_assert_eq(sn, 16, "n stride K");
   bool acc = false;
   for (int32_t i = 0; i < k->n_ops; i++) acc |= k->ops[i].kind == TC_KOP_ACC;
   cr_assert(acc);
-  schedule_free(s);
+  schedule_release(s);
   graph_free(&b.g);
 }
 
@@ -174,18 +174,18 @@ Test(schedule, views_fold_into_loads) {
   cr_assert_eq(s->n_kernels, 1);
   const sched_kernel *k = &s->kernels[0];
   const tc_kop *load = NULL;
-  for (int32_t i = 0; i < k->n_ops; i++)
-    if (k->ops[i].kind == TC_KOP_LOAD) load = &k->ops[i];
+  for (int32_t i = 0; i < k->desc.n_ops; i++)
+    if (k->abi_ops[i].kind == TC_KOP_LOAD) load = &k->abi_ops[i];
   cr_assert_not_null(load);
   int64_t off, s0, s1;
-  cr_assert(sxtab_is_const(&s->sx, load->index.offset, &off));
-  cr_assert(sxtab_is_const(&s->sx, load->index.strides[0], &s0));
-  cr_assert(sxtab_is_const(&s->sx, load->index.strides[1], &s1));
+  cr_assert(sxtab_is_const(&s->sx, load->index->offset, &off));
+  cr_assert(sxtab_is_const(&s->sx, load->index->strides[0], &s0));
+  cr_assert(sxtab_is_const(&s->sx, load->index->strides[1], &s1));
   /* y[i][j] = x[j][1 + 2i]: offset 1, var0 stride 2, var1 stride 5 */
   cr_assert_eq(off, 1);
   cr_assert_eq(s0, 2);
   cr_assert_eq(s1, 5);
-  schedule_free(s);
+  schedule_release(s);
   graph_free(&b.g);
 }
 
@@ -205,7 +205,7 @@ Test(schedule, temporaries_reuse_memory) {
   for (int32_t i = 0; i < s->n_bufs; i++) temps += s->bufs[i].kind == SBUF_TEMP;
   cr_assert_eq(temps, 3);
   cr_assert_eq(s->n_slots, 2, "the first temporary is dead by the third kernel");
-  schedule_free(s);
+  schedule_release(s);
   graph_free(&b.g);
 }
 
@@ -241,14 +241,14 @@ Test(schedule, one_stash_per_kernel) {
   int loads = 0;
   for (int32_t i = 0; i < k->n_ops; i++) loads += k->ops[i].kind == TC_KOP_LOAD && k->ops[i].buffer == out;
   cr_assert_eq(loads, 1);
-  schedule_free(s);
+  schedule_release(s);
   graph_free(&b.g);
 }
 
 /* q·kᵀ over (B, heads) with B 2 and q, k permuted views of (B, T, heads, D) inputs: the batch
- * dims are two strided levels. A plugin of ABI 1.1 gets one matmul kernel with batch_levels 2;
- * a plugin built against ABI 1.0 ignores those fields, so it must get the copies as before. */
-static tc_schedule *sched_heads(gb *b, const tc_plugin_api *plugin) {
+ * dims are two strided levels. With two batch levels (what ABI 2 offers) one matmul kernel reads
+ * them in place; without, the operands are copied first. */
+static tc_schedule *sched_heads(gb *b, bool two_levels) {
   graph_init(&b->g, "heads");
   int32_t B = C(b, 2), T_ = C(b, 6), H = C(b, 3), D = C(b, 4);
   tc_vtype tin = T(TC_F32, 4, (int32_t[]){B, T_, H, D});
@@ -259,7 +259,7 @@ static tc_schedule *sched_heads(gb *b, const tc_plugin_api *plugin) {
                     (int64_t[]){0, 2, 3, 1}, 0);
   int32_t y = NODE(b, TC_PRIM_MATMUL, T(TC_F32, 4, (int32_t[]){B, H, T_, T_}), 2, (int32_t[]){qh, kt}, 0, NULL, 0);
   graph_set_outputs(&b->g, 1, &y);
-  const sched_options o = schedule_options_for(plugin);
+  const sched_options o = {.matmul_batch2 = two_levels};
   tc_schedule *s = NULL;
   tc_status st = schedule_build_opts(&b->g, &o, &s);
   cr_assert_eq(st, TC_OK, "schedule_build_opts: %s", tc_last_error());
@@ -277,38 +277,36 @@ static const tc_kernel_desc *only_matmul(const tc_schedule *s) {
   return mm;
 }
 
-Test(schedule, matmul_two_batch_levels_for_abi_1_1) {
+Test(schedule, matmul_two_batch_levels) {
   gb b;
-  tc_plugin_api api = {.struct_size = sizeof api, .abi_major = TC_ABI_MAJOR, .abi_minor = 1};
-  tc_schedule *s = sched_heads(&b, &api);
+  tc_schedule *s = sched_heads(&b, true);
   cr_assert_eq(s->n_kernels, 1, "q and k read in place: %d kernels", s->n_kernels);
   const tc_kernel_desc *mm = only_matmul(s);
-  cr_assert_eq(mm->matmul.batch_levels, 2);
+  cr_assert_eq(mm->matmul->batch_levels, 2);
   cr_assert_eq(mm->n_outer, 4, "(batch2, batch, m, n)");
   int64_t b2, sa2, sa;
-  cr_assert(sxtab_is_const(&s->sx, mm->matmul.batch2, &b2) && sxtab_is_const(&s->sx, mm->matmul.a_stride_batch2, &sa2) &&
-            sxtab_is_const(&s->sx, mm->matmul.a_stride_batch, &sa));
+  cr_assert(sxtab_is_const(&s->sx, mm->matmul->batch2, &b2) && sxtab_is_const(&s->sx, mm->matmul->a_stride_batch2, &sa2) &&
+            sxtab_is_const(&s->sx, mm->matmul->a_stride_batch, &sa));
   cr_assert_eq(b2, 2);
   cr_assert_eq(sa2, 6 * 3 * 4, "q's B stride: T*H*D");
   cr_assert_eq(sa, 4, "q's head stride: D");
-  schedule_free(s);
+  schedule_release(s);
   graph_free(&b.g);
 }
 
-Test(schedule, matmul_one_batch_level_for_abi_1_0) {
+Test(schedule, matmul_one_batch_level_copies_operands) {
   gb b;
-  tc_plugin_api api = {.struct_size = sizeof api, .abi_major = TC_ABI_MAJOR, .abi_minor = 0};
-  tc_schedule *s = sched_heads(&b, &api);
+  tc_schedule *s = sched_heads(&b, false);
   cr_assert_eq(s->n_kernels, 3, "q and k copied into contiguous buffers, then the matmul: %d kernels", s->n_kernels);
   const tc_kernel_desc *mm = only_matmul(s);
-  cr_assert_neq(mm->matmul.batch_levels, 2, "a 1.0 plugin would ignore the second level");
+  cr_assert_neq(mm->matmul->batch_levels, 2, "one level only");
   cr_assert_eq(mm->n_outer, 3, "(batch, m, n)");
   int64_t nb;
-  cr_assert(sxtab_is_const(&s->sx, mm->matmul.batch, &nb));
+  cr_assert(sxtab_is_const(&s->sx, mm->matmul->batch, &nb));
   cr_assert_eq(nb, 2 * 3, "B and heads as one level");
   for (int32_t i = 0; i < s->n_kernels; i++)
     if (s->kernels[i].desc.kind != TC_KERNEL_MATMUL) cr_assert_eq(s->bufs[s->kernels[i].buf_ids[0]].kind, SBUF_INPUT);
-  schedule_free(s);
+  schedule_release(s);
   graph_free(&b.g);
 }
 

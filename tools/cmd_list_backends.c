@@ -23,7 +23,7 @@ static void devices_str(const tc_backend_info *b, char *out, size_t cap) {
   size_t used = 0;
   out[0] = 0;
   for (int32_t i = 0; i < b->n_devices && used < cap; i++) {
-    const tc_device_info *d = &b->devices[i];
+    const tc_device *d = &b->devices[i];
     int w = snprintf(out + used, cap - used, "%s%s (%s)", i ? ", " : "", d->name, device_type_name(d->type));
     if (w < 0) break;
     used += (size_t)w;
@@ -63,7 +63,7 @@ static void print_json(FILE *f, const tc_backend_info *bs, int n) {
     json_string(f, b->description);
     fprintf(f, ", \"available\": %s, \"score\": %d, \"devices\": [", b->available ? "true" : "false", (int)b->score);
     for (int32_t d = 0; d < b->n_devices; d++) {
-      const tc_device_info *dev = &b->devices[d];
+      const tc_device *dev = &b->devices[d];
       fputs(d ? ", {\"name\": " : "{\"name\": ", f);
       json_string(f, dev->name);
       fputs(", \"type\": ", f);

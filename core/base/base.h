@@ -9,6 +9,8 @@
 #include <stdint.h>
 
 #include "tc/tc.h"
+#include "kit/tc_kit.h" /* strings, dtype sizes, size evaluation: the one implementation, shared with plugins */
+#include "tc_plugin.h" /* the core speaks the ABI's prims, size expressions and descriptors */
 
 #if defined(__GNUC__)
 #define TC_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -18,10 +20,10 @@
 
 /* ---------------------------------------------------------------- errors (error.c) */
 /* Sets this thread's error message (printf-style) and returns `s`, so call sites read
- * `return tc_error(TC_ERR_INVALID_ARGUMENT, "tc_add: ...")`. */
-tc_status tc_error(tc_status s, const char *fmt, ...) TC_PRINTF(2, 3);
+ * `return core_error(TC_ERR_INVALID_ARGUMENT, "tc_add: ...")`. */
+tc_status core_error(tc_status s, const char *fmt, ...) TC_PRINTF(2, 3);
 /* Same, for functions returning a pointer: sets the error and returns NULL. */
-void *tc_error_null(tc_status s, const char *fmt, ...) TC_PRINTF(2, 3);
+void *core_error_null(tc_status s, const char *fmt, ...) TC_PRINTF(2, 3);
 tc_status tc_last_status(void);
 #define TC_RETURN_IF_ERROR(expr)                                                                   \
   do {                                                                                             \
@@ -36,15 +38,6 @@ void tc_logs(const char *category, const char *fmt, ...) TC_PRINTF(2, 3);
 /* Logs a long text (a graph, generated source) whole, under a one-line header. */
 void tc_logs_text(const char *category, const char *header, const char *text);
 
-/* A growable string (text.c) for readable output. Start from (tc_text){0}; printf appends;
- * take returns the string (caller frees) or NULL when memory ran out, and resets t. */
-typedef struct tc_text {
-  char *p;
-  size_t len, cap;
-  bool oom;
-} tc_text;
-void tc_text_printf(tc_text *t, const char *fmt, ...) TC_PRINTF(2, 3);
-char *tc_text_take(tc_text *t);
 
 /* Monotonic clock in seconds (log.c), for compile-time statistics. */
 double tc_now_seconds(void);

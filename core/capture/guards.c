@@ -123,41 +123,41 @@ out:
 /* ---------------------------------------------------------------- text */
 char *guards_to_string(const cap_guards *g, const tc_sxtab *sx, const tc_backend *be, const cap_names *names,
                        const char *indent) {
-  tc_text b = {0};
-  if (be) tc_text_printf(&b, "%sbackend == %s\n", indent, be->name);
+  tck_str b = {0};
+  if (be) tck_str_printf(&b, "%sbackend == %s\n", indent, be->name);
   int32_t n_call = 0;
   for (int32_t i = 0; i < g->n_inputs; i++) n_call += g->inputs[i].kind == CAP_SRC_CALL;
-  tc_text_printf(&b, "%s%d graph inputs (%d from the call)\n", indent, (int)g->n_inputs, (int)n_call);
+  tck_str_printf(&b, "%s%d graph inputs (%d from the call)\n", indent, (int)g->n_inputs, (int)n_call);
   bool *seen = calloc((size_t)(g->n_syms ? g->n_syms : 1), sizeof *seen);
   for (int32_t i = 0; i < g->n_inputs; i++) {
     const cap_input_guard *ig = &g->inputs[i];
     char nm[96];
     guards_input_name(ig, names, nm, sizeof nm);
-    tc_text_printf(&b, "%s%s: %s, rank %d, sizes [", indent, nm, tc_dtype_name(ig->dtype), (int)ig->rank);
+    tck_str_printf(&b, "%s%s: %s, rank %d, sizes [", indent, nm, tc_dtype_name(ig->dtype), (int)ig->rank);
     for (int d = 0; d < ig->rank; d++) {
       if (ig->sym[d] < 0)
-        tc_text_printf(&b, "%s%lld", d ? ", " : "", (long long)ig->size[d]);
+        tck_str_printf(&b, "%s%lld", d ? ", " : "", (long long)ig->size[d]);
       else
-        tc_text_printf(&b, "%ss%d", d ? ", " : "", (int)ig->sym[d]);
+        tck_str_printf(&b, "%ss%d", d ? ", " : "", (int)ig->sym[d]);
     }
-    tc_text_printf(&b, "]");
-    if (ig->kind == CAP_SRC_CAPTURED) tc_text_printf(&b, " (held by reference)");
-    tc_text_printf(&b, "\n");
+    tck_str_printf(&b, "]");
+    if (ig->kind == CAP_SRC_CAPTURED) tck_str_printf(&b, " (held by reference)");
+    tck_str_printf(&b, "\n");
     for (int d = 0; d < ig->rank; d++) {
       int32_t k = ig->sym[d];
       if (k < 0) continue;
       /* Later dims carrying k are in the sizes line: the binding is what needs saying. */
       if (seen && !seen[k]) {
         seen[k] = true;
-        tc_text_printf(&b, "%ss%d := %s dim %d (>= 2; traced as %lld)\n", indent, (int)k, nm, d, (long long)ig->size[d]);
+        tck_str_printf(&b, "%ss%d := %s dim %d (>= 2; traced as %lld)\n", indent, (int)k, nm, d, (long long)ig->size[d]);
       }
     }
   }
   free(seen);
   for (int32_t r = 0; r < g->n_rel; r++) {
     char ea[128], eb[128];
-    tc_text_printf(&b, "%s%s %s %s\n", indent, sxtab_str(sx, g->rel[r].a, ea, sizeof ea), g->rel[r].equal ? "==" : "!=",
+    tck_str_printf(&b, "%s%s %s %s\n", indent, sxtab_str(sx, g->rel[r].a, ea, sizeof ea), g->rel[r].equal ? "==" : "!=",
          sxtab_str(sx, g->rel[r].b, eb, sizeof eb));
   }
-  return tc_text_take(&b);
+  return tck_str_take(&b);
 }

@@ -121,7 +121,7 @@ static tc_tensor *proxy_for_input(tc_trace *tr, int32_t i, tc_tensor *reuse) {
   for (int d = 0; d < TC_MAX_RANK; d++) p->sym[d] = d < ti->guard.rank && ti->guard.sym[d] >= 0 ? ti->shape[d] : -1;
   if (!reuse && !proxy_track(tr, p)) {
     tc_release(p);
-    return tc_error_null(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory tracing");
+    return core_error_null(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory tracing");
   }
   return p;
 }
@@ -152,7 +152,7 @@ tc_status trace_begin(tc_trace *tr, const char *name, int32_t n_inputs, bool (*d
     if (!own) return tc_last_status();
     if (input_add(tr, own, inputs[i], CAP_SRC_CALL, i, dyn[i]) < 0) {
       tc_release(own);
-      return tc_error(TC_ERR_OUT_OF_MEMORY, "tc_call(%s): out of memory tracing", tr->name);
+      return core_error(TC_ERR_OUT_OF_MEMORY, "tc_call(%s): out of memory tracing", tr->name);
     }
     proxies[i] = proxy_for_input(tr, i, NULL);
     if (!proxies[i]) return tc_last_status();
@@ -188,7 +188,7 @@ static int32_t capture_real(tc_trace *tr, tc_tensor *t) {
   int32_t i = input_add(tr, own, t, CAP_SRC_CAPTURED, tr->n_captured, NULL);
   if (i < 0) {
     tc_release(own);
-    tc_error(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory tracing");
+    core_error(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory tracing");
     return -1;
   }
   tr->n_captured++;
@@ -198,18 +198,18 @@ static int32_t capture_real(tc_trace *tr, tc_tensor *t) {
 /* The segment-local value of operand t, lifting real tensors; -1 with the error set. */
 int32_t trace_operand_value(tc_trace *tr, const char *what, tc_tensor *t) {
   if (!t) {
-    tc_error(TC_ERR_INTERNAL, "tc_compile(%s): %s: NULL operand", tr->name, what);
+    core_error(TC_ERR_INTERNAL, "tc_compile(%s): %s: NULL operand", tr->name, what);
     return -1;
   }
   if (!t->trace) return capture_real(tr, t);
   if (t->trace != tr) {
-    tc_error(TC_ERR_INVALID_ARGUMENT,
+    core_error(TC_ERR_INVALID_ARGUMENT,
              "tc_compile(%s): %s: operand belongs to another traced function (a traced tensor escaped its call)",
              tr->name, what);
     return -1;
   }
   if (t->value < 0 || t->value >= tr->n_vals) {
-    tc_error(TC_ERR_INVALID_ARGUMENT,
+    core_error(TC_ERR_INVALID_ARGUMENT,
              "tc_compile(%s): %s: operand was released before the graph break at %s and used after it",
              tr->name, what, tr->segment > 0 && tr->break_op[0] ? tr->break_op : "?");
     return -1;
@@ -218,15 +218,15 @@ int32_t trace_operand_value(tc_trace *tr, const char *what, tc_tensor *t) {
 }
 
 tc_tensor *trace_record(tc_trace *tr, const tc_node *node, int n_in, tc_tensor *const *in, const tc_sz *shape) {
-  if (!tr) return tc_error_null(TC_ERR_INTERNAL, "trace_record: no trace");
+  if (!tr) return core_error_null(TC_ERR_INTERNAL, "trace_record: no trace");
   const char *what = prim_name(node->prim);
-  if (tr->failed) return tc_error_null(tr->fail_status, "%s", tr->fail_msg);
+  if (tr->failed) return core_error_null(tr->fail_status, "%s", tr->fail_msg);
   if (node->out.rank < 0 || node->out.rank > TC_MAX_RANK || n_in < 0)
-    return tc_error_null(TC_ERR_INTERNAL, "trace_record: %s: bad rank %d", what, node->out.rank);
+    return core_error_null(TC_ERR_INTERNAL, "trace_record: %s: bad rank %d", what, node->out.rank);
   if (!grow((void **)&tr->nodes, &tr->cap_nodes, tr->n_nodes + 1, sizeof *tr->nodes))
-    return tc_error_null(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory tracing");
+    return core_error_null(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory tracing");
   int32_t *ids = malloc((size_t)(n_in ? n_in : 1) * sizeof *ids);
-  if (!ids) return tc_error_null(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory tracing");
+  if (!ids) return core_error_null(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory tracing");
   for (int i = 0; i < n_in; i++) {
     ids[i] = trace_operand_value(tr, what, in[i]);
     if (ids[i] < 0) {
@@ -243,12 +243,12 @@ tc_tensor *trace_record(tc_trace *tr, const tc_node *node, int n_in, tc_tensor *
     int32_t e = shape[d].e;
     if (e >= tr->sx.n) {
       free(ids);
-      return tc_error_null(TC_ERR_INTERNAL, "trace_record: %s: size expression %d out of range", what, e);
+      return core_error_null(TC_ERR_INTERNAL, "trace_record: %s: size expression %d out of range", what, e);
     }
     if (e < 0) e = sxtab_const(&tr->sx, shape[d].v);
     if (e < 0) {
       free(ids);
-      return tc_error_null(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory tracing");
+      return core_error_null(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory tracing");
     }
     n.out.shape[d] = e;
     sizes[d] = shape[d].v;
@@ -259,7 +259,7 @@ tc_tensor *trace_record(tc_trace *tr, const tc_node *node, int n_in, tc_tensor *
   if (!p) {
     if (v >= 0) tr->n_vals--;
     free(ids);
-    return tc_error_null(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory tracing");
+    return core_error_null(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory tracing");
   }
   tr->nodes[tr->n_nodes++] = n;
   p->trace = tr;
@@ -267,7 +267,7 @@ tc_tensor *trace_record(tc_trace *tr, const tc_node *node, int n_in, tc_tensor *
   for (int d = 0; d < TC_MAX_RANK; d++) p->sym[d] = d < n.out.rank ? sym[d] : -1;
   if (!proxy_track(tr, p)) {
     tc_release(p);
-    return tc_error_null(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory tracing");
+    return core_error_null(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory tracing");
   }
   return p;
 }
@@ -357,7 +357,7 @@ tc_status trace_segment_graph(tc_trace *tr, int32_t n_outs, const int32_t *outs,
 oom:
   guards_free(guards);
   graph_free(g);
-  return tc_error(TC_ERR_OUT_OF_MEMORY, "tc_compile(%s): out of memory building the graph", tr->name);
+  return core_error(TC_ERR_OUT_OF_MEMORY, "tc_compile(%s): out of memory building the graph", tr->name);
 }
 
 tc_status trace_segment_restart(tc_trace *tr, int32_t n_reals, tc_tensor **reals, const tc_tensor *const *origs,
@@ -367,7 +367,7 @@ tc_status trace_segment_restart(tc_trace *tr, int32_t n_reals, tc_tensor **reals
   bool (*dyn)[TC_MAX_RANK] = calloc((size_t)(n_reals ? n_reals : 1), sizeof *dyn);
   if (!dyn) {
     for (int32_t i = 0; i < n_reals; i++) tc_release(reals[i]);
-    return tc_error(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory at a graph break");
+    return core_error(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory at a graph break");
   }
   for (int32_t k = 0; k < n_proxies; k++)
     for (int d = 0; d < proxies[k]->rank; d++)
@@ -381,7 +381,7 @@ tc_status trace_segment_restart(tc_trace *tr, int32_t n_reals, tc_tensor **reals
   for (; i < n_reals; i++) {
     int32_t index = kinds[i] == CAP_SRC_CALL ? indices[i] : kinds[i] == CAP_SRC_CAPTURED ? tr->n_captured++ : tr->n_carried++;
     if (input_add(tr, reals[i], origs[i], kinds[i], index, dyn[i]) < 0) {
-      s = tc_error(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory at a graph break");
+      s = core_error(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory at a graph break");
       break;
     }
   }
@@ -395,22 +395,22 @@ tc_status trace_segment_restart(tc_trace *tr, int32_t n_reals, tc_tensor **reals
 
 tc_status trace_remat(tc_trace *tr, tc_tensor *proxy, const tc_node *node) {
   if (!grow((void **)&tr->nodes, &tr->cap_nodes, tr->n_nodes + 1, sizeof *tr->nodes))
-    return tc_error(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory at a graph break");
+    return core_error(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory at a graph break");
   tc_node n = *node;
   n.n_in = 0;
   n.in = malloc(sizeof(int32_t));
-  if (!n.in) return tc_error(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory at a graph break");
+  if (!n.in) return core_error(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory at a graph break");
   for (int d = 0; d < n.out.rank; d++) {
     n.out.shape[d] = sxtab_const(&tr->sx, proxy->sizes[d]);
     if (n.out.shape[d] < 0) {
       free(n.in);
-      return tc_error(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory at a graph break");
+      return core_error(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory at a graph break");
     }
   }
   int32_t v = val_new(tr, tr->n_nodes);
   if (v < 0) {
     free(n.in);
-    return tc_error(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory at a graph break");
+    return core_error(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory at a graph break");
   }
   tr->nodes[tr->n_nodes++] = n;
   proxy->value = v;

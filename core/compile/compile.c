@@ -54,29 +54,46 @@ tc_compiled *tc_compile(tc_model_fn fn, int n_inputs, const tc_compile_options *
     o.struct_size = sizeof o;
   }
   const char *name = o.name && o.name[0] ? o.name : "fn";
-  if (!fn) return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_compile(%s): fn is NULL", name);
+  if (!fn) return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_compile(%s): fn is NULL", name);
   if (n_inputs < 0 || n_inputs > CAP_MAX_PARAMS)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT,
+    return core_error_null(TC_ERR_INVALID_ARGUMENT,
                          "tc_compile(%s): n_inputs is %d; functions of 0..%d tensor parameters are supported", name,
                          n_inputs, CAP_MAX_PARAMS);
   if (o.dynamic < TC_DYNAMIC_AUTO || o.dynamic > TC_DYNAMIC_ON)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_compile(%s): dynamic is %d (expected TC_DYNAMIC_AUTO, _OFF or _ON)",
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_compile(%s): dynamic is %d (expected TC_DYNAMIC_AUTO, _OFF or _ON)",
                          name, (int)o.dynamic);
-  if (o.mode < TC_MODE_DEFAULT || o.mode > TC_MODE_MAX_AUTOTUNE)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_compile(%s): mode is %d (expected a tc_mode)", name, (int)o.mode);
+  if (o.mode < TC_MODE_DEFAULT || o.mode > TC_MODE_MAX_AUTOTUNE_NO_CUDAGRAPHS)
+    return core_error_null(TC_ERR_INVALID_ARGUMENT,
+                           "tc_compile(%s): mode is %d (expected TC_MODE_DEFAULT, _REDUCE_OVERHEAD, _MAX_AUTOTUNE or "
+                           "_MAX_AUTOTUNE_NO_CUDAGRAPHS)",
+                           name, (int)o.mode);
   if (o.cache_size_limit < 0)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_compile(%s): cache_size_limit is %d (expected >= 0)", name,
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_compile(%s): cache_size_limit is %d (expected >= 0)", name,
                          (int)o.cache_size_limit);
   const char *backend = o.backend && o.backend[0] ? o.backend : "auto";
-  tc_backend *be = backend_find(backend);
+  /* Options are parsed once, checked against the backend's declared table, and handed to its
+   * context (context-scope options pick the context) and to every compile. */
+  tc_options *parsed = options_parse(o.options);
+  tc_backend *be = parsed ? backend_find(backend, parsed) : NULL;
   if (!be) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", tc_last_error());
-    return tc_error_null(tc_last_status() != TC_OK ? tc_last_status() : TC_ERR_UNAVAILABLE, "tc_compile(%s): %s", name,
+    options_free(parsed);
+    return core_error_null(tc_last_status() != TC_OK ? tc_last_status() : TC_ERR_UNAVAILABLE, "tc_compile(%s): %s", name,
                          msg);
   }
   tc_compiled *c = calloc(1, sizeof *c);
-  if (!c) return tc_error_null(TC_ERR_OUT_OF_MEMORY, "tc_compile(%s): out of memory", name);
+  if (!c) {
+    options_free(parsed);
+    return core_error_null(TC_ERR_OUT_OF_MEMORY, "tc_compile(%s): out of memory", name);
+  }
+  c->parsed = parsed;
+  pthread_mutexattr_t attr;
+  pthread_mutexattr_init(&attr);
+  /* Recursive: a graph break inside the call compiles its segment while the call holds it. */
+  pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init(&c->lock, &attr);
+  pthread_mutexattr_destroy(&attr);
   c->fn = fn;
   c->n_params = n_inputs;
   snprintf(c->name, sizeof c->name, "%s", name);
@@ -86,7 +103,7 @@ tc_compiled *tc_compile(tc_model_fn fn, int n_inputs, const tc_compile_options *
   c->input_names = dup_str(o.input_names);
   if ((o.options && !c->options) || (o.input_names && !c->input_names)) {
     tc_compiled_free(c);
-    return tc_error_null(TC_ERR_OUT_OF_MEMORY, "tc_compile(%s): out of memory", name);
+    return core_error_null(TC_ERR_OUT_OF_MEMORY, "tc_compile(%s): out of memory", name);
   }
   names_parse(c);
   c->opts = o;
@@ -99,7 +116,7 @@ tc_compiled *tc_compile(tc_model_fn fn, int n_inputs, const tc_compile_options *
   if (ffi_prep_cif(&c->cif, FFI_DEFAULT_ABI, (unsigned)n_inputs, &ffi_type_pointer, n_inputs ? c->arg_types : NULL) !=
       FFI_OK) {
     tc_compiled_free(c);
-    return tc_error_null(TC_ERR_INTERNAL, "tc_compile(%s): libffi could not prepare a call of %d pointers", name,
+    return core_error_null(TC_ERR_INTERNAL, "tc_compile(%s): libffi could not prepare a call of %d pointers", name,
                          n_inputs);
   }
   return c;
@@ -134,6 +151,8 @@ void tc_compiled_free(tc_compiled *c) {
   free(c->entries);
   free(c->options);
   free(c->input_names);
+  options_free(c->parsed);
+  pthread_mutex_destroy(&c->lock);
   free(c);
 }
 
@@ -142,7 +161,7 @@ static tc_status fail_wrap(const tc_compiled *c, const char *what) {
   char msg[1024];
   snprintf(msg, sizeof msg, "%s", tc_last_error());
   tc_status s = tc_last_status() != TC_OK ? tc_last_status() : TC_ERR_INTERNAL;
-  return tc_error(s, "tc_compile(%s): %s: %s", c->name, what, msg);
+  return core_error(s, "tc_compile(%s): %s: %s", c->name, what, msg);
 }
 
 static tc_status run_variant(tc_compiled *c, cap_variant *v, tc_tensor *const *sources, const int64_t *syms,
@@ -154,13 +173,11 @@ static tc_status run_variant(tc_compiled *c, cap_variant *v, tc_tensor *const *s
   bool *used = ng <= 8 ? used_stack : calloc((size_t)ng, sizeof *used);
   tc_status s = TC_OK;
   if (!gouts || !used) {
-    s = tc_error(TC_ERR_OUT_OF_MEMORY, "tc_call(%s): out of memory", c->name);
+    s = core_error(TC_ERR_OUT_OF_MEMORY, "tc_call(%s): out of memory", c->name);
     goto out;
   }
   if (v->lowered) {
-    backend_set_thread_options(c->opts.options);
     s = lowered_run(v->lowered, syms, sources, gouts);
-    backend_set_thread_options(NULL);
     if (s != TC_OK) {
       char what[192];
       snprintf(what, sizeof what, "running graph %s on %s", v->graph.name, c->backend_name);
@@ -209,7 +226,7 @@ static cap_variant *variant_build(tc_compiled *c, cap_entry *e, int32_t seg, tc_
     free(uniq);
     graph_free(g);
     guards_free(guards);
-    return tc_error_null(TC_ERR_OUT_OF_MEMORY, "tc_compile(%s): out of memory", c->name);
+    return core_error_null(TC_ERR_OUT_OF_MEMORY, "tc_compile(%s): out of memory", c->name);
   }
   v->hash = hash;
   v->n_traced_nodes = g->n_nodes;
@@ -227,7 +244,7 @@ static cap_variant *variant_build(tc_compiled *c, cap_entry *e, int32_t seg, tc_
   v->out_map = malloc((size_t)(n_out ? n_out : 1) * sizeof *v->out_map);
   v->held = calloc((size_t)(v->graph.n_inputs ? v->graph.n_inputs : 1), sizeof *v->held);
   if (!v->out_map || !v->held) {
-    tc_error(TC_ERR_OUT_OF_MEMORY, "tc_compile(%s): out of memory", c->name);
+    core_error(TC_ERR_OUT_OF_MEMORY, "tc_compile(%s): out of memory", c->name);
     goto fail;
   }
   int32_t n_uniq = 0;
@@ -266,9 +283,8 @@ static cap_variant *variant_build(tc_compiled *c, cap_entry *e, int32_t seg, tc_
   }
   if (n_uniq > 0) {
     tc_lower_stats st = {0};
-    backend_set_thread_options(c->opts.options);
-    s = lowered_build(c->backend, &v->graph, &c->opts, &v->lowered, &st);
-    backend_set_thread_options(NULL);
+    const lower_options lo = {.options = c->parsed, .mode = c->opts.mode, .fullgraph = c->opts.fullgraph};
+    s = lowered_build(c->backend, &v->graph, &lo, &v->lowered, &st);
     if (s != TC_OK) {
       char what[192];
       snprintf(what, sizeof what, "compiling graph %s for %s", v->graph.name, c->backend_name);
@@ -327,7 +343,7 @@ tc_status compiled_run_segment(tc_compiled *c, cap_entry *e, int32_t seg, tc_gra
     if (!q) {
       graph_free(g);
       guards_free(guards);
-      return tc_error(TC_ERR_OUT_OF_MEMORY, "tc_call(%s): out of memory", c->name);
+      return core_error(TC_ERR_OUT_OF_MEMORY, "tc_call(%s): out of memory", c->name);
     }
     memset(q + e->cap_segments, 0, (size_t)(cap - e->cap_segments) * sizeof *q);
     e->segments = q;
@@ -342,7 +358,7 @@ tc_status compiled_run_segment(tc_compiled *c, cap_entry *e, int32_t seg, tc_gra
   if (!syms) {
     graph_free(g);
     guards_free(guards);
-    return tc_error(TC_ERR_OUT_OF_MEMORY, "tc_call(%s): out of memory", c->name);
+    return core_error(TC_ERR_OUT_OF_MEMORY, "tc_call(%s): out of memory", c->name);
   }
   cap_names names = compiled_names(c);
   cap_variant *hit = NULL;
@@ -371,9 +387,9 @@ tc_status compiled_run_segment(tc_compiled *c, cap_entry *e, int32_t seg, tc_gra
     } else if (!segment_add_variant(c, seg, cs, hit)) {
       variant_free(hit);
       hit = NULL;
-      s = tc_error(TC_ERR_OUT_OF_MEMORY, "tc_call(%s): out of memory", c->name);
+      s = core_error(TC_ERR_OUT_OF_MEMORY, "tc_call(%s): out of memory", c->name);
     } else if (!guards_check(&hit->guards, &hit->graph.sx, sources, n_src, syms, &names, why, sizeof why)) {
-      s = tc_error(TC_ERR_INTERNAL, "tc_compile(%s): a freshly traced graph fails its own guards: %s", c->name, why);
+      s = core_error(TC_ERR_INTERNAL, "tc_compile(%s): a freshly traced graph fails its own guards: %s", c->name, why);
     }
   }
   if (s == TC_OK) s = run_variant(c, hit, sources, syms, outputs);
@@ -408,9 +424,9 @@ static void input_dynamic(const tc_compiled *c, const cap_entry *e, int32_t i, c
  * call's result (new reference) or NULL with the error set. */
 static tc_tensor *run_last_segment(tc_trace *tr, tc_tensor *ret) {
   tc_compiled *c = tr->c;
-  if (tr->failed) return tc_error_null(tr->fail_status, "%s", tr->fail_msg);
+  if (tr->failed) return core_error_null(tr->fail_status, "%s", tr->fail_msg);
   if (!ret) {
-    if (tc_last_status() == TC_OK) tc_error(TC_ERR_INVALID_ARGUMENT, "tc_call(%s): the function returned NULL", c->name);
+    if (tc_last_status() == TC_OK) core_error(TC_ERR_INVALID_ARGUMENT, "tc_call(%s): the function returned NULL", c->name);
     return NULL;
   }
   int32_t n_outs = 0, out = -1;
@@ -426,7 +442,7 @@ static tc_tensor *run_last_segment(tc_trace *tr, tc_tensor *ret) {
   if (!sources) {
     graph_free(&g);
     guards_free(&guards);
-    return tc_error_null(TC_ERR_OUT_OF_MEMORY, "tc_call(%s): out of memory", c->name);
+    return core_error_null(TC_ERR_OUT_OF_MEMORY, "tc_call(%s): out of memory", c->name);
   }
   for (int32_t i = 0; i < tr->n_in; i++) sources[i] = tr->in[i].real;
   tc_tensor *result = NULL;
@@ -487,7 +503,7 @@ static tc_tensor *run_entry(tc_compiled *c, cap_entry *e, tc_tensor *const *inpu
   cap_variant *v = entry_head(e);
   tc_tensor *src_stack[32];
   tc_tensor **sources = v->graph.n_inputs <= 32 ? src_stack : malloc((size_t)v->graph.n_inputs * sizeof *sources);
-  if (!sources) return tc_error_null(TC_ERR_OUT_OF_MEMORY, "tc_call(%s): out of memory", c->name);
+  if (!sources) return core_error_null(TC_ERR_OUT_OF_MEMORY, "tc_call(%s): out of memory", c->name);
   for (int32_t i = 0; i < v->graph.n_inputs; i++) sources[i] = i < c->n_params ? inputs[i] : v->held[i];
   tc_tensor *out = NULL;
   tc_status s = run_variant(c, v, sources, syms, &out);
@@ -495,15 +511,31 @@ static tc_tensor *run_entry(tc_compiled *c, cap_entry *e, tc_tensor *const *inpu
   return s == TC_OK ? out : NULL;
 }
 
+static tc_tensor *call_locked(tc_compiled *c, tc_tensor *const *inputs, bool *unlocked);
+
+/* Threading: one lock per compiled function. Looking up and compiling an entry happen under it
+ * (so one guard set compiles once however many threads call); running a compiled entry does not
+ * (its executable orders its own temporaries; tensor reference counts are atomic), except for
+ * entries with graph breaks, whose calls re-trace and may add variants. */
 tc_tensor *tc_call(tc_compiled *c, tc_tensor *const *inputs) {
-  if (!c) return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_call: the compiled function is NULL");
+  if (!c) return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_call: the compiled function is NULL");
+  pthread_mutex_lock(&c->lock);
+  bool unlocked = false;
+  tc_tensor *r = call_locked(c, inputs, &unlocked);
+  if (!unlocked) pthread_mutex_unlock(&c->lock);
+  return r;
+}
+
+/* tc_call's body, with c->lock held on entry; it releases the lock (and sets *unlocked) before
+ * running an entry without graph breaks. */
+static tc_tensor *call_locked(tc_compiled *c, tc_tensor *const *inputs, bool *unlocked) {
   if (c->n_params > 0 && !inputs)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_call(%s): inputs is NULL (the function takes %d inputs)", c->name,
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_call(%s): inputs is NULL (the function takes %d inputs)", c->name,
                          (int)c->n_params);
   for (int32_t i = 0; i < c->n_params; i++) {
     if (!inputs[i]) {
       if (tc_last_status() != TC_OK) return NULL; /* an earlier failure made this input: keep its message */
-      return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_call(%s): input %d is NULL (the function takes %d inputs)",
+      return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_call(%s): input %d is NULL (the function takes %d inputs)",
                            c->name, (int)i, (int)c->n_params);
     }
   }
@@ -511,7 +543,7 @@ tc_tensor *tc_call(tc_compiled *c, tc_tensor *const *inputs) {
   if (trace_current()) return call_fn(c, inputs);
   for (int32_t i = 0; i < c->n_params; i++)
     if (inputs[i]->trace)
-      return tc_error_null(TC_ERR_INVALID_ARGUMENT,
+      return core_error_null(TC_ERR_INVALID_ARGUMENT,
                            "tc_call(%s): input %d is a traced tensor that escaped another compiled function", c->name,
                            (int)i);
 
@@ -531,7 +563,14 @@ tc_tensor *tc_call(tc_compiled *c, tc_tensor *const *inputs) {
                      sizeof why))
       hit = e;
   }
-  if (hit) return hit->replay ? trace_call(c, hit, inputs) : run_entry(c, hit, inputs, syms);
+  if (hit && hit->replay) return trace_call(c, hit, inputs);
+  if (hit) {
+    /* Entries are only added, never freed, while c lives: hit stays valid unlocked. A trace in
+     * progress on this thread (a compiled function called from a traced one) was handled above. */
+    pthread_mutex_unlock(&c->lock);
+    *unlocked = true;
+    return run_entry(c, hit, inputs, syms);
+  }
 
   if (c->n_entries >= c->opts.cache_size_limit) {
     if (!c->warned_limit) {
@@ -553,12 +592,12 @@ tc_tensor *tc_call(tc_compiled *c, tc_tensor *const *inputs) {
   if (c->n_entries == c->cap_entries) {
     int32_t cap = c->cap_entries ? c->cap_entries * 2 : 4;
     cap_entry **q = realloc(c->entries, (size_t)cap * sizeof *q);
-    if (!q) return tc_error_null(TC_ERR_OUT_OF_MEMORY, "tc_call(%s): out of memory", c->name);
+    if (!q) return core_error_null(TC_ERR_OUT_OF_MEMORY, "tc_call(%s): out of memory", c->name);
     c->entries = q;
     c->cap_entries = cap;
   }
   cap_entry *e = calloc(1, sizeof *e);
-  if (!e) return tc_error_null(TC_ERR_OUT_OF_MEMORY, "tc_call(%s): out of memory", c->name);
+  if (!e) return core_error_null(TC_ERR_OUT_OF_MEMORY, "tc_call(%s): out of memory", c->name);
   e->id = c->n_entries + 1;
   memcpy(e->dyn, c->dyn, sizeof e->dyn);
   tc_tensor *result = trace_call(c, e, inputs);
@@ -572,8 +611,8 @@ tc_tensor *tc_call(tc_compiled *c, tc_tensor *const *inputs) {
 
 /* ---------------------------------------------------------------- stats */
 tc_status tc_compiled_stats(const tc_compiled *c, tc_compile_stats *out) {
-  if (!c) return tc_error(TC_ERR_INVALID_ARGUMENT, "tc_compiled_stats: the compiled function is NULL");
-  if (!out) return tc_error(TC_ERR_INVALID_ARGUMENT, "tc_compiled_stats(%s): out is NULL", c->name);
+  if (!c) return core_error(TC_ERR_INVALID_ARGUMENT, "tc_compiled_stats: the compiled function is NULL");
+  if (!out) return core_error(TC_ERR_INVALID_ARGUMENT, "tc_compiled_stats(%s): out is NULL", c->name);
   tc_compile_stats st = {.struct_size = sizeof st};
   st.n_entries = c->n_entries;
   st.n_compiles = c->n_compiles;

@@ -12,6 +12,7 @@
 #define TC_COMPILE_H
 
 #include <ffi.h>
+#include <pthread.h>
 
 #include "capture/capture.h"
 #include "passes/passes.h"
@@ -62,6 +63,8 @@ struct tc_compiled {
   const char *names[CAP_MAX_PARAMS];
   tc_compile_options opts; /* strings point at the owned copies above */
   tc_backend *backend;
+  tc_options *parsed; /* opts.options (over $TC_OPTIONS), parsed and validated once */
+  pthread_mutex_t lock; /* see tc_call */
   ffi_cif cif;
   ffi_type *arg_types[CAP_MAX_PARAMS];
   int32_t n_entries, cap_entries;

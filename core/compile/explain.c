@@ -8,29 +8,29 @@
 
 #include "compile/compile.h"
 
-static char *xdone(tc_text *b) {
-  char *p = tc_text_take(b);
-  return p ? p : tc_error_null(TC_ERR_OUT_OF_MEMORY, "tc_compiled_explain: out of memory");
+static char *xdone(tck_str *b) {
+  char *p = tck_str_take(b);
+  return p ? p : core_error_null(TC_ERR_OUT_OF_MEMORY, "tc_compiled_explain: out of memory");
 }
 
-static void xjson_str(tc_text *b, const char *s) {
-  tc_text_printf(b, "\"");
+static void xjson_str(tck_str *b, const char *s) {
+  tck_str_printf(b, "\"");
   for (; s && *s; s++) {
     unsigned char ch = (unsigned char)*s;
     if (ch == '"' || ch == '\\')
-      tc_text_printf(b, "\\%c", ch);
+      tck_str_printf(b, "\\%c", ch);
     else if (ch == '\n')
-      tc_text_printf(b, "\\n");
+      tck_str_printf(b, "\\n");
     else if (ch < 0x20)
-      tc_text_printf(b, "\\u%04x", ch);
+      tck_str_printf(b, "\\u%04x", ch);
     else
-      tc_text_printf(b, "%c", ch);
+      tck_str_printf(b, "%c", ch);
   }
-  tc_text_printf(b, "\"");
+  tck_str_printf(b, "\"");
 }
 
 /* "matmul x2, add x3": prims in order of first use. */
-static void ops_summary(const tc_graph *g, tc_text *b, bool json) {
+static void ops_summary(const tc_graph *g, tck_str *b, bool json) {
   int32_t count[128] = {0};
   int32_t order[128], n_order = 0;
   for (int32_t i = 0; i < g->n_nodes; i++) {
@@ -40,9 +40,9 @@ static void ops_summary(const tc_graph *g, tc_text *b, bool json) {
   }
   for (int32_t k = 0; k < n_order; k++) {
     if (json)
-      tc_text_printf(b, "%s\"%s\": %d", k ? ", " : "", prim_name(order[k]), (int)count[order[k]]);
+      tck_str_printf(b, "%s\"%s\": %d", k ? ", " : "", prim_name(order[k]), (int)count[order[k]]);
     else
-      tc_text_printf(b, "%s%s x%d", k ? ", " : "", prim_name(order[k]), (int)count[order[k]]);
+      tck_str_printf(b, "%s%s x%d", k ? ", " : "", prim_name(order[k]), (int)count[order[k]]);
   }
 }
 
@@ -50,103 +50,103 @@ static const cap_variant *segment_latest(const cap_segment *s) {
   return s->n_variants ? s->variants[s->n_variants - 1] : NULL;
 }
 
-static void indent_text(tc_text *b, const char *text, const char *indent) {
+static void indent_text(tck_str *b, const char *text, const char *indent) {
   const char *p = text;
   while (p && *p) {
     const char *nl = strchr(p, '\n');
     size_t n = nl ? (size_t)(nl - p) : strlen(p);
-    tc_text_printf(b, "%s%.*s\n", indent, (int)n, p);
+    tck_str_printf(b, "%s%.*s\n", indent, (int)n, p);
     p = nl ? nl + 1 : NULL;
   }
 }
 
-static void explain_text(const tc_compiled *c, tc_text *b) {
+static void explain_text(const tc_compiled *c, tck_str *b) {
   cap_names names = compiled_names(c);
-  tc_text_printf(b, "tc_compile(%s) on %s: %d entr%s, %d compile%s (%.2f ms), %d eager fallback%s\n", c->name, c->backend_name,
+  tck_str_printf(b, "tc_compile(%s) on %s: %d entr%s, %d compile%s (%.2f ms), %d eager fallback%s\n", c->name, c->backend_name,
        (int)c->n_entries, c->n_entries == 1 ? "y" : "ies", (int)c->n_compiles, c->n_compiles == 1 ? "" : "s",
        1e3 * c->compile_seconds, (int)c->n_eager_fallbacks, c->n_eager_fallbacks == 1 ? "" : "s");
-  tc_text_printf(b, "options: dynamic=%s, fullgraph=%s, cache_size_limit=%d%s%s\n",
+  tck_str_printf(b, "options: dynamic=%s, fullgraph=%s, cache_size_limit=%d%s%s\n",
        c->opts.dynamic == TC_DYNAMIC_ON ? "on" : c->opts.dynamic == TC_DYNAMIC_OFF ? "off" : "auto",
        c->opts.fullgraph ? "true" : "false", (int)c->opts.cache_size_limit, c->options ? ", plugin options: " : "",
        c->options ? c->options : "");
-  if (c->n_entries == 0) tc_text_printf(b, "(not called yet: nothing is traced before the first tc_call)\n");
+  if (c->n_entries == 0) tck_str_printf(b, "(not called yet: nothing is traced before the first tc_call)\n");
   for (int32_t k = 0; k < c->n_entries; k++) {
     const cap_entry *e = c->entries[k];
-    tc_text_printf(b, "\nentry %d: %d graph%s, %d graph break%s, compiled in %.2f ms%s\n", (int)e->id, (int)e->n_segments,
+    tck_str_printf(b, "\nentry %d: %d graph%s, %d graph break%s, compiled in %.2f ms%s\n", (int)e->id, (int)e->n_segments,
          e->n_segments == 1 ? "" : "s", (int)e->n_segments - 1, e->n_segments == 2 ? "" : "s", 1e3 * e->compile_seconds,
          e->replay ? " (calls replay the function)" : "");
     for (int32_t s = 0; s < e->n_segments; s++) {
       const cap_segment *cs = &e->segments[s];
       const cap_variant *v = segment_latest(cs);
       if (!v) continue;
-      tc_text_printf(b, "  graph %d (%s): %d nodes traced, %d after simplification (%d dead, %d duplicate, %d folded, %d views), "
+      tck_str_printf(b, "  graph %d (%s): %d nodes traced, %d after simplification (%d dead, %d duplicate, %d folded, %d views), "
               "%d kernel%s, %.2f ms%s\n",
            (int)s + 1, v->graph.name, (int)v->n_traced_nodes, (int)v->graph.n_nodes, (int)v->simplified.dead,
            (int)v->simplified.duplicate, (int)v->simplified.folded, (int)v->simplified.views, (int)v->n_kernels,
            v->n_kernels == 1 ? "" : "s", 1e3 * v->seconds, v->cache_hit ? ", from the disk cache" : "");
-      if (cs->n_variants > 1) tc_text_printf(b, "    %d variants compiled (the traced graph changed between calls)\n", (int)cs->n_variants);
-      tc_text_printf(b, "    ops: ");
+      if (cs->n_variants > 1) tck_str_printf(b, "    %d variants compiled (the traced graph changed between calls)\n", (int)cs->n_variants);
+      tck_str_printf(b, "    ops: ");
       ops_summary(&v->graph, b, false);
-      tc_text_printf(b, "%s\n", v->graph.n_nodes ? "" : "(none)");
+      tck_str_printf(b, "%s\n", v->graph.n_nodes ? "" : "(none)");
       if (cs->break_op[0])
-        tc_text_printf(b, "    ends at a graph break: %s reads a traced value back to the host\n", cs->break_op);
+        tck_str_printf(b, "    ends at a graph break: %s reads a traced value back to the host\n", cs->break_op);
       char *gtext = graph_to_string(&v->graph);
       if (gtext) indent_text(b, gtext, "    ");
       free(gtext);
-      tc_text_printf(b, "    guards:\n");
+      tck_str_printf(b, "    guards:\n");
       char *guards = guards_to_string(&v->guards, &v->graph.sx, s == 0 ? c->backend : NULL, &names, "      ");
-      if (guards) tc_text_printf(b, "%s", guards);
+      if (guards) tck_str_printf(b, "%s", guards);
       free(guards);
     }
   }
 }
 
-static void explain_json(const tc_compiled *c, tc_text *b) {
+static void explain_json(const tc_compiled *c, tck_str *b) {
   cap_names names = compiled_names(c);
-  tc_text_printf(b, "{\"name\": ");
+  tck_str_printf(b, "{\"name\": ");
   xjson_str(b, c->name);
-  tc_text_printf(b, ", \"backend\": ");
+  tck_str_printf(b, ", \"backend\": ");
   xjson_str(b, c->backend_name);
-  tc_text_printf(b, ", \"dynamic\": \"%s\", \"fullgraph\": %s, \"cache_size_limit\": %d",
+  tck_str_printf(b, ", \"dynamic\": \"%s\", \"fullgraph\": %s, \"cache_size_limit\": %d",
        c->opts.dynamic == TC_DYNAMIC_ON ? "on" : c->opts.dynamic == TC_DYNAMIC_OFF ? "off" : "auto",
        c->opts.fullgraph ? "true" : "false", (int)c->opts.cache_size_limit);
-  tc_text_printf(b, ", \"n_entries\": %d, \"n_compiles\": %d, \"n_eager_fallbacks\": %d, \"compile_seconds\": %.6f",
+  tck_str_printf(b, ", \"n_entries\": %d, \"n_compiles\": %d, \"n_eager_fallbacks\": %d, \"compile_seconds\": %.6f",
        (int)c->n_entries, (int)c->n_compiles, (int)c->n_eager_fallbacks, c->compile_seconds);
-  tc_text_printf(b, ", \"entries\": [");
+  tck_str_printf(b, ", \"entries\": [");
   for (int32_t k = 0; k < c->n_entries; k++) {
     const cap_entry *e = c->entries[k];
-    tc_text_printf(b, "%s{\"id\": %d, \"n_graphs\": %d, \"n_graph_breaks\": %d, \"compile_seconds\": %.6f, \"replay\": %s",
+    tck_str_printf(b, "%s{\"id\": %d, \"n_graphs\": %d, \"n_graph_breaks\": %d, \"compile_seconds\": %.6f, \"replay\": %s",
          k ? ", " : "", (int)e->id, (int)e->n_segments, (int)e->n_segments - 1, e->compile_seconds,
          e->replay ? "true" : "false");
-    tc_text_printf(b, ", \"breaks\": [");
+    tck_str_printf(b, ", \"breaks\": [");
     bool first = true;
     for (int32_t s = 0; s < e->n_segments; s++) {
       if (!e->segments[s].break_op[0]) continue;
-      tc_text_printf(b, "%s{\"after_graph\": %d, \"op\": ", first ? "" : ", ", (int)s + 1);
+      tck_str_printf(b, "%s{\"after_graph\": %d, \"op\": ", first ? "" : ", ", (int)s + 1);
       xjson_str(b, e->segments[s].break_op);
-      tc_text_printf(b, "}");
+      tck_str_printf(b, "}");
       first = false;
     }
-    tc_text_printf(b, "], \"graphs\": [");
+    tck_str_printf(b, "], \"graphs\": [");
     for (int32_t s = 0; s < e->n_segments; s++) {
       const cap_segment *cs = &e->segments[s];
       const cap_variant *v = segment_latest(cs);
-      tc_text_printf(b, "%s{\"index\": %d", s ? ", " : "", (int)s + 1);
+      tck_str_printf(b, "%s{\"index\": %d", s ? ", " : "", (int)s + 1);
       if (v) {
-        tc_text_printf(b, ", \"name\": ");
+        tck_str_printf(b, ", \"name\": ");
         xjson_str(b, v->graph.name);
-        tc_text_printf(b,
+        tck_str_printf(b,
              ", \"variants\": %d, \"nodes_traced\": %d, \"nodes\": %d, \"dead\": %d, \"duplicate\": %d, "
              "\"folded\": %d, \"views\": %d, \"kernels\": %d, \"compile_seconds\": %.6f, \"cache_hit\": %s, \"ops\": {",
              (int)cs->n_variants, (int)v->n_traced_nodes, (int)v->graph.n_nodes, (int)v->simplified.dead,
              (int)v->simplified.duplicate, (int)v->simplified.folded, (int)v->simplified.views, (int)v->n_kernels,
              v->seconds, v->cache_hit ? "true" : "false");
         ops_summary(&v->graph, b, true);
-        tc_text_printf(b, "}, \"graph\": ");
+        tck_str_printf(b, "}, \"graph\": ");
         char *gtext = graph_to_string(&v->graph);
         xjson_str(b, gtext ? gtext : "");
         free(gtext);
-        tc_text_printf(b, ", \"guards\": [");
+        tck_str_printf(b, ", \"guards\": [");
         char *guards = guards_to_string(&v->guards, &v->graph.sx, s == 0 ? c->backend : NULL, &names, "");
         const char *p = guards;
         bool gfirst = true;
@@ -155,28 +155,28 @@ static void explain_json(const tc_compiled *c, tc_text *b) {
           size_t n = nl ? (size_t)(nl - p) : strlen(p);
           char line[512];
           snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line ? n : sizeof line - 1), p);
-          tc_text_printf(b, "%s", gfirst ? "" : ", ");
+          tck_str_printf(b, "%s", gfirst ? "" : ", ");
           xjson_str(b, line);
           gfirst = false;
           p = nl ? nl + 1 : NULL;
         }
         free(guards);
-        tc_text_printf(b, "]");
+        tck_str_printf(b, "]");
       }
       if (cs->break_op[0]) {
-        tc_text_printf(b, ", \"break_op\": ");
+        tck_str_printf(b, ", \"break_op\": ");
         xjson_str(b, cs->break_op);
       }
-      tc_text_printf(b, "}");
+      tck_str_printf(b, "}");
     }
-    tc_text_printf(b, "]}");
+    tck_str_printf(b, "]}");
   }
-  tc_text_printf(b, "]}\n");
+  tck_str_printf(b, "]}\n");
 }
 
 char *tc_compiled_explain(const tc_compiled *c, bool json) {
-  if (!c) return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_compiled_explain: the compiled function is NULL");
-  tc_text b = {0};
+  if (!c) return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_compiled_explain: the compiled function is NULL");
+  tck_str b = {0};
   if (json)
     explain_json(c, &b);
   else
@@ -185,43 +185,43 @@ char *tc_compiled_explain(const tc_compiled *c, bool json) {
 }
 
 /* ---------------------------------------------------------------- Graphviz */
-static void dot_type(tc_text *b, const tc_graph *g, const tc_vtype *t) {
+static void dot_type(tck_str *b, const tc_graph *g, const tc_vtype *t) {
   char e[128];
-  tc_text_printf(b, "%s[", tc_dtype_name(t->dtype));
-  for (int d = 0; d < t->rank; d++) tc_text_printf(b, "%s%s", d ? "x" : "", sxtab_str(&g->sx, t->shape[d], e, sizeof e));
-  tc_text_printf(b, "]");
+  tck_str_printf(b, "%s[", tc_dtype_name(t->dtype));
+  for (int d = 0; d < t->rank; d++) tck_str_printf(b, "%s%s", d ? "x" : "", sxtab_str(&g->sx, t->shape[d], e, sizeof e));
+  tck_str_printf(b, "]");
 }
 
-static void dot_graph(tc_text *b, const tc_graph *g, const char *title) {
-  tc_text_printf(b, "digraph \"%s\" {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\", fontsize=10];\n", title);
+static void dot_graph(tck_str *b, const tc_graph *g, const char *title) {
+  tck_str_printf(b, "digraph \"%s\" {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\", fontsize=10];\n", title);
   for (int32_t i = 0; i < g->n_inputs; i++) {
-    tc_text_printf(b, "  v%d [shape=ellipse, label=\"input v%d\\n", (int)i, (int)i);
+    tck_str_printf(b, "  v%d [shape=ellipse, label=\"input v%d\\n", (int)i, (int)i);
     dot_type(b, g, &g->inputs[i]);
-    tc_text_printf(b, "\"];\n");
+    tck_str_printf(b, "\"];\n");
   }
   for (int32_t j = 0; j < g->n_nodes; j++) {
     const tc_node *n = &g->nodes[j];
     const int32_t v = g->n_inputs + j;
-    tc_text_printf(b, "  v%d [label=\"v%d = %s\\n", (int)v, (int)v, prim_name(n->prim));
+    tck_str_printf(b, "  v%d [label=\"v%d = %s\\n", (int)v, (int)v, prim_name(n->prim));
     dot_type(b, g, &n->out);
-    tc_text_printf(b, "\"];\n");
-    for (int32_t k = 0; k < n->n_in; k++) tc_text_printf(b, "  v%d -> v%d;\n", (int)n->in[k], (int)v);
+    tck_str_printf(b, "\"];\n");
+    for (int32_t k = 0; k < n->n_in; k++) tck_str_printf(b, "  v%d -> v%d;\n", (int)n->in[k], (int)v);
   }
   for (int32_t k = 0; k < g->n_outputs; k++)
-    tc_text_printf(b, "  out%d [shape=ellipse, style=bold, label=\"output %d\"];\n  v%d -> out%d;\n", (int)k, (int)k,
+    tck_str_printf(b, "  out%d [shape=ellipse, style=bold, label=\"output %d\"];\n  v%d -> out%d;\n", (int)k, (int)k,
          (int)g->outputs[k], (int)k);
-  tc_text_printf(b, "}\n");
+  tck_str_printf(b, "}\n");
 }
 
 char *graph_to_dot(const tc_graph *g) {
-  tc_text b = {0};
+  tck_str b = {0};
   dot_graph(&b, g, g->name);
   return xdone(&b);
 }
 
 char *tc_compiled_dot(const tc_compiled *c) {
-  if (!c) return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_compiled_dot: the compiled function is NULL");
-  tc_text b = {0};
+  if (!c) return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_compiled_dot: the compiled function is NULL");
+  tck_str b = {0};
   for (int32_t k = 0; k < c->n_entries; k++) {
     const cap_entry *e = c->entries[k];
     for (int32_t s = 0; s < e->n_segments; s++) {
@@ -232,6 +232,6 @@ char *tc_compiled_dot(const tc_compiled *c) {
       dot_graph(&b, &v->graph, title);
     }
   }
-  if (!b.p) tc_text_printf(&b, "%s", "");
+  if (!b.data) tck_str_puts(&b, "");
   return xdone(&b);
 }

@@ -37,18 +37,18 @@ static tc_status break_fail(tc_trace *tr) {
 tc_status graph_break_materialize(const char *op, const tc_tensor *proxy, tc_tensor **real) {
   *real = NULL;
   tc_trace *tr = proxy ? proxy->trace : NULL;
-  if (!tr) return tc_error(TC_ERR_INTERNAL, "%s: not a traced tensor", op);
+  if (!tr) return core_error(TC_ERR_INTERNAL, "%s: not a traced tensor", op);
   tc_compiled *c = tr->c;
-  if (tr->failed) return tc_error(tr->fail_status, "%s", tr->fail_msg);
+  if (tr->failed) return core_error(tr->fail_status, "%s", tr->fail_msg);
   if (c->opts.fullgraph) {
     char msg[512], sh[96];
     snprintf(msg, sizeof msg, "tc_compile(%s): graph break at %s with fullgraph=true (reading a %s tensor of shape %s back to the host)",
              c->name, op, tc_dtype_name(proxy->dtype), tc_shape_str(sh, sizeof sh, proxy->rank, proxy->sizes));
     trace_fail(tr, TC_ERR_GRAPH_BREAK, msg);
-    return tc_error(TC_ERR_GRAPH_BREAK, "%s", msg);
+    return core_error(TC_ERR_GRAPH_BREAK, "%s", msg);
   }
   if (proxy->value < 0 || proxy->value >= tr->n_vals)
-    return tc_error(TC_ERR_INVALID_ARGUMENT, "tc_compile(%s): %s on a traced tensor released before an earlier graph break", c->name, op);
+    return core_error(TC_ERR_INVALID_ARGUMENT, "tc_compile(%s): %s on a traced tensor released before an earlier graph break", c->name, op);
 
   const int32_t np = tr->n_proxies;
   tc_tensor **live = malloc((size_t)(np ? np : 1) * sizeof *live);
@@ -67,7 +67,7 @@ tc_status graph_break_materialize(const char *op, const tc_tensor *proxy, tc_ten
   tc_status s = TC_OK;
   int32_t n_live = 0, n_slots = 0, n_outs = 0, n_remat = 0;
   if (!remat || !remat_nodes || !live || !slot || !slot_value || !outs || !reals || !origs || !kinds || !indices || !outputs || !sources) {
-    s = tc_error(TC_ERR_OUT_OF_MEMORY, "tc_compile(%s): out of memory at a graph break", c->name);
+    s = core_error(TC_ERR_OUT_OF_MEMORY, "tc_compile(%s): out of memory at a graph break", c->name);
     trace_fail(tr, s, tc_last_error());
     goto done;
   }

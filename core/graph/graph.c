@@ -24,12 +24,12 @@ void graph_free(tc_graph *g) {
 
 int32_t graph_add_input(tc_graph *g, const tc_vtype *t) {
   if (g->n_nodes > 0) {
-    tc_error(TC_ERR_INTERNAL, "graph %s: input added after nodes", g->name);
+    core_error(TC_ERR_INTERNAL, "graph %s: input added after nodes", g->name);
     return -1;
   }
   tc_vtype *inputs = realloc(g->inputs, (size_t)(g->n_inputs + 1) * sizeof *inputs);
   if (!inputs) {
-    tc_error(TC_ERR_OUT_OF_MEMORY, "graph %s: out of memory", g->name);
+    core_error(TC_ERR_OUT_OF_MEMORY, "graph %s: out of memory", g->name);
     return -1;
   }
   g->inputs = inputs;
@@ -39,7 +39,7 @@ int32_t graph_add_input(tc_graph *g, const tc_vtype *t) {
 
 int32_t graph_add_node(tc_graph *g, const tc_node *n) {
   if (n->n_in < 0 || n->n_iattrs < 0 || n->n_iattrs > TC_NODE_MAX_IATTRS) {
-    tc_error(TC_ERR_INTERNAL, "graph %s: bad %s node (%d inputs, %d iattrs)", g->name, prim_name(n->prim), n->n_in,
+    core_error(TC_ERR_INTERNAL, "graph %s: bad %s node (%d inputs, %d iattrs)", g->name, prim_name(n->prim), n->n_in,
              n->n_iattrs);
     return -1;
   }
@@ -47,7 +47,7 @@ int32_t graph_add_node(tc_graph *g, const tc_node *n) {
     int32_t cap = g->cap_nodes ? g->cap_nodes * 2 : 16;
     tc_node *nodes = realloc(g->nodes, (size_t)cap * sizeof *nodes);
     if (!nodes) {
-      tc_error(TC_ERR_OUT_OF_MEMORY, "graph %s: out of memory", g->name);
+      core_error(TC_ERR_OUT_OF_MEMORY, "graph %s: out of memory", g->name);
       return -1;
     }
     g->nodes = nodes;
@@ -55,7 +55,7 @@ int32_t graph_add_node(tc_graph *g, const tc_node *n) {
   }
   int32_t *in = malloc((size_t)(n->n_in ? n->n_in : 1) * sizeof *in);
   if (!in) {
-    tc_error(TC_ERR_OUT_OF_MEMORY, "graph %s: out of memory", g->name);
+    core_error(TC_ERR_OUT_OF_MEMORY, "graph %s: out of memory", g->name);
     return -1;
   }
   if (n->n_in) memcpy(in, n->in, (size_t)n->n_in * sizeof *in);
@@ -80,7 +80,7 @@ const tc_node *graph_value_node(const tc_graph *g, int32_t value) {
 void graph_set_outputs(tc_graph *g, int32_t n, const int32_t *values) {
   int32_t *outs = malloc((size_t)(n > 0 ? n : 1) * sizeof *outs);
   if (!outs) {
-    tc_error(TC_ERR_OUT_OF_MEMORY, "graph %s: out of memory", g->name);
+    core_error(TC_ERR_OUT_OF_MEMORY, "graph %s: out of memory", g->name);
     return;
   }
   if (n > 0) memcpy(outs, values, (size_t)n * sizeof *outs);
@@ -151,29 +151,29 @@ const char *prim_name(int32_t prim) {
 }
 
 /* ---------------------------------------------------------------- text */
-static void sb_type(tc_text *b, const tc_graph *g, const tc_vtype *t) {
+static void sb_type(tck_str *b, const tc_graph *g, const tc_vtype *t) {
   char e[128];
-  tc_text_printf(b, "%s[", tc_dtype_name(t->dtype));
+  tck_str_printf(b, "%s[", tc_dtype_name(t->dtype));
   for (int i = 0; i < t->rank; i++)
-    tc_text_printf(b, "%s%s", i ? "x" : "", sxtab_str(&g->sx, t->shape[i], e, sizeof e));
-  tc_text_printf(b, "]");
+    tck_str_printf(b, "%s%s", i ? "x" : "", sxtab_str(&g->sx, t->shape[i], e, sizeof e));
+  tck_str_printf(b, "]");
 }
 
 /* Attributes follow the operands: ", " before each, except first for creation prims. */
-static void sb_attr(tc_text *b, bool *first) {
-  if (!*first) tc_text_printf(b, ", ");
+static void sb_attr(tck_str *b, bool *first) {
+  if (!*first) tck_str_printf(b, ", ");
   *first = false;
 }
 
-static void sb_list(tc_text *b, bool *first, const char *label, const int64_t *v, int n) {
+static void sb_list(tck_str *b, bool *first, const char *label, const int64_t *v, int n) {
   sb_attr(b, first);
-  tc_text_printf(b, "%s=[", label);
+  tck_str_printf(b, "%s=[", label);
   for (int i = 0; i < n; i++)
-    tc_text_printf(b, "%s%lld", i ? ", " : "", (long long)v[i]);
-  tc_text_printf(b, "]");
+    tck_str_printf(b, "%s%lld", i ? ", " : "", (long long)v[i]);
+  tck_str_printf(b, "]");
 }
 
-static void sb_attrs(tc_text *b, const tc_graph *g, const tc_node *n) {
+static void sb_attrs(tck_str *b, const tc_graph *g, const tc_node *n) {
   const int r = n->n_iattrs / 2;
   bool first = n->n_in == 0;
   char e[128];
@@ -191,7 +191,7 @@ static void sb_attrs(tc_text *b, const tc_graph *g, const tc_node *n) {
   case TC_PRIM_IOTA:
     if (n->n_iattrs > 0) {
       sb_attr(b, &first);
-      tc_text_printf(b, "dim=%lld", (long long)n->iattrs[0]);
+      tck_str_printf(b, "dim=%lld", (long long)n->iattrs[0]);
     }
     break;
   case TC_PRIM_BROADCAST_IN_DIM: sb_list(b, &first, "bdims", n->iattrs, n->n_iattrs); break;
@@ -204,19 +204,19 @@ static void sb_attrs(tc_text *b, const tc_graph *g, const tc_node *n) {
     sb_list(b, &first, "lo", n->iattrs, r);
     sb_list(b, &first, "hi", n->iattrs + r, r);
     sb_attr(b, &first);
-    tc_text_printf(b, "value=%.9g", n->fattr);
+    tck_str_printf(b, "value=%.9g", n->fattr);
     break;
   case TC_PRIM_CONSTANT:
     sb_attr(b, &first);
     if (n->n_iattrs > 0 && n->iattrs[0] >= 0)
-      tc_text_printf(b, "value=%s", sxtab_str(&g->sx, (int32_t)n->iattrs[0], e, sizeof e));
+      tck_str_printf(b, "value=%s", sxtab_str(&g->sx, (int32_t)n->iattrs[0], e, sizeof e));
     else
-      tc_text_printf(b, "value=%.9g", n->fattr);
+      tck_str_printf(b, "value=%.9g", n->fattr);
     break;
   case TC_PRIM_RANDOM:
     if (n->n_iattrs >= 2) {
       sb_attr(b, &first);
-      tc_text_printf(b, "seed=%llu, offset=%lld", (unsigned long long)n->iattrs[0], (long long)n->iattrs[1]);
+      tck_str_printf(b, "seed=%llu, offset=%lld", (unsigned long long)n->iattrs[0], (long long)n->iattrs[1]);
     }
     break;
   default: break;
@@ -224,35 +224,35 @@ static void sb_attrs(tc_text *b, const tc_graph *g, const tc_node *n) {
 }
 
 char *graph_to_string(const tc_graph *g) {
-  tc_text b = {0};
-  tc_text_printf(&b, "graph %s(", g->name);
+  tck_str b = {0};
+  tck_str_printf(&b, "graph %s(", g->name);
   for (int32_t i = 0; i < g->n_inputs; i++) {
-    tc_text_printf(&b, "%sv%d: ", i ? ", " : "", i);
+    tck_str_printf(&b, "%sv%d: ", i ? ", " : "", i);
     sb_type(&b, g, &g->inputs[i]);
   }
-  tc_text_printf(&b, ")");
+  tck_str_printf(&b, ")");
   if (g->n_syms) {
-    tc_text_printf(&b, " syms(");
+    tck_str_printf(&b, " syms(");
     for (int32_t s = 0; s < g->n_syms; s++)
-      tc_text_printf(&b, "%ss%d", s ? ", " : "", s);
-    tc_text_printf(&b, ")");
+      tck_str_printf(&b, "%ss%d", s ? ", " : "", s);
+    tck_str_printf(&b, ")");
   }
-  tc_text_printf(&b, " {\n");
+  tck_str_printf(&b, " {\n");
   for (int32_t i = 0; i < g->n_nodes; i++) {
     const tc_node *n = &g->nodes[i];
-    tc_text_printf(&b, "  v%d = %s(", g->n_inputs + i, prim_name(n->prim));
+    tck_str_printf(&b, "  v%d = %s(", g->n_inputs + i, prim_name(n->prim));
     for (int32_t k = 0; k < n->n_in; k++)
-      tc_text_printf(&b, "%sv%d", k ? ", " : "", n->in[k]);
+      tck_str_printf(&b, "%sv%d", k ? ", " : "", n->in[k]);
     sb_attrs(&b, g, n);
-    tc_text_printf(&b, ") : ");
+    tck_str_printf(&b, ") : ");
     sb_type(&b, g, &n->out);
-    tc_text_printf(&b, "\n");
+    tck_str_printf(&b, "\n");
   }
-  tc_text_printf(&b, "  return ");
+  tck_str_printf(&b, "  return ");
   for (int32_t i = 0; i < g->n_outputs; i++)
-    tc_text_printf(&b, "%sv%d", i ? ", " : "", g->outputs[i]);
-  tc_text_printf(&b, "\n}\n");
-  return tc_text_take(&b);
+    tck_str_printf(&b, "%sv%d", i ? ", " : "", g->outputs[i]);
+  tck_str_printf(&b, "\n}\n");
+  return tck_str_take(&b);
 }
 
 /* ---------------------------------------------------------------- hash */

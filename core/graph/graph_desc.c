@@ -8,17 +8,18 @@
 
 struct tc_graph_desc_storage {
   tc_value_type *inputs;
+  tc_value_type *outs; /* per node: its result type */
   tc_prim_node *nodes;
 };
 
+/* Shapes are borrowed from the graph's own types (valid while g lives). */
 static tc_value_type desc_vtype(const tc_vtype *t) {
   tc_value_type v;
   memset(&v, 0, sizeof v);
   v.struct_size = sizeof v;
   v.dtype = t->dtype;
   v.rank = t->rank;
-  for (int i = 0; i < t->rank && i < TC_MAX_RANK; i++)
-    v.shape[i] = t->shape[i];
+  v.shape = t->shape;
   return v;
 }
 
@@ -26,12 +27,13 @@ tc_status graph_to_desc(const tc_graph *g, tc_graph_desc *desc, tc_graph_desc_st
   *storage = NULL;
   memset(desc, 0, sizeof *desc);
   tc_graph_desc_storage *st = calloc(1, sizeof *st);
-  if (!st) return tc_error(TC_ERR_OUT_OF_MEMORY, "graph %s: out of memory building its descriptor", g->name);
+  if (!st) return core_error(TC_ERR_OUT_OF_MEMORY, "graph %s: out of memory building its descriptor", g->name);
   st->inputs = calloc((size_t)(g->n_inputs ? g->n_inputs : 1), sizeof *st->inputs);
   st->nodes = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *st->nodes);
-  if (!st->inputs || !st->nodes) {
+  st->outs = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *st->outs);
+  if (!st->inputs || !st->nodes || !st->outs) {
     graph_desc_free(st);
-    return tc_error(TC_ERR_OUT_OF_MEMORY, "graph %s: out of memory building its descriptor", g->name);
+    return core_error(TC_ERR_OUT_OF_MEMORY, "graph %s: out of memory building its descriptor", g->name);
   }
   for (int32_t i = 0; i < g->n_inputs; i++)
     st->inputs[i] = desc_vtype(&g->inputs[i]);
@@ -40,7 +42,8 @@ tc_status graph_to_desc(const tc_graph *g, tc_graph_desc *desc, tc_graph_desc_st
     tc_prim_node *d = &st->nodes[i];
     d->struct_size = sizeof *d;
     d->prim = n->prim;
-    d->out = desc_vtype(&n->out);
+    st->outs[i] = desc_vtype(&n->out);
+    d->out = &st->outs[i];
     d->n_inputs = n->n_in;
     d->inputs = n->in;
     d->n_iattrs = n->n_iattrs;
@@ -51,11 +54,14 @@ tc_status graph_to_desc(const tc_graph *g, tc_graph_desc *desc, tc_graph_desc_st
   desc->name = g->name;
   desc->n_exprs = g->sx.n;
   desc->exprs = g->sx.nodes; /* every node's struct_size is set when interned */
+  desc->expr_size = sizeof(tc_size_expr);
   desc->n_syms = g->n_syms;
   desc->n_inputs = g->n_inputs;
   desc->inputs = st->inputs;
+  desc->input_size = sizeof(tc_value_type);
   desc->n_nodes = g->n_nodes;
   desc->nodes = st->nodes;
+  desc->node_size = sizeof(tc_prim_node);
   desc->n_outputs = g->n_outputs;
   desc->outputs = g->outputs;
   *storage = st;
@@ -65,6 +71,7 @@ tc_status graph_to_desc(const tc_graph *g, tc_graph_desc *desc, tc_graph_desc_st
 void graph_desc_free(tc_graph_desc_storage *storage) {
   if (!storage) return;
   free(storage->inputs);
+  free(storage->outs);
   free(storage->nodes);
   free(storage);
 }

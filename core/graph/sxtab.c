@@ -89,7 +89,7 @@ static int64_t sx_apply(tc_sx_op op, int64_t a, int64_t b) {
       {.struct_size = sizeof(tc_size_expr), .op = op, .a = 0, .b = 1},
   };
   int64_t vals[3];
-  tc_size_eval_all(nodes, 3, NULL, vals);
+  tck_size_eval_all(nodes, sizeof(tc_size_expr), 3, NULL, vals);
   return vals[2];
 }
 
@@ -250,14 +250,14 @@ char *sxtab_str(const tc_sxtab *t, int32_t id, char *buf, size_t cap) {
 }
 
 void sxtab_eval(const tc_sxtab *t, const int64_t *syms, int64_t *vals) {
-  if (t->n) tc_size_eval_all(t->nodes, t->n, syms, vals);
+  if (t->n) tck_size_eval_all(t->nodes, sizeof(tc_size_expr), t->n, syms, vals);
 }
 
 tc_status sxtab_copy(const tc_sxtab *from, tc_sxtab *to) {
   sxtab_init(to);
   if (from->n) {
     to->nodes = malloc((size_t)from->n * sizeof *to->nodes);
-    if (!to->nodes) return tc_error(TC_ERR_OUT_OF_MEMORY, "out of memory copying a size table");
+    if (!to->nodes) return core_error(TC_ERR_OUT_OF_MEMORY, "out of memory copying a size table");
     memcpy(to->nodes, from->nodes, (size_t)from->n * sizeof *to->nodes);
     to->n = to->cap = from->n;
   }
@@ -265,7 +265,7 @@ tc_status sxtab_copy(const tc_sxtab *from, tc_sxtab *to) {
     to->hash = malloc((size_t)from->hash_cap * sizeof *to->hash);
     if (!to->hash) {
       sxtab_free(to);
-      return tc_error(TC_ERR_OUT_OF_MEMORY, "out of memory copying a size table");
+      return core_error(TC_ERR_OUT_OF_MEMORY, "out of memory copying a size table");
     }
     memcpy(to->hash, from->hash, (size_t)from->hash_cap * sizeof *to->hash);
     to->hash_cap = from->hash_cap;

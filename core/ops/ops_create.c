@@ -5,7 +5,7 @@
 
 static bool check_create(const char *op, tc_dtype dtype, int rank, const int64_t *sizes, tc_sz *shape) {
   if (!ops_dtype_valid(dtype))
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "%s: dtype %s is not supported", op, tc_dtype_name(dtype)), false;
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "%s: dtype %s is not supported", op, tc_dtype_name(dtype)), false;
   if (!ops_check_sizes(op, rank, sizes)) return false;
   for (int i = 0; i < rank; i++) shape[i] = sz_const(sizes[i]);
   return true;
@@ -13,7 +13,7 @@ static bool check_create(const char *op, tc_dtype dtype, int rank, const int64_t
 
 static bool check_random(const char *op, tc_dtype dtype) {
   if (dtype == TC_F32 || dtype == TC_F64) return true;
-  tc_error_null(TC_ERR_INVALID_ARGUMENT, "%s: dtype must be f32 or f64, got %s", op, tc_dtype_name(dtype));
+  core_error_null(TC_ERR_INVALID_ARGUMENT, "%s: dtype must be f32 or f64, got %s", op, tc_dtype_name(dtype));
   return false;
 }
 
@@ -38,7 +38,7 @@ tc_tensor *tc_ones(tc_dtype dtype, int rank, const int64_t *sizes) {
 tc_tensor *tc_full_like(tc_tensor *x, double value, tc_dtype dtype) {
   if (!x) return NULL;
   if (!ops_dtype_valid(dtype))
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_full_like: dtype %s is not supported", tc_dtype_name(dtype));
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_full_like: dtype %s is not supported", tc_dtype_name(dtype));
   tc_sz shape[TC_MAX_RANK];
   for (int i = 0; i < x->rank; i++) shape[i] = sz_of(x, i);
   return prim_constant(value, dtype, x->rank, shape);
@@ -57,16 +57,16 @@ tc_tensor *tc_scalar(double value, tc_dtype dtype) {
  * converted, so integer ranges are exact. */
 tc_tensor *tc_arange(double start, double end, double step, tc_dtype dtype) {
   if (!ops_dtype_valid(dtype) || dtype == TC_BOOL)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_arange: dtype %s is not supported", tc_dtype_name(dtype));
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_arange: dtype %s is not supported", tc_dtype_name(dtype));
   if (!isfinite(start) || !isfinite(end) || !isfinite(step) || step == 0)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_arange: start, end and step must be finite and step nonzero "
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_arange: start, end and step must be finite and step nonzero "
                          "(start %g, end %g, step %g)", start, end, step);
   if ((end - start) / step < 0)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_arange: the sign of step does not lead from start to end "
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_arange: the sign of step does not lead from start to end "
                          "(start %g, end %g, step %g)", start, end, step);
   double n = ceil((end - start) / step);
   if (n > (double)INT64_MAX / 2)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_arange: too many elements (start %g, end %g, step %g)",
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_arange: too many elements (start %g, end %g, step %g)",
                          start, end, step);
   tc_sz shape[1] = {sz_const((int64_t)n)};
   tc_scope *s = ops_begin();

@@ -33,7 +33,7 @@ tc_tensor *tc_add(tc_tensor *a, tc_tensor *b) {
 tc_tensor *tc_sub(tc_tensor *a, tc_tensor *b) {
   if (!a || !b) return NULL;
   if (both_bool(a, b))
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_sub: subtracting bool tensors is not supported (a: %s bool, "
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_sub: subtracting bool tensors is not supported (a: %s bool, "
                          "b: %s bool); use tc_logical_* ops", OPS_SHAPE(a), OPS_SHAPE(b));
   return binary("tc_sub", TC_PRIM_SUB, a, b);
 }
@@ -53,7 +53,7 @@ tc_tensor *tc_pow(tc_tensor *a, tc_tensor *b) {
   if (!a || !b) return NULL;
   tc_dtype d = dtype_promote(a->dtype, b->dtype);
   if (d == TC_BOOL)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_pow: bool operands are not supported (a: %s, b: %s)",
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_pow: bool operands are not supported (a: %s, b: %s)",
                          OPS_SHAPE(a), OPS_SHAPE(b));
   if (dtype_is_float(d)) return binary("tc_pow", TC_PRIM_POW, a, b);
   tc_scope *s = ops_begin();
@@ -98,7 +98,7 @@ tc_tensor *tc_pow_scalar(tc_tensor *a, double value) {
     return ops_end(s, value == 2.0 ? prim_binary(TC_PRIM_MUL, x, x) : ops_binary_scalar(TC_PRIM_POW, x, value));
   }
   if (value < 0)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_pow_scalar: integers to negative integer powers are not "
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_pow_scalar: integers to negative integer powers are not "
                          "supported (a: %s %s, exponent %g)", OPS_SHAPE(a), OPS_DTYPE(a), value);
   tc_scope *s = ops_begin();
   return ops_end(s, pow_int(a, ops_full_like(a, value, TC_F64), d));
@@ -136,7 +136,7 @@ tc_tensor *tc_logical_not(tc_tensor *a) {
 tc_tensor *tc_where(tc_tensor *cond, tc_tensor *a, tc_tensor *b) {
   if (!cond || !a || !b) return NULL;
   if (cond->dtype != TC_BOOL)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_where: cond must be a bool tensor, got %s (cond: %s)",
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_where: cond must be a bool tensor, got %s (cond: %s)",
                          OPS_DTYPE(cond), OPS_SHAPE(cond));
   tc_dtype d = dtype_promote(a->dtype, b->dtype);
   tc_scope *s = ops_begin();
@@ -147,7 +147,7 @@ tc_tensor *tc_where(tc_tensor *cond, tc_tensor *a, tc_tensor *b) {
 tc_tensor *tc_masked_fill(tc_tensor *x, tc_tensor *mask, double value) {
   if (!x || !mask) return NULL;
   if (mask->dtype != TC_BOOL)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_masked_fill: mask must be a bool tensor, got %s (mask: %s)",
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_masked_fill: mask must be a bool tensor, got %s (mask: %s)",
                          OPS_DTYPE(mask), OPS_SHAPE(mask));
   tc_scope *s = ops_begin();
   if (!ops_broadcast2("tc_masked_fill", (const char *const[]){"x", "mask"}, &x, &mask)) return ops_end(s, NULL);
@@ -182,7 +182,7 @@ ROUNDING(round, TC_PRIM_ROUND)
 tc_tensor *tc_neg(tc_tensor *x) {
   if (!x) return NULL;
   if (x->dtype == TC_BOOL)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_neg: negating a bool tensor is not supported (x: %s); use "
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_neg: negating a bool tensor is not supported (x: %s); use "
                          "tc_logical_not", OPS_SHAPE(x));
   return prim_unary(TC_PRIM_NEG, x);
 }
@@ -224,7 +224,7 @@ tc_tensor *tc_sigmoid(tc_tensor *x) {
 tc_tensor *tc_relu(tc_tensor *x) {
   if (!x) return NULL;
   if (x->dtype == TC_BOOL)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_relu: bool tensors are not supported (x: %s)", OPS_SHAPE(x));
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_relu: bool tensors are not supported (x: %s)", OPS_SHAPE(x));
   tc_scope *s = ops_begin();
   return ops_end(s, ops_binary_scalar(TC_PRIM_MAX, x, 0.0));
 }

@@ -18,14 +18,14 @@ tc_sxtab *ops_trace_sxtab(struct tc_trace *tr) {
 
 tc_tensor *ops_record(struct tc_trace *tr, const tc_node *node, int n_in, tc_tensor *const *in, const tc_sz *shape) {
   if (!hooks.record)
-    return tc_error_null(TC_ERR_INTERNAL, "prim %s: no capture hook installed to record it (ops_set_hooks not called)",
+    return core_error_null(TC_ERR_INTERNAL, "prim %s: no capture hook installed to record it (ops_set_hooks not called)",
                          prim_name(node->prim));
   return hooks.record(tr, node, n_in, in, shape);
 }
 
 void ops_guard_eq(struct tc_trace *tr, tc_sz a, tc_sz b, bool equal) {
   if (!hooks.guard_eq) {
-    tc_error(TC_ERR_INTERNAL, "a size decision while tracing: no capture hook installed to guard it "
+    core_error(TC_ERR_INTERNAL, "a size decision while tracing: no capture hook installed to guard it "
                               "(ops_set_hooks not called)");
     return;
   }
@@ -34,7 +34,7 @@ void ops_guard_eq(struct tc_trace *tr, tc_sz a, tc_sz b, bool equal) {
 
 tc_tensor *ops_run_eager(const tc_node *node, int n_in, tc_tensor *const *in, const tc_sz *shape) {
   if (!hooks.run_eager)
-    return tc_error_null(TC_ERR_INTERNAL, "prim %s: no eager executor installed to run it (ops_set_hooks not called)",
+    return core_error_null(TC_ERR_INTERNAL, "prim %s: no eager executor installed to run it (ops_set_hooks not called)",
                          prim_name(node->prim));
   return hooks.run_eager(node, n_in, in, shape);
 }

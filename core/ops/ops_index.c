@@ -7,14 +7,14 @@
 static bool check_index_fits(const char *op, const char *oname, const tc_tensor *other, const tc_tensor *index, int skip) {
   for (int k = 0; k < index->rank; k++)
     if (k != skip && index->sizes[k] > other->sizes[k])
-      return tc_error_null(TC_ERR_INVALID_ARGUMENT, "%s: index is larger than %s at dim %d (index: %s, %s: %s)", op,
+      return core_error_null(TC_ERR_INVALID_ARGUMENT, "%s: index is larger than %s at dim %d (index: %s, %s: %s)", op,
                            oname, k, OPS_SHAPE(index), oname, OPS_SHAPE(other)), false;
   return true;
 }
 
 static bool check_same_rank(const char *op, const char *oname, const tc_tensor *other, const tc_tensor *index) {
   if (index->rank == other->rank) return true;
-  tc_error_null(TC_ERR_INVALID_ARGUMENT, "%s: index must have the rank of %s (index: %s, %s: %s)", op, oname,
+  core_error_null(TC_ERR_INVALID_ARGUMENT, "%s: index must have the rank of %s (index: %s, %s: %s)", op, oname,
                 OPS_SHAPE(index), oname, OPS_SHAPE(other));
   return false;
 }
@@ -42,7 +42,7 @@ tc_tensor *tc_index_select(tc_tensor *x, int dim, tc_tensor *index) {
   int d = ops_dim("tc_index_select", "dim", dim, x);
   if (d < 0) return NULL;
   if (index->rank > 1)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_index_select: index must be 1-D (index: %s, x: %s)",
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_index_select: index must be 1-D (index: %s, x: %s)",
                          OPS_SHAPE(index), OPS_SHAPE(x));
   tc_scope *s = ops_begin();
   tc_tensor *idx = index->rank == 0 ? prim_reshape(index, 1, (tc_sz[]){sz_const(1)}) : index;
@@ -54,7 +54,7 @@ tc_tensor *tc_embedding(tc_tensor *weight, tc_tensor *indices) {
   if (!weight || !indices) return NULL;
   if (!ops_require_index("tc_embedding", "indices", indices)) return NULL;
   if (weight->rank != 2 || indices->rank >= TC_MAX_RANK)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_embedding: expected weight (num_embeddings, dim) and indices of "
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_embedding: expected weight (num_embeddings, dim) and indices of "
                          "rank < %d (weight: %s, indices: %s)", TC_MAX_RANK, OPS_SHAPE(weight), OPS_SHAPE(indices));
   tc_scope *s = ops_begin();
   tc_sz flat[1] = {sz_numel(indices)}, shape[TC_MAX_RANK];
@@ -69,7 +69,7 @@ tc_tensor *tc_scatter_add(tc_tensor *x, int dim, tc_tensor *index, tc_tensor *sr
   const char *op = "tc_scatter_add";
   if (!ops_require_index(op, "index", index)) return NULL;
   if (src->dtype != x->dtype)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "%s: src must have x's dtype (x: %s, src: %s)", op, OPS_DTYPE(x),
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "%s: src must have x's dtype (x: %s, src: %s)", op, OPS_DTYPE(x),
                          OPS_DTYPE(src));
   int d = ops_dim(op, "dim", dim, x);
   if (d < 0 || !check_same_rank(op, "x", x, index) || !check_same_rank(op, "src", src, index) ||
@@ -92,7 +92,7 @@ tc_tensor *tc_scatter_add(tc_tensor *x, int dim, tc_tensor *index, tc_tensor *sr
 static tc_tensor *triangle(const char *op, tc_tensor *x, int64_t diagonal, tc_prim cmp) {
   if (!x) return NULL;
   if (x->rank < 2)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "%s: x must have at least 2 dims (x: %s)", op, OPS_SHAPE(x));
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "%s: x must have at least 2 dims (x: %s)", op, OPS_SHAPE(x));
   int r = x->rank;
   tc_sz rc[2] = {sz_of(x, r - 2), sz_of(x, r - 1)}, shape[TC_MAX_RANK];
   tc_scope *s = ops_begin();

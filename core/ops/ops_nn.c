@@ -34,14 +34,14 @@ tc_tensor *tc_log_softmax(tc_tensor *x, int dim) { return softmax_op("tc_log_sof
 static bool check_norm(const char *op, tc_tensor *x, int n_norm, const tc_tensor *w, const char *wname, int *dims) {
   if (!ops_require_float(op, "x", x)) return false;
   if (n_norm < 1 || n_norm > x->rank)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "%s: n_norm %d is out of range for x: %s (expected 1..%d)", op,
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "%s: n_norm %d is out of range for x: %s (expected 1..%d)", op,
                          n_norm, OPS_SHAPE(x), x->rank), false;
   int lead = x->rank - n_norm;
   for (int i = 0; i < n_norm; i++) dims[i] = lead + i;
   bool fits = !w || w->rank == n_norm;
   for (int i = 0; fits && w && i < n_norm; i++) fits = w->sizes[i] == x->sizes[lead + i];
   if (!fits)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "%s: %s must have the normalized shape of x's last %d dims (x: %s, "
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "%s: %s must have the normalized shape of x's last %d dims (x: %s, "
                          "%s: %s)", op, wname, n_norm, OPS_SHAPE(x), wname, OPS_SHAPE(w)), false;
   return true;
 }
@@ -100,7 +100,7 @@ static tc_tensor *matmul_batched(tc_tensor *a, tc_tensor *b) {
   ops_shape_sz(b, sb);
   int rb = ops_broadcast_sizes(a->rank - 2, sa, b->rank - 2, sb, batch);
   if (rb < 0)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_matmul: batch dims cannot be broadcast (a: %s, b: %s)",
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_matmul: batch dims cannot be broadcast (a: %s, b: %s)",
                          OPS_SHAPE(a), OPS_SHAPE(b));
   tc_sz shape_a[TC_MAX_RANK], shape_b[TC_MAX_RANK];
   for (int i = 0; i < rb; i++) shape_a[i] = shape_b[i] = batch[i];
@@ -112,15 +112,15 @@ static tc_tensor *matmul_batched(tc_tensor *a, tc_tensor *b) {
 tc_tensor *tc_matmul(tc_tensor *a, tc_tensor *b) {
   if (!a || !b) return NULL;
   if (a->rank == 0 || b->rank == 0)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_matmul: both operands need at least 1 dim (a: %s, b: %s)",
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_matmul: both operands need at least 1 dim (a: %s, b: %s)",
                          OPS_SHAPE(a), OPS_SHAPE(b));
   tc_dtype d = dtype_promote(a->dtype, b->dtype);
   if (!dtype_is_float(d))
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_matmul: operands must be floating (a: %s %s, b: %s %s)",
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_matmul: operands must be floating (a: %s %s, b: %s %s)",
                          OPS_DTYPE(a), OPS_SHAPE(a), OPS_DTYPE(b), OPS_SHAPE(b));
   int64_t ka = a->sizes[a->rank - 1], kb = b->sizes[b->rank == 1 ? 0 : b->rank - 2];
   if (ka != kb)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_matmul: inner sizes differ (a: %s, b: %s)", OPS_SHAPE(a),
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_matmul: inner sizes differ (a: %s, b: %s)", OPS_SHAPE(a),
                          OPS_SHAPE(b));
   tc_scope *s = ops_begin();
   /* 1-D operands become a row (a) or a column (b); that dim is dropped from the result. */
@@ -136,10 +136,10 @@ tc_tensor *tc_matmul(tc_tensor *a, tc_tensor *b) {
 tc_tensor *tc_linear(tc_tensor *x, tc_tensor *w, tc_tensor *b) {
   if (!x || !w) return NULL;
   if (w->rank != 2 || x->rank < 1 || x->sizes[x->rank - 1] != w->sizes[1])
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_linear: w must be (out_features, in_features) with in_features "
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_linear: w must be (out_features, in_features) with in_features "
                          "= x's last size (x: %s, w: %s)", OPS_SHAPE(x), OPS_SHAPE(w));
   if (b && (b->rank != 1 || b->sizes[0] != w->sizes[0]))
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_linear: b must be (out_features) (w: %s, b: %s)", OPS_SHAPE(w),
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_linear: b must be (out_features) (w: %s, b: %s)", OPS_SHAPE(w),
                          OPS_SHAPE(b));
   tc_scope *s = ops_begin();
   tc_tensor *y = tc_matmul(x, tc_permute(w, (int[]){1, 0}));
@@ -152,29 +152,29 @@ static bool check_cat(int n, tc_tensor *const *xs, int d) {
   for (int i = 1; i < n; i++) {
     const tc_tensor *x = xs[i];
     if (x->rank != x0->rank)
-      return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_cat: rank mismatch (xs[0]: %s, xs[%d]: %s)", OPS_SHAPE(x0), i,
+      return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_cat: rank mismatch (xs[0]: %s, xs[%d]: %s)", OPS_SHAPE(x0), i,
                            OPS_SHAPE(x)), false;
     for (int k = 0; k < x->rank; k++)
       if (k != d && x->sizes[k] != x0->sizes[k])
-        return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_cat: sizes differ at dim %d (xs[0]: %s, xs[%d]: %s); only "
+        return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_cat: sizes differ at dim %d (xs[0]: %s, xs[%d]: %s); only "
                              "dim %d may differ", k, OPS_SHAPE(x0), i, OPS_SHAPE(x), d), false;
   }
   return true;
 }
 
 tc_tensor *tc_cat(int n, tc_tensor *const *xs, int dim) {
-  if (n < 1 || !xs) return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_cat: expected at least one tensor, got %d", n);
+  if (n < 1 || !xs) return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_cat: expected at least one tensor, got %d", n);
   for (int i = 0; i < n; i++)
     if (!xs[i]) return NULL;
   if (xs[0]->rank == 0)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_cat: rank-0 tensors cannot be concatenated (xs[0]: [])");
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_cat: rank-0 tensors cannot be concatenated (xs[0]: [])");
   int d = ops_dim("tc_cat", "dim", dim, xs[0]);
   if (d < 0 || !check_cat(n, xs, d)) return NULL;
   tc_dtype dtype = xs[0]->dtype;
   for (int i = 1; i < n; i++) dtype = dtype_promote(dtype, xs[i]->dtype);
   tc_scope *s = ops_begin();
   tc_tensor **conv = malloc(sizeof *conv * (size_t)n);
-  if (!conv) return ops_end(s, tc_error_null(TC_ERR_OUT_OF_MEMORY, "tc_cat: out of memory for %d operands", n));
+  if (!conv) return ops_end(s, core_error_null(TC_ERR_OUT_OF_MEMORY, "tc_cat: out of memory for %d operands", n));
   for (int i = 0; i < n; i++) conv[i] = ops_convert(xs[i], dtype);
   tc_tensor *y = prim_concatenate(n, conv, d);
   free(conv);
@@ -189,7 +189,7 @@ tc_tensor *tc_cross_entropy(tc_tensor *logits, tc_tensor *target) {
       !ops_require_index("tc_cross_entropy", "target", target))
     return NULL;
   if (logits->rank != 2 || target->rank != 1 || target->sizes[0] != logits->sizes[0])
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_cross_entropy: expected logits (N, C) and target (N) "
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_cross_entropy: expected logits (N, C) and target (N) "
                          "(logits: %s, target: %s)", OPS_SHAPE(logits), OPS_SHAPE(target));
   tc_scope *s = ops_begin();
   tc_tensor *logp = softmax_rows(logits, 1, true);
@@ -203,7 +203,7 @@ tc_tensor *tc_cross_entropy(tc_tensor *logits, tc_tensor *target) {
 tc_tensor *tc_dropout(tc_tensor *x, double p, uint64_t seed, bool train) {
   if (!x) return NULL;
   if (!(p >= 0.0 && p <= 1.0))
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_dropout: p must be in [0, 1], got %g (x: %s)", p, OPS_SHAPE(x));
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_dropout: p must be in [0, 1], got %g (x: %s)", p, OPS_SHAPE(x));
   if (!train || p == 0.0) return ops_identity(x);
   if (!ops_require_float("tc_dropout", "x", x)) return NULL;
   if (p == 1.0) return ops_full_like(x, 0.0, x->dtype);

@@ -17,7 +17,7 @@ static bool plan_reduce(const char *op, tc_tensor *x, int n, const int *dims, re
   if (x->rank == 0) {
     for (int i = 0; i < n; i++)
       if (!dims || (dims[i] != 0 && dims[i] != -1))
-        return tc_error_null(TC_ERR_INVALID_ARGUMENT, "%s: dim %d is out of range for a rank-0 tensor (x: [])", op,
+        return core_error_null(TC_ERR_INVALID_ARGUMENT, "%s: dim %d is out of range for a rank-0 tensor (x: [])", op,
                              dims ? dims[i] : 0), false;
     r->x = prim_reshape(x, 1, (tc_sz[]){sz_const(1)});
     n = 0;

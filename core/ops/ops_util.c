@@ -34,7 +34,7 @@ const char *ops_shape(const tc_tensor *x, char *buf, size_t cap) {
 int ops_dim_in(const char *op, const char *arg, int dim, int rank, const tc_tensor *x) {
   int lo = rank > 0 ? -rank : -1, hi = rank > 0 ? rank - 1 : 0;
   if (dim < lo || dim > hi) {
-    tc_error_null(TC_ERR_INVALID_ARGUMENT, "%s: %s %d is out of range for a rank-%d tensor (x: %s; expected %d..%d)",
+    core_error_null(TC_ERR_INVALID_ARGUMENT, "%s: %s %d is out of range for a rank-%d tensor (x: %s; expected %d..%d)",
                   op, arg, dim, x->rank, OPS_SHAPE(x), lo, hi);
     return -1;
   }
@@ -43,7 +43,7 @@ int ops_dim_in(const char *op, const char *arg, int dim, int rank, const tc_tens
 
 int ops_dim(const char *op, const char *arg, int dim, const tc_tensor *x) {
   if (x->rank == 0) {
-    tc_error_null(TC_ERR_INVALID_ARGUMENT, "%s: %s %d given for a rank-0 tensor (x: [])", op, arg, dim);
+    core_error_null(TC_ERR_INVALID_ARGUMENT, "%s: %s %d given for a rank-0 tensor (x: [])", op, arg, dim);
     return -1;
   }
   return ops_dim_in(op, arg, dim, x->rank, x);
@@ -55,7 +55,7 @@ int ops_dims(const char *op, int n, const int *dims, const tc_tensor *x, int *ou
     return x->rank;
   }
   if (n < 0 || n > x->rank || !dims) {
-    tc_error_null(TC_ERR_INVALID_ARGUMENT, "%s: %d dims given for a rank-%d tensor (x: %s)", op, n, x->rank,
+    core_error_null(TC_ERR_INVALID_ARGUMENT, "%s: %d dims given for a rank-%d tensor (x: %s)", op, n, x->rank,
                   OPS_SHAPE(x));
     return -1;
   }
@@ -64,7 +64,7 @@ int ops_dims(const char *op, int n, const int *dims, const tc_tensor *x, int *ou
     int d = ops_dim(op, "dim", dims[i], x);
     if (d < 0) return -1;
     if (seen[d]) {
-      tc_error_null(TC_ERR_INVALID_ARGUMENT, "%s: dim %d appears more than once in dims (x: %s)", op, d, OPS_SHAPE(x));
+      core_error_null(TC_ERR_INVALID_ARGUMENT, "%s: dim %d appears more than once in dims (x: %s)", op, d, OPS_SHAPE(x));
       return -1;
     }
     seen[d] = true;
@@ -93,16 +93,16 @@ bool ops_dtype_valid(tc_dtype d) {
 
 bool ops_check_sizes(const char *op, int rank, const int64_t *sizes) {
   if (rank < 0 || rank > TC_MAX_RANK) {
-    tc_error_null(TC_ERR_INVALID_ARGUMENT, "%s: rank %d is out of range (0..%d)", op, rank, TC_MAX_RANK);
+    core_error_null(TC_ERR_INVALID_ARGUMENT, "%s: rank %d is out of range (0..%d)", op, rank, TC_MAX_RANK);
     return false;
   }
   if (rank > 0 && !sizes) {
-    tc_error_null(TC_ERR_INVALID_ARGUMENT, "%s: sizes is NULL for rank %d", op, rank);
+    core_error_null(TC_ERR_INVALID_ARGUMENT, "%s: sizes is NULL for rank %d", op, rank);
     return false;
   }
   for (int i = 0; i < rank; i++)
     if (sizes[i] < 0) {
-      tc_error_null(TC_ERR_INVALID_ARGUMENT, "%s: size %lld at dim %d is negative", op, (long long)sizes[i], i);
+      core_error_null(TC_ERR_INVALID_ARGUMENT, "%s: size %lld at dim %d is negative", op, (long long)sizes[i], i);
       return false;
     }
   return true;
@@ -148,7 +148,7 @@ int ops_broadcast_shape(const char *op, const char *an, const tc_tensor *a, cons
   ops_shape_sz(b, sb);
   int rank = broadcast_sz(a->rank, sa, b->rank, sb, shape, bad);
   if (rank < 0)
-    tc_error_null(TC_ERR_INVALID_ARGUMENT, "%s: shapes cannot be broadcast (%s: %s, %s: %s): sizes %lld and %lld at dim %d",
+    core_error_null(TC_ERR_INVALID_ARGUMENT, "%s: shapes cannot be broadcast (%s: %s, %s: %s): sizes %lld and %lld at dim %d",
                   op, an, OPS_SHAPE(a), bn, OPS_SHAPE(b), (long long)bad[1], (long long)bad[2], (int)bad[0]);
   return rank;
 }
@@ -180,7 +180,7 @@ bool ops_broadcast3(const char *op, const char *const names[3], tc_tensor **a, t
   ops_shape_sz(*c, sc);
   rank = broadcast_sz(rank, s1, (*c)->rank, sc, shape, bad);
   if (rank < 0) {
-    tc_error_null(TC_ERR_INVALID_ARGUMENT,
+    core_error_null(TC_ERR_INVALID_ARGUMENT,
                   "%s: shapes cannot be broadcast (%s: %s, %s: %s, %s: %s): sizes %lld and %lld at dim %d", op,
                   names[0], OPS_SHAPE(*a), names[1], OPS_SHAPE(*b), names[2], OPS_SHAPE(*c), (long long)bad[1],
                   (long long)bad[2], (int)bad[0]);
@@ -255,14 +255,14 @@ tc_tensor *ops_keepdim(tc_tensor *y, const tc_tensor *x, int n, const int *dims)
 
 bool ops_require_float(const char *op, const char *arg, const tc_tensor *x) {
   if (dtype_is_float(x->dtype)) return true;
-  tc_error_null(TC_ERR_INVALID_ARGUMENT, "%s: %s must be a floating tensor (f32 or f64), got %s (%s: %s)", op, arg,
+  core_error_null(TC_ERR_INVALID_ARGUMENT, "%s: %s must be a floating tensor (f32 or f64), got %s (%s: %s)", op, arg,
                 OPS_DTYPE(x), arg, OPS_SHAPE(x));
   return false;
 }
 
 bool ops_require_index(const char *op, const char *arg, const tc_tensor *x) {
   if (x->dtype == TC_I32 || x->dtype == TC_I64) return true;
-  tc_error_null(TC_ERR_INVALID_ARGUMENT, "%s: %s must be an i32 or i64 tensor, got %s (%s: %s)", op, arg, OPS_DTYPE(x),
+  core_error_null(TC_ERR_INVALID_ARGUMENT, "%s: %s must be an i32 or i64 tensor, got %s (%s: %s)", op, arg, OPS_DTYPE(x),
                 arg, OPS_SHAPE(x));
   return false;
 }

@@ -24,14 +24,14 @@ static bool infer_sizes(const char *op, const tc_tensor *x, tc_sz total, int n, 
       continue;
     }
     if (sizes[i] < 0)
-      return tc_error_null(TC_ERR_INVALID_ARGUMENT, "%s: invalid size %lld in (%s) (x: %s; only one -1 is allowed)",
+      return core_error_null(TC_ERR_INVALID_ARGUMENT, "%s: invalid size %lld in (%s) (x: %s; only one -1 is allowed)",
                            op, (long long)sizes[i], SIZES_STR(n, sizes), OPS_SHAPE(x)), false;
     out[i] = sz_const(sizes[i]);
     known = sz_mul(known, out[i]);
   }
   bool fits = infer >= 0 ? known.v != 0 && total.v % known.v == 0 : known.v == total.v;
   if (!fits)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "%s: shape (%s) is invalid for %lld elements (x: %s)", op,
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "%s: shape (%s) is invalid for %lld elements (x: %s)", op,
                          SIZES_STR(n, sizes), (long long)total.v, OPS_SHAPE(x)), false;
   if (infer >= 0) out[infer] = sz_floordiv(total, known);
   return true;
@@ -40,7 +40,7 @@ static bool infer_sizes(const char *op, const tc_tensor *x, tc_sz total, int n, 
 tc_tensor *tc_reshape(tc_tensor *x, int rank, const int64_t *sizes) {
   if (!x) return NULL;
   if (rank < 0 || rank > TC_MAX_RANK || (rank > 0 && !sizes))
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_reshape: rank %d is invalid (0..%d, sizes non-NULL)", rank,
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_reshape: rank %d is invalid (0..%d, sizes non-NULL)", rank,
                          TC_MAX_RANK);
   tc_sz shape[TC_MAX_RANK];
   if (!infer_sizes("tc_reshape", x, sz_numel(x), rank, sizes, shape)) return NULL;
@@ -53,7 +53,7 @@ tc_tensor *tc_flatten(tc_tensor *x, int start_dim, int end_dim) {
   int a = ops_dim("tc_flatten", "start_dim", start_dim, x), b = a < 0 ? -1 : ops_dim("tc_flatten", "end_dim", end_dim, x);
   if (b < 0) return NULL;
   if (a > b)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_flatten: start_dim %d comes after end_dim %d (x: %s)", start_dim,
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_flatten: start_dim %d comes after end_dim %d (x: %s)", start_dim,
                          end_dim, OPS_SHAPE(x));
   tc_sz shape[TC_MAX_RANK];
   int r = 0;
@@ -68,7 +68,7 @@ tc_tensor *tc_unflatten(tc_tensor *x, int dim, int n, const int64_t *sizes) {
   int d = ops_dim("tc_unflatten", "dim", dim, x);
   if (d < 0) return NULL;
   if (n < 1 || !sizes || x->rank - 1 + n > TC_MAX_RANK)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_unflatten: %d sizes cannot replace dim %d (x: %s)", n, d,
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_unflatten: %d sizes cannot replace dim %d (x: %s)", n, d,
                          OPS_SHAPE(x));
   tc_sz shape[TC_MAX_RANK];
   int r = 0;
@@ -81,14 +81,14 @@ tc_tensor *tc_unflatten(tc_tensor *x, int dim, int n, const int64_t *sizes) {
 
 tc_tensor *tc_permute(tc_tensor *x, const int *perm) {
   if (!x) return NULL;
-  if (x->rank > 0 && !perm) return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_permute: perm is NULL (x: %s)", OPS_SHAPE(x));
+  if (x->rank > 0 && !perm) return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_permute: perm is NULL (x: %s)", OPS_SHAPE(x));
   int p[TC_MAX_RANK];
   bool seen[TC_MAX_RANK] = {false};
   for (int i = 0; i < x->rank; i++) {
     p[i] = ops_dim("tc_permute", "perm entry", perm[i], x);
     if (p[i] < 0) return NULL;
     if (seen[p[i]])
-      return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_permute: dim %d appears more than once in perm (x: %s)", p[i],
+      return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_permute: dim %d appears more than once in perm (x: %s)", p[i],
                            OPS_SHAPE(x));
     seen[p[i]] = true;
   }
@@ -114,7 +114,7 @@ tc_tensor *tc_slice(tc_tensor *x, int dim, int64_t start, int64_t stop, int64_t 
   int d = ops_dim("tc_slice", "dim", dim, x);
   if (d < 0) return NULL;
   if (step < 1)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_slice: step must be positive, got %lld (x: %s)", (long long)step,
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_slice: step must be positive, got %lld (x: %s)", (long long)step,
                          OPS_SHAPE(x));
   tc_sz size = sz_of(x, d);
   if (start < 0) {
@@ -138,7 +138,7 @@ tc_tensor *tc_slice(tc_tensor *x, int dim, int64_t start, int64_t stop, int64_t 
 tc_tensor *tc_expand(tc_tensor *x, int rank, const int64_t *sizes) {
   if (!x) return NULL;
   if (rank < x->rank || rank > TC_MAX_RANK || (rank > 0 && !sizes))
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_expand: cannot expand x: %s to rank %d", OPS_SHAPE(x), rank);
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_expand: cannot expand x: %s to rank %d", OPS_SHAPE(x), rank);
   tc_sz shape[TC_MAX_RANK];
   int lead = rank - x->rank;
   for (int i = 0; i < rank; i++) {
@@ -150,7 +150,7 @@ tc_tensor *tc_expand(tc_tensor *x, int rank, const int64_t *sizes) {
     else if (ok && sz_eq_const(have, 1)) shape[i] = sz_const(want);
     else if (ok && sz_eq_const(have, want)) shape[i] = have;
     else
-      return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_expand: cannot expand x: %s to (%s): size %lld at dim %d",
+      return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_expand: cannot expand x: %s to (%s): size %lld at dim %d",
                            OPS_SHAPE(x), SIZES_STR(rank, sizes), (long long)want, i);
   }
   tc_tensor *y = ops_broadcast_to(x, rank, shape);
@@ -162,7 +162,7 @@ tc_tensor *tc_unsqueeze(tc_tensor *x, int dim) {
   int d = ops_dim_in("tc_unsqueeze", "dim", dim, x->rank + 1, x);
   if (d < 0) return NULL;
   if (x->rank == TC_MAX_RANK)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_unsqueeze: x: %s already has the maximum rank %d", OPS_SHAPE(x),
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_unsqueeze: x: %s already has the maximum rank %d", OPS_SHAPE(x),
                          TC_MAX_RANK);
   tc_sz shape[TC_MAX_RANK];
   for (int i = 0, r = 0; i <= x->rank; i++) shape[i] = i == d ? sz_const(1) : sz_of(x, r++);
@@ -193,7 +193,7 @@ tc_tensor *tc_contiguous(tc_tensor *x) {
 tc_tensor *tc_to_dtype(tc_tensor *x, tc_dtype dtype) {
   if (!x) return NULL;
   if (!ops_dtype_valid(dtype))
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_to_dtype: dtype %s is not supported (x: %s %s)",
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_to_dtype: dtype %s is not supported (x: %s %s)",
                          tc_dtype_name(dtype), OPS_DTYPE(x), OPS_SHAPE(x));
   return x->dtype == dtype ? ops_identity(x) : prim_convert(x, dtype);
 }

@@ -38,7 +38,7 @@ static tc_tensor *dispatch(tc_node *node, int n_in, tc_tensor *const *in, const 
   for (int i = 0; i < n_in; i++) {
     if (!tensor_is_proxy(in[i])) continue;
     if (in[i]->trace != tr)
-      return tc_error_null(TC_ERR_INVALID_ARGUMENT,
+      return core_error_null(TC_ERR_INVALID_ARGUMENT,
                            "prim %s: operand %d belongs to a trace that is not being recorded (a tensor of a "
                            "compiled function used outside it?)",
                            prim_name(node->prim), i);
@@ -75,10 +75,10 @@ static const char *kinds_text(unsigned kinds) {
 static bool check_kind(tc_prim p, const char *arg, tc_dtype d, unsigned kinds) {
   if (dtype_kind(d) & kinds) return true;
   if (arg)
-    tc_error(TC_ERR_INVALID_ARGUMENT, "prim %s: %s: dtype %s not supported (%s)", prim_name(p), arg, tc_dtype_name(d),
+    core_error(TC_ERR_INVALID_ARGUMENT, "prim %s: %s: dtype %s not supported (%s)", prim_name(p), arg, tc_dtype_name(d),
              kinds_text(kinds));
   else
-    tc_error(TC_ERR_INVALID_ARGUMENT, "prim %s: dtype %s not supported (%s)", prim_name(p), tc_dtype_name(d),
+    core_error(TC_ERR_INVALID_ARGUMENT, "prim %s: dtype %s not supported (%s)", prim_name(p), tc_dtype_name(d),
              kinds_text(kinds));
   return false;
 }
@@ -89,34 +89,34 @@ static bool check_same_shape(tc_prim p, const char *an, const tc_tensor *a, cons
     same = sz_eq(sz_of(a, i), sz_of(b, i));
   if (same) return true;
   char sa[SHAPE_CAP], sb[SHAPE_CAP];
-  tc_error(TC_ERR_INVALID_ARGUMENT, "prim %s: shapes differ (%s: %s, %s: %s)", prim_name(p), an, shape_of(a, sa), bn,
+  core_error(TC_ERR_INVALID_ARGUMENT, "prim %s: shapes differ (%s: %s, %s: %s)", prim_name(p), an, shape_of(a, sa), bn,
            shape_of(b, sb));
   return false;
 }
 
 static bool check_same_dtype(tc_prim p, const char *an, const tc_tensor *a, const char *bn, const tc_tensor *b) {
   if (a->dtype == b->dtype) return true;
-  tc_error(TC_ERR_INVALID_ARGUMENT, "prim %s: dtypes differ (%s: %s, %s: %s)", prim_name(p), an,
+  core_error(TC_ERR_INVALID_ARGUMENT, "prim %s: dtypes differ (%s: %s, %s: %s)", prim_name(p), an,
            tc_dtype_name(a->dtype), bn, tc_dtype_name(b->dtype));
   return false;
 }
 
 static bool check_rank(tc_prim p, int rank) {
   if (rank >= 0 && rank <= TC_MAX_RANK) return true;
-  tc_error(TC_ERR_INVALID_ARGUMENT, "prim %s: rank %d out of range (0..%d)", prim_name(p), rank, TC_MAX_RANK);
+  core_error(TC_ERR_INVALID_ARGUMENT, "prim %s: rank %d out of range (0..%d)", prim_name(p), rank, TC_MAX_RANK);
   return false;
 }
 
 static bool check_shape(tc_prim p, int rank, const tc_sz *shape) {
   if (!check_rank(p, rank)) return false;
   if (rank > 0 && !shape) {
-    tc_error(TC_ERR_INVALID_ARGUMENT, "prim %s: shape is NULL", prim_name(p));
+    core_error(TC_ERR_INVALID_ARGUMENT, "prim %s: shape is NULL", prim_name(p));
     return false;
   }
   for (int i = 0; i < rank; i++)
     if (shape[i].v < 0) {
       char s[SHAPE_CAP];
-      tc_error(TC_ERR_INVALID_ARGUMENT, "prim %s: negative size at dim %d (shape %s)", prim_name(p), i,
+      core_error(TC_ERR_INVALID_ARGUMENT, "prim %s: negative size at dim %d (shape %s)", prim_name(p), i,
                shape_sz(rank, shape, s));
       return false;
     }
@@ -127,7 +127,7 @@ static bool check_shape(tc_prim p, int rank, const tc_sz *shape) {
  * out. */
 static bool dims_sorted(tc_prim p, int rank, int n, const int *dims, int64_t *out) {
   if (n < 0 || n > rank || (n > 0 && !dims)) {
-    tc_error(TC_ERR_INVALID_ARGUMENT, "prim %s: %d dims given for a tensor of rank %d", prim_name(p), n, rank);
+    core_error(TC_ERR_INVALID_ARGUMENT, "prim %s: %d dims given for a tensor of rank %d", prim_name(p), n, rank);
     return false;
   }
   char what[64];
@@ -141,7 +141,7 @@ static bool dims_sorted(tc_prim p, int rank, int n, const int *dims, int64_t *ou
       j--;
     }
     if (j > 0 && out[j - 1] == d) {
-      tc_error(TC_ERR_INVALID_ARGUMENT, "prim %s: dim %d listed twice", prim_name(p), d);
+      core_error(TC_ERR_INVALID_ARGUMENT, "prim %s: dim %d listed twice", prim_name(p), d);
       return false;
     }
     out[j] = d;
@@ -182,7 +182,7 @@ tc_tensor *prim_unary(tc_prim p, tc_tensor *x) {
   if (!x) return NULL;
   unsigned kinds = unary_kinds(p);
   if (!kinds)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "prim_unary: %s (id %d) is not a unary prim", prim_name(p), (int)p);
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "prim_unary: %s (id %d) is not a unary prim", prim_name(p), (int)p);
   if (!check_kind(p, NULL, x->dtype, kinds)) return NULL;
   tc_node n = node_make(p, p == TC_PRIM_ISNAN ? TC_BOOL : x->dtype, x->rank);
   tc_sz shape[TC_MAX_RANK];
@@ -218,7 +218,7 @@ tc_tensor *prim_binary(tc_prim p, tc_tensor *a, tc_tensor *b) {
   bool to_bool;
   unsigned kinds = binary_kinds(p, &to_bool);
   if (!kinds)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "prim_binary: %s (id %d) is not a binary prim", prim_name(p), (int)p);
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "prim_binary: %s (id %d) is not a binary prim", prim_name(p), (int)p);
   if (!check_same_dtype(p, "a", a, "b", b) || !check_kind(p, NULL, a->dtype, kinds) ||
       !check_same_shape(p, "a", a, "b", b))
     return NULL;
@@ -265,11 +265,11 @@ tc_tensor *prim_reduce(tc_prim p, tc_tensor *x, int n_dims, const int *dims) {
   case TC_PRIM_REDUCE_MAX:
   case TC_PRIM_REDUCE_MIN: kinds = DK_INT | DK_FLOAT; break;
   default:
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "prim_reduce: %s (id %d) is not a reduction", prim_name(p), (int)p);
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "prim_reduce: %s (id %d) is not a reduction", prim_name(p), (int)p);
   }
   if (!check_kind(p, NULL, x->dtype, kinds)) return NULL;
   if (n_dims < 1)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "prim %s: at least one dim to reduce is needed (got %d)",
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "prim %s: at least one dim to reduce is needed (got %d)",
                          prim_name(p), n_dims);
   tc_node n = node_make(p, x->dtype, x->rank - n_dims);
   if (!dims_sorted(p, x->rank, n_dims, dims, n.iattrs)) return NULL;
@@ -289,7 +289,7 @@ tc_tensor *prim_reduce(tc_prim p, tc_tensor *x, int n_dims, const int *dims) {
 tc_tensor *prim_argreduce(tc_prim p, tc_tensor *x, int dim) {
   if (!x) return NULL;
   if (p != TC_PRIM_ARGMAX && p != TC_PRIM_ARGMIN)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "prim_argreduce: %s (id %d) is not argmax/argmin", prim_name(p),
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "prim_argreduce: %s (id %d) is not argmax/argmin", prim_name(p),
                          (int)p);
   if (!check_kind(p, NULL, x->dtype, DK_INT | DK_FLOAT)) return NULL;
   char what[64];
@@ -316,7 +316,7 @@ tc_tensor *prim_reshape(tc_tensor *x, int rank, const tc_sz *shape) {
   tc_sz have = sz_numel(x);
   if (!sz_eq(have, want)) {
     char sx[SHAPE_CAP], ss[SHAPE_CAP];
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT,
+    return core_error_null(TC_ERR_INVALID_ARGUMENT,
                          "prim reshape: element counts differ (x: %s has %lld, shape %s has %lld)", shape_of(x, sx),
                          (long long)have.v, shape_sz(rank, shape, ss), (long long)want.v);
   }
@@ -330,14 +330,14 @@ tc_tensor *prim_broadcast_in_dim(tc_tensor *x, int rank, const tc_sz *shape, con
   if (!check_shape(p, rank, shape)) return NULL;
   char sx[SHAPE_CAP], ss[SHAPE_CAP];
   if (rank < x->rank)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "prim broadcast_in_dim: result rank %d is below x's (x: %s)", rank,
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "prim broadcast_in_dim: result rank %d is below x's (x: %s)", rank,
                          shape_of(x, sx));
-  if (x->rank > 0 && !bdims) return tc_error_null(TC_ERR_INVALID_ARGUMENT, "prim broadcast_in_dim: bdims is NULL");
+  if (x->rank > 0 && !bdims) return core_error_null(TC_ERR_INVALID_ARGUMENT, "prim broadcast_in_dim: bdims is NULL");
   tc_node n = node_make(p, x->dtype, rank);
   for (int i = 0; i < x->rank; i++) {
     int b = bdims[i];
     if (b < 0 || b >= rank || (i > 0 && b <= bdims[i - 1]))
-      return tc_error_null(
+      return core_error_null(
           TC_ERR_INVALID_ARGUMENT,
           "prim broadcast_in_dim: bdims[%d] = %d must be in 0..%d and above bdims[%d] (x: %s, shape %s)", i, b,
           rank - 1, i - 1, shape_of(x, sx), shape_sz(rank, shape, ss));
@@ -345,7 +345,7 @@ tc_tensor *prim_broadcast_in_dim(tc_tensor *x, int rank, const tc_sz *shape, con
     /* Try the test that needs no guard first: a static 1, then equality, then a dynamic 1. */
     bool ok = (sz_is_static(xs) && xs.v == 1) || sz_eq(xs, shape[b]) || sz_eq_const(xs, 1);
     if (!ok)
-      return tc_error_null(TC_ERR_INVALID_ARGUMENT,
+      return core_error_null(TC_ERR_INVALID_ARGUMENT,
                            "prim broadcast_in_dim: x's dim %d (size %lld) is neither 1 nor the result's size %lld at "
                            "dim %d (x: %s, shape %s)",
                            i, (long long)xs.v, (long long)shape[b].v, b, shape_of(x, sx), shape_sz(rank, shape, ss));
@@ -358,7 +358,7 @@ tc_tensor *prim_broadcast_in_dim(tc_tensor *x, int rank, const tc_sz *shape, con
 tc_tensor *prim_permute(tc_tensor *x, const int *perm) {
   if (!x) return NULL;
   const tc_prim p = TC_PRIM_PERMUTE;
-  if (x->rank > 0 && !perm) return tc_error_null(TC_ERR_INVALID_ARGUMENT, "prim permute: perm is NULL");
+  if (x->rank > 0 && !perm) return core_error_null(TC_ERR_INVALID_ARGUMENT, "prim permute: perm is NULL");
   tc_node n = node_make(p, x->dtype, x->rank);
   tc_sz shape[TC_MAX_RANK];
   bool seen[TC_MAX_RANK] = {false};
@@ -367,7 +367,7 @@ tc_tensor *prim_permute(tc_tensor *x, const int *perm) {
     if (d < 0) return NULL;
     if (seen[d]) {
       char sx[SHAPE_CAP];
-      return tc_error_null(TC_ERR_INVALID_ARGUMENT, "prim permute: dim %d appears twice in perm (x: %s)", d,
+      return core_error_null(TC_ERR_INVALID_ARGUMENT, "prim permute: dim %d appears twice in perm (x: %s)", d,
                            shape_of(x, sx));
     }
     seen[d] = true;
@@ -383,16 +383,16 @@ tc_tensor *prim_slice(tc_tensor *x, const int64_t *start, const int64_t *step, c
   const tc_prim p = TC_PRIM_SLICE;
   const int r = x->rank;
   if (r > 0 && (!start || !step || !size))
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "prim slice: start, step and size are required");
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "prim slice: start, step and size are required");
   char sx[SHAPE_CAP];
   tc_node n = node_make(p, x->dtype, r);
   for (int i = 0; i < r; i++) {
     if (start[i] < 0 || step[i] < 1 || size[i].v < 0)
-      return tc_error_null(TC_ERR_INVALID_ARGUMENT,
+      return core_error_null(TC_ERR_INVALID_ARGUMENT,
                            "prim slice: dim %d: start %lld must be >= 0, step %lld >= 1, size %lld >= 0 (x: %s)", i,
                            (long long)start[i], (long long)step[i], (long long)size[i].v, shape_of(x, sx));
     if (size[i].v > 0 && start[i] + (size[i].v - 1) * step[i] >= x->sizes[i])
-      return tc_error_null(
+      return core_error_null(
           TC_ERR_INVALID_ARGUMENT, "prim slice: dim %d: %lld elements from %lld by %lld run past size %lld (x: %s)", i,
           (long long)size[i].v, (long long)start[i], (long long)step[i], (long long)x->sizes[i], shape_of(x, sx));
     n.iattrs[i] = start[i];
@@ -406,13 +406,13 @@ tc_tensor *prim_pad(tc_tensor *x, const int64_t *lo, const int64_t *hi, double v
   if (!x) return NULL;
   const tc_prim p = TC_PRIM_PAD;
   const int r = x->rank;
-  if (r > 0 && (!lo || !hi)) return tc_error_null(TC_ERR_INVALID_ARGUMENT, "prim pad: lo and hi are required");
+  if (r > 0 && (!lo || !hi)) return core_error_null(TC_ERR_INVALID_ARGUMENT, "prim pad: lo and hi are required");
   tc_node n = node_make(p, x->dtype, r);
   tc_sz shape[TC_MAX_RANK];
   for (int i = 0; i < r; i++) {
     if (lo[i] < 0 || hi[i] < 0) {
       char sx[SHAPE_CAP];
-      return tc_error_null(TC_ERR_INVALID_ARGUMENT, "prim pad: dim %d: lo %lld and hi %lld must be >= 0 (x: %s)", i,
+      return core_error_null(TC_ERR_INVALID_ARGUMENT, "prim pad: dim %d: lo %lld and hi %lld must be >= 0 (x: %s)", i,
                            (long long)lo[i], (long long)hi[i], shape_of(x, sx));
     }
     n.iattrs[i] = lo[i];
@@ -427,7 +427,7 @@ tc_tensor *prim_pad(tc_tensor *x, const int64_t *lo, const int64_t *hi, double v
 tc_tensor *prim_concatenate(int count, tc_tensor *const *xs, int dim) {
   const tc_prim p = TC_PRIM_CONCATENATE;
   if (count < 1 || !xs)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "prim concatenate: at least one tensor is needed (got %d)", count);
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "prim concatenate: at least one tensor is needed (got %d)", count);
   for (int i = 0; i < count; i++)
     if (!xs[i]) return NULL;
   const tc_tensor *x0 = xs[0];
@@ -445,7 +445,7 @@ tc_tensor *prim_concatenate(int count, tc_tensor *const *xs, int dim) {
     for (int k = 0; ok && k < x->rank; k++)
       if (k != d) ok = sz_eq(sz_of(x, k), sz_of(x0, k));
     if (!ok)
-      return tc_error_null(TC_ERR_INVALID_ARGUMENT,
+      return core_error_null(TC_ERR_INVALID_ARGUMENT,
                            "prim concatenate: shapes differ outside dim %d (xs[0]: %s, xs[%d]: %s)", d,
                            shape_of(x0, s0), i, shape_of(x, si));
     shape[d] = sz_add(shape[d], sz_of(x, d));
@@ -473,13 +473,13 @@ static bool check_index(tc_prim p, const tc_tensor *x, int d, const tc_tensor *i
   char sx[SHAPE_CAP], si[SHAPE_CAP];
   if (!check_kind(p, "index", index->dtype, DK_INT)) return false;
   if (index->rank != x->rank) {
-    tc_error(TC_ERR_INVALID_ARGUMENT, "prim %s: index has rank %d, x has %d (x: %s, index: %s)", prim_name(p),
+    core_error(TC_ERR_INVALID_ARGUMENT, "prim %s: index has rank %d, x has %d (x: %s, index: %s)", prim_name(p),
              index->rank, x->rank, shape_of(x, sx), shape_of(index, si));
     return false;
   }
   for (int k = 0; k < x->rank; k++)
     if (k != d && index->sizes[k] > x->sizes[k]) {
-      tc_error(TC_ERR_INVALID_ARGUMENT, "prim %s: index is larger than x at dim %d (x: %s, index: %s)", prim_name(p), k,
+      core_error(TC_ERR_INVALID_ARGUMENT, "prim %s: index is larger than x at dim %d (x: %s, index: %s)", prim_name(p), k,
                shape_of(x, sx), shape_of(index, si));
       return false;
     }
@@ -552,7 +552,7 @@ tc_tensor *prim_constant_size(tc_sz value, tc_dtype dtype, int rank, const tc_sz
 tc_tensor *prim_random(uint64_t seed, uint64_t offset, tc_dtype dtype, int rank, const tc_sz *shape) {
   const tc_prim p = TC_PRIM_RANDOM;
   if (dtype != TC_F32 && dtype != TC_F64)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "prim random: dtype %s not supported (f32 or f64 only)",
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "prim random: dtype %s not supported (f32 or f64 only)",
                          tc_dtype_name(dtype));
   if (!check_shape(p, rank, shape)) return NULL;
   tc_node n = node_make(p, dtype, rank);
@@ -569,15 +569,15 @@ tc_tensor *prim_matmul(tc_tensor *a, tc_tensor *b) {
   char sa[SHAPE_CAP], sb[SHAPE_CAP];
   if (!check_same_dtype(p, "a", a, "b", b) || !check_kind(p, NULL, a->dtype, DK_FLOAT)) return NULL;
   if (a->rank < 2 || a->rank != b->rank)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "prim matmul: operands need the same rank >= 2 (a: %s, b: %s)",
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "prim matmul: operands need the same rank >= 2 (a: %s, b: %s)",
                          shape_of(a, sa), shape_of(b, sb));
   const int r = a->rank;
   for (int i = 0; i < r - 2; i++)
     if (!sz_eq(sz_of(a, i), sz_of(b, i)))
-      return tc_error_null(TC_ERR_INVALID_ARGUMENT, "prim matmul: batch sizes differ at dim %d (a: %s, b: %s)", i,
+      return core_error_null(TC_ERR_INVALID_ARGUMENT, "prim matmul: batch sizes differ at dim %d (a: %s, b: %s)", i,
                            shape_of(a, sa), shape_of(b, sb));
   if (!sz_eq(sz_of(a, r - 1), sz_of(b, r - 2)))
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "prim matmul: inner sizes differ (a: %s, b: %s)", shape_of(a, sa),
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "prim matmul: inner sizes differ (a: %s, b: %s)", shape_of(a, sa),
                          shape_of(b, sb));
   tc_node n = node_make(p, a->dtype, r);
   tc_sz shape[TC_MAX_RANK];

@@ -22,7 +22,7 @@ static int64_t sz_eval(tc_sx_op op, int64_t a, int64_t b) {
       {.struct_size = sizeof(tc_size_expr), .op = op, .a = 0, .b = 1},
   };
   int64_t vals[3];
-  tc_size_eval_all(nodes, 3, NULL, vals);
+  tck_size_eval_all(nodes, sizeof(tc_size_expr), 3, NULL, vals);
   return vals[2];
 }
 

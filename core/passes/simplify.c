@@ -261,7 +261,7 @@ static tc_status graph_start(const tc_graph *in, tc_graph *out) {
   TC_RETURN_IF_ERROR(sxtab_copy(&in->sx, &out->sx));
   out->n_syms = in->n_syms;
   for (int32_t i = 0; i < in->n_inputs; i++)
-    if (graph_add_input(out, &in->inputs[i]) < 0) return tc_error(TC_ERR_OUT_OF_MEMORY, "simplify: out of memory");
+    if (graph_add_input(out, &in->inputs[i]) < 0) return core_error(TC_ERR_OUT_OF_MEMORY, "simplify: out of memory");
   return TC_OK;
 }
 
@@ -270,7 +270,7 @@ static tc_status rewrite_pass(const tc_graph *in, tc_graph *out, int32_t *map, c
   uint64_t cap = 64;
   while (cap < (uint64_t)in->n_nodes * 2 + 2) cap *= 2;
   cse_table cse = {malloc(cap * sizeof(int32_t)), cap - 1};
-  if (!cse.slots) return tc_error(TC_ERR_OUT_OF_MEMORY, "simplify: out of memory");
+  if (!cse.slots) return core_error(TC_ERR_OUT_OF_MEMORY, "simplify: out of memory");
   for (uint64_t i = 0; i < cap; i++) cse.slots[i] = -1;
   for (int32_t i = 0; i < in->n_inputs; i++) map[i] = i;
   int32_t stack_in[16];
@@ -279,7 +279,7 @@ static tc_status rewrite_pass(const tc_graph *in, tc_graph *out, int32_t *map, c
     tc_node n = in->nodes[j];
     int32_t *ins = n.n_in <= 16 ? stack_in : malloc((size_t)n.n_in * sizeof *ins);
     if (!ins) {
-      s = tc_error(TC_ERR_OUT_OF_MEMORY, "simplify: out of memory");
+      s = core_error(TC_ERR_OUT_OF_MEMORY, "simplify: out of memory");
       break;
     }
     for (int32_t k = 0; k < n.n_in; k++) ins[k] = map[in->nodes[j].in[k]];
@@ -297,7 +297,7 @@ static tc_status rewrite_pass(const tc_graph *in, tc_graph *out, int32_t *map, c
     }
     if (ins != stack_in) free(ins);
     if (v < 0) {
-      s = tc_error(TC_ERR_OUT_OF_MEMORY, "simplify: out of memory");
+      s = core_error(TC_ERR_OUT_OF_MEMORY, "simplify: out of memory");
       break;
     }
     map[in->n_inputs + j] = v;
@@ -313,7 +313,7 @@ static tc_status dce_pass(const tc_graph *in, tc_graph *out, int32_t n_roots, in
   if (!live || !map) {
     free(live);
     free(map);
-    return tc_error(TC_ERR_OUT_OF_MEMORY, "simplify: out of memory");
+    return core_error(TC_ERR_OUT_OF_MEMORY, "simplify: out of memory");
   }
   for (int32_t r = 0; r < n_roots; r++) live[roots[r]] = true;
   for (int32_t j = in->n_nodes - 1; j >= 0; j--)
@@ -330,14 +330,14 @@ static tc_status dce_pass(const tc_graph *in, tc_graph *out, int32_t n_roots, in
     tc_node n = in->nodes[j];
     int32_t *ins = n.n_in <= 16 ? stack_in : malloc((size_t)n.n_in * sizeof *ins);
     if (!ins) {
-      s = tc_error(TC_ERR_OUT_OF_MEMORY, "simplify: out of memory");
+      s = core_error(TC_ERR_OUT_OF_MEMORY, "simplify: out of memory");
       break;
     }
     for (int32_t k = 0; k < n.n_in; k++) ins[k] = map[in->nodes[j].in[k]];
     n.in = ins;
     map[in->n_inputs + j] = graph_add_node(out, &n);
     if (ins != stack_in) free(ins);
-    if (map[in->n_inputs + j] < 0) s = tc_error(TC_ERR_OUT_OF_MEMORY, "simplify: out of memory");
+    if (map[in->n_inputs + j] < 0) s = core_error(TC_ERR_OUT_OF_MEMORY, "simplify: out of memory");
   }
   for (int32_t r = 0; s == TC_OK && r < n_roots; r++) roots[r] = map[roots[r]];
   free(live);
@@ -349,7 +349,7 @@ tc_status graph_simplify(const tc_graph *in, tc_graph *out, int32_t *out_values,
   cap_simplify_stats st = {0};
   const int32_t nv = in->n_inputs + in->n_nodes;
   int32_t *map = malloc((size_t)(nv ? nv : 1) * sizeof *map);
-  if (!map) return tc_error(TC_ERR_OUT_OF_MEMORY, "simplify: out of memory");
+  if (!map) return core_error(TC_ERR_OUT_OF_MEMORY, "simplify: out of memory");
   tc_graph mid;
   tc_status s = rewrite_pass(in, &mid, map, &st);
   if (s == TC_OK) {

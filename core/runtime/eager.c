@@ -1,16 +1,11 @@
 /* eager.c — running one prim now. View prims become views of the operand's storage; every other
  * prim runs on the eager backend (debug-eager unless $TC_EAGER_BACKEND says otherwise) as a
  * one-node graph with static shapes. */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/runtime.h"
-
-/* Calls on one plugin context must not overlap (tc_plugin.h); eager ops may come from any
- * thread. */
-static pthread_mutex_t eager_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Strides that let a view of (sizes, strides) be read as new_sizes, or false when the layout
  * does not allow it (PyTorch's computeStride). */
@@ -105,7 +100,7 @@ static tc_vtype vtype_static(tc_graph *g, tc_dtype dtype, int rank, const int64_
 static tc_status eager_fail(tc_status s, const tc_node *n, const char *what, const tc_backend *be) {
   char msg[1024];
   snprintf(msg, sizeof msg, "%s", tc_last_error());
-  return tc_error(s, "prim %s: %s on eager backend '%s' failed: %s", prim_name(n->prim), what, be->name, msg);
+  return core_error(s, "prim %s: %s on eager backend '%s' failed: %s", prim_name(n->prim), what, be->name, msg);
 }
 
 static tc_status eager_exec(tc_backend *be, const tc_node *node, int n_in, tc_tensor *const *in, tc_tensor *out) {
@@ -115,7 +110,7 @@ static tc_status eager_exec(tc_backend *be, const tc_node *node, int n_in, tc_te
   int32_t *ids = malloc((size_t)(n_in + 1) * sizeof *ids);
   tc_tensor_ref *refs = malloc((size_t)(n_in + 1) * sizeof *refs);
   if (!ids || !refs) {
-    s = tc_error(TC_ERR_OUT_OF_MEMORY, "prim %s: out of memory", prim_name(node->prim));
+    s = core_error(TC_ERR_OUT_OF_MEMORY, "prim %s: out of memory", prim_name(node->prim));
     goto done;
   }
   for (int i = 0; i < n_in; i++) {
@@ -141,16 +136,15 @@ static tc_status eager_exec(tc_backend *be, const tc_node *node, int n_in, tc_te
   if (s != TC_OK) goto done;
   const int64_t no_syms[1] = {0};
   tc_executable *exe = NULL;
-  pthread_mutex_lock(&eager_lock);
-  s = be->api.compile_graph(be->ctx, &desc, &exe);
+  /* The backend's context lock orders these calls against other threads' (backend/calls.c). */
+  s = backend_compile(be, NULL, &desc, NULL, TC_MODE_DEFAULT, &exe);
   if (s != TC_OK) {
     s = eager_fail(s, node, "compile", be);
   } else {
-    s = be->api.run_graph(be->ctx, exe, no_syms, refs, &out_ref);
+    s = backend_run_graph(be, exe, no_syms, 0, refs, n_in, &out_ref, 1, 0);
     if (s != TC_OK) s = eager_fail(s, node, "run", be);
-    be->api.executable_free(be->ctx, exe);
+    backend_executable_free(be, exe);
   }
-  pthread_mutex_unlock(&eager_lock);
   graph_desc_free(st);
 done:
   free(ids);
@@ -164,11 +158,10 @@ static tc_backend *eager_backend(const tc_node *n) {
   if (!be) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", tc_last_error());
-    return tc_error_null(TC_ERR_UNAVAILABLE, "prim %s: no eager backend: %s", prim_name(n->prim), msg);
+    return core_error_null(TC_ERR_UNAVAILABLE, "prim %s: no eager backend: %s", prim_name(n->prim), msg);
   }
-  if (!(be->api.handoff & TC_HANDOFF_GRAPH) || be->api.memory != TC_MEMORY_HOST || !be->api.compile_graph ||
-      !be->api.run_graph || !be->api.executable_free)
-    return tc_error_null(TC_ERR_UNSUPPORTED,
+  if (!(be->api->handoff & TC_HANDOFF_GRAPH) || !be->host_memory)
+    return core_error_null(TC_ERR_UNSUPPORTED,
                          "prim %s: eager backend '%s' must take whole graphs (TC_HANDOFF_GRAPH) on host memory",
                          prim_name(n->prim), be->name);
   return be;
@@ -198,7 +191,7 @@ tc_tensor *eager_run(const tc_node *node, int n_in, tc_tensor *const *in, const 
   tc_tensor *host_in[16], **hin = n_in <= 16 ? host_in : malloc((size_t)n_in * sizeof *hin);
   if (!hin) {
     tc_release(out);
-    return tc_error_null(TC_ERR_OUT_OF_MEMORY, "prim %s: out of memory", prim_name(node->prim));
+    return core_error_null(TC_ERR_OUT_OF_MEMORY, "prim %s: out of memory", prim_name(node->prim));
   }
   tc_status s = TC_OK;
   int got = 0;

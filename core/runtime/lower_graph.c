@@ -16,11 +16,11 @@ typedef struct graph_lowered {
 /* x where the backend can read it: x itself, or a copy on the backend's memory. */
 static tc_tensor *input_for(tc_backend *be, tc_tensor *x, bool *copied) {
   *copied = false;
-  if (!x->storage) return tc_error_null(TC_ERR_INTERNAL, "%s: graph input has no storage (a traced tensor)", be->name);
-  const bool host = be->api.memory == TC_MEMORY_HOST;
+  if (!x->storage) return core_error_null(TC_ERR_INTERNAL, "%s: graph input has no storage (a traced tensor)", be->name);
+  const bool host = be->host_memory;
   if (host ? x->storage->backend == NULL : x->storage->backend == be) return x;
   *copied = true;
-  return tc_to_device(x, host ? "host" : be->name);
+  return tensor_to_backend(be->name, x, host ? NULL : be);
 }
 
 static tc_tensor *output_new(tc_backend *be, const tc_vtype *vt, const int64_t *vals) {
@@ -55,7 +55,7 @@ static tc_status graph_run(tc_lowered *l, const int64_t *syms, tc_tensor *const 
   tc_status s = TC_OK;
   for (int32_t k = 0; k < no; k++) outputs[k] = NULL;
   if (!vals || !ins || !copied || !in_refs || !out_refs) {
-    s = tc_error(TC_ERR_OUT_OF_MEMORY, "%s: out of memory running graph %s", be->name, g->name);
+    s = core_error(TC_ERR_OUT_OF_MEMORY, "%s: out of memory running graph %s", be->name, g->name);
     goto out;
   }
   sxtab_eval(&g->sx, syms, vals);
@@ -70,10 +70,13 @@ static tc_status graph_run(tc_lowered *l, const int64_t *syms, tc_tensor *const 
     else ref_of(outputs[k], &out_refs[k]);
   }
   if (s == TC_OK) {
-    s = be->api.run_graph(be->ctx, gl->exe, syms, in_refs, out_refs);
+    s = backend_run_graph(be, gl->exe, syms, g->n_syms, in_refs, ni, out_refs, no, backend_call_begin(be, g->name));
     if (s != TC_OK) lowered_plugin_fail(s, be, "running", g->name);
   }
-  if (s == TC_OK) s = lowered_after_run(be, g->name);
+  if (s == TC_OK) {
+    s = backend_flush(be);
+    if (s != TC_OK) lowered_plugin_fail(s, be, "starting the device work", g->name);
+  }
   if (s != TC_OK)
     for (int32_t k = 0; k < no; k++) {
       tc_release(outputs[k]);
@@ -93,21 +96,21 @@ out:
 
 static void graph_lowered_free(tc_lowered *l) {
   graph_lowered *gl = (graph_lowered *)l;
-  if (gl->exe && l->backend->api.executable_free) l->backend->api.executable_free(l->backend->ctx, gl->exe);
+  backend_executable_free(l->backend, gl->exe);
   free(gl);
 }
 
 static const char *graph_source(const tc_lowered *l) {
   const graph_lowered *gl = (const graph_lowered *)l;
-  if (!l->backend->api.executable_source || !gl->exe) return NULL;
-  return l->backend->api.executable_source(l->backend->ctx, gl->exe);
+  backend_exe_info info;
+  backend_executable_info(l->backend, gl->exe, &info);
+  return info.source;
 }
 
 static const tc_lowered_vt graph_vt = {graph_run, graph_source, graph_lowered_free};
 
-tc_status lower_graph_build(tc_backend *be, const tc_graph *g, const tc_compile_options *opts, tc_lowered **out,
+tc_status lower_graph_build(tc_backend *be, const tc_graph *g, const lower_options *lo, tc_lowered **out,
                             tc_lower_stats *stats) {
-  (void)opts;
   *out = NULL;
   const double t0 = tc_now_seconds();
   tc_graph_desc desc;
@@ -116,9 +119,9 @@ tc_status lower_graph_build(tc_backend *be, const tc_graph *g, const tc_compile_
   graph_lowered *gl = calloc(1, sizeof *gl);
   if (!gl) {
     graph_desc_free(storage);
-    return tc_error(TC_ERR_OUT_OF_MEMORY, "%s: out of memory compiling graph %s", be->name, g->name);
+    return core_error(TC_ERR_OUT_OF_MEMORY, "%s: out of memory compiling graph %s", be->name, g->name);
   }
-  tc_status s = be->api.compile_graph(be->ctx, &desc, &gl->exe);
+  tc_status s = backend_compile(be, NULL, &desc, lo ? lo->options : NULL, lo ? lo->mode : TC_MODE_DEFAULT, &gl->exe);
   graph_desc_free(storage);
   if (s != TC_OK) {
     free(gl);
@@ -128,16 +131,17 @@ tc_status lower_graph_build(tc_backend *be, const tc_graph *g, const tc_compile_
   gl->base.backend = be;
   gl->base.graph = g;
   gl->base.n_kernels = 1; /* one executable; how the plugin splits it is its own business */
-  const char *src = graph_source(&gl->base);
-  if (src && tc_logs_on("output_code")) {
+  backend_exe_info info;
+  backend_executable_info(be, gl->exe, &info);
+  if (info.source && tc_logs_on("output_code")) {
     char header[160];
     snprintf(header, sizeof header, "%s: graph %s", be->name, g->name);
-    tc_logs_text("output_code", header, src);
+    tc_logs_text("output_code", header, info.source);
   }
   if (stats) {
     stats->n_kernels = gl->base.n_kernels;
     stats->seconds = tc_now_seconds() - t0;
-    stats->cache_hit = lowered_from_cache(be, gl->exe);
+    stats->cache_hit = info.from_cache;
   }
   *out = &gl->base;
   return TC_OK;

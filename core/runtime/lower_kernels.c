@@ -1,5 +1,6 @@
-/* lower_kernels.c — the kernel-level hand-off: schedule the graph (schedule.c), have the plugin
- * compile all kernels of the graph at once, and run the plan: bind inputs, allocate outputs
+/* lower_kernels.c — the kernel-level hand-off: a plan (the schedule: kernel list + memory plan,
+ * built once and shareable) bound to a backend: the plugin compiles all kernels of the graph at
+ * once, and runs of the executable follow the plan: bind inputs, allocate outputs
  * and temporaries (host memory for host-memory plugins, buffer_alloc for device plugins; the
  * memory plan's slots let temporaries of disjoint lifetime share bytes, kept across runs), then
  * launch each kernel with one tc_buffer_arg per kernel buffer and the symbol values. */
@@ -24,14 +25,14 @@ typedef struct kernels_lowered {
 
 static size_t numel_bytes(const tc_schedule *s, const int64_t *vals, int32_t b) {
   int64_t n = vals[s->bufs[b].numel];
-  return (size_t)(n > 0 ? n : 0) * tc_dtype_size(s->bufs[b].dtype);
+  return (size_t)(n > 0 ? n : 0) * tck_dtype_size(s->bufs[b].dtype);
 }
 
 /* A contiguous copy of x where the backend reads it (x itself when it already is one). */
 static tc_tensor *input_for(tc_backend *be, tc_tensor *x, bool *owned) {
   *owned = false;
-  if (!x->storage) return tc_error_null(TC_ERR_INTERNAL, "%s: graph input has no storage (a traced tensor)", be->name);
-  const bool host = be->api.memory == TC_MEMORY_HOST;
+  if (!x->storage) return core_error_null(TC_ERR_INTERNAL, "%s: graph input has no storage (a traced tensor)", be->name);
+  const bool host = be->host_memory;
   tc_tensor *t = x;
   if (!tc_is_contiguous(t)) {
     t = tc_contiguous(t);
@@ -39,7 +40,7 @@ static tc_tensor *input_for(tc_backend *be, tc_tensor *x, bool *owned) {
     *owned = true;
   }
   if (host ? t->storage->backend == NULL : t->storage->backend == be) return t;
-  tc_tensor *moved = tc_to_device(t, host ? "host" : be->name);
+  tc_tensor *moved = tensor_to_backend(be->name, t, host ? NULL : be);
   if (*owned) tc_release(t);
   *owned = moved != NULL;
   return moved;
@@ -55,7 +56,7 @@ static tc_tensor *output_new(tc_backend *be, const tc_vtype *vt, const int64_t *
 static tc_status slots_reserve(kernels_lowered *kl, const int64_t *vals) {
   tc_schedule *s = kl->sched;
   tc_backend *be = kl->base.backend;
-  const bool host = be->api.memory == TC_MEMORY_HOST;
+  const bool host = be->host_memory;
   for (int32_t slot = 0; slot < s->n_slots; slot++) {
     size_t need = 64;
     for (int32_t b = 0; b < s->n_bufs; b++)
@@ -68,13 +69,13 @@ static tc_status slots_reserve(kernels_lowered *kl, const int64_t *vals) {
       kl->slot_host[slot] = aligned_alloc(64, need);
       kl->slot_bytes[slot] = kl->slot_host[slot] ? need : 0;
       if (!kl->slot_host[slot])
-        return tc_error(TC_ERR_OUT_OF_MEMORY, "%s: out of memory for a %zu-byte temporary of graph %s", be->name, need,
+        return core_error(TC_ERR_OUT_OF_MEMORY, "%s: out of memory for a %zu-byte temporary of graph %s", be->name, need,
                         s->g->name);
     } else {
-      if (kl->slot_dev[slot] && be->api.buffer_free) be->api.buffer_free(be->ctx, kl->slot_dev[slot]);
+      if (kl->slot_dev[slot]) backend_buffer_free(be, kl->slot_dev[slot]);
       kl->slot_dev[slot] = NULL;
       kl->slot_bytes[slot] = 0;
-      tc_status st = be->api.buffer_alloc(be->ctx, need, &kl->slot_dev[slot]);
+      tc_status st = backend_buffer_alloc(be, need, &kl->slot_dev[slot]);
       if (st != TC_OK) return lowered_plugin_fail(st, be, "allocating a temporary", s->g->name);
       kl->slot_bytes[slot] = need;
     }
@@ -86,7 +87,7 @@ static void arg_of_tensor(tc_buffer_arg *a, const tc_tensor *t) {
   a->struct_size = sizeof *a;
   if (t->storage->backend) {
     a->buffer = t->storage->buffer;
-    a->byte_offset = (size_t)t->offset * tc_dtype_size(t->dtype);
+    a->byte_offset = (size_t)t->offset * tck_dtype_size(t->dtype);
   } else {
     a->buffer = (tc_buffer *)tensor_host_data(t);
     a->byte_offset = 0;
@@ -114,14 +115,15 @@ static tc_status kernels_run(tc_lowered *l, const int64_t *syms, tc_tensor *cons
   bool locked = false;
   for (int32_t k = 0; k < no; k++) outputs[k] = NULL;
   if (!vals || !ins || !owned || !bargs || !kargs || !gmap) {
-    st = tc_error(TC_ERR_OUT_OF_MEMORY, "%s: out of memory running graph %s", be->name, g->name);
+    st = core_error(TC_ERR_OUT_OF_MEMORY, "%s: out of memory running graph %s", be->name, g->name);
     goto out;
   }
   sxtab_eval(&s->sx, syms, vals);
+  const uint64_t call_id = backend_call_begin(be, g->name);
   /* Output shapes are in the graph's expression ids: map them through a graph evaluation. */
   {
     int64_t *gvals = malloc(sizeof(int64_t) * (size_t)(g->sx.n + 1));
-    if (!gvals) { st = tc_error(TC_ERR_OUT_OF_MEMORY, "%s: out of memory", be->name); goto out; }
+    if (!gvals) { st = core_error(TC_ERR_OUT_OF_MEMORY, "%s: out of memory", be->name); goto out; }
     sxtab_eval(&g->sx, syms, gvals);
     for (int32_t i = 0; i < g->sx.n; i++) gmap[i] = i;
     for (int32_t k = 0; k < no && st == TC_OK; k++) {
@@ -148,8 +150,8 @@ static tc_status kernels_run(tc_lowered *l, const int64_t *syms, tc_tensor *cons
     bargs[b].struct_size = sizeof bargs[b];
     if (sb->kind == SBUF_INPUT) arg_of_tensor(&bargs[b], ins[sb->index]);
     else if (sb->kind == SBUF_OUTPUT) arg_of_tensor(&bargs[b], outputs[sb->index]);
-    else if (sb->slot >= 0) bargs[b].buffer = be->api.memory == TC_MEMORY_HOST ? (tc_buffer *)kl->slot_host[sb->slot] : kl->slot_dev[sb->slot];
-    if (!bargs[b].buffer && be->api.memory == TC_MEMORY_HOST) bargs[b].buffer = (tc_buffer *)dummy;
+    else if (sb->slot >= 0) bargs[b].buffer = be->host_memory ? (tc_buffer *)kl->slot_host[sb->slot] : kl->slot_dev[sb->slot];
+    if (!bargs[b].buffer && be->host_memory) bargs[b].buffer = (tc_buffer *)dummy;
   }
   for (int32_t k = 0; k < s->n_kernels && st == TC_OK; k++) {
     const sched_kernel *sk = &s->kernels[k];
@@ -158,11 +160,11 @@ static tc_status kernels_run(tc_lowered *l, const int64_t *syms, tc_tensor *cons
       /* The kernel accumulates into this buffer (STORE_ADD): it starts from zero. */
       size_t bytes = numel_bytes(s, vals, sk->zero_buf);
       const tc_buffer_arg *za = &bargs[sk->zero_buf];
-      if (be->api.memory == TC_MEMORY_HOST) {
+      if (be->host_memory) {
         if (bytes) memset((char *)za->buffer + za->byte_offset, 0, bytes);
       } else if (bytes) {
         void *zeros = calloc(1, bytes);
-        st = zeros ? be->api.buffer_write(be->ctx, za->buffer, za->byte_offset, zeros, bytes) : TC_ERR_OUT_OF_MEMORY;
+        st = zeros ? backend_buffer_write(be, za->buffer, za->byte_offset, zeros, bytes) : TC_ERR_OUT_OF_MEMORY;
         free(zeros);
         if (st != TC_OK) {
           lowered_plugin_fail(st, be, "zeroing an accumulator", g->name);
@@ -170,21 +172,24 @@ static tc_status kernels_run(tc_lowered *l, const int64_t *syms, tc_tensor *cons
         }
       }
     }
-    st = be->api.launch(be->ctx, kl->exe, k, kargs, syms);
+    st = backend_launch(be, kl->exe, k, kargs, sk->n_bufs, syms, s->n_syms, call_id);
     if (st != TC_OK) {
       char what[96];
       snprintf(what, sizeof what, "launching kernel %d (%s)", k, sk->name);
       lowered_plugin_fail(st, be, what, g->name);
     }
   }
-  if (st == TC_OK) st = lowered_after_run(be, g->name);
+  if (st == TC_OK) {
+    st = backend_flush(be);
+    if (st != TC_OK) lowered_plugin_fail(st, be, "starting the device work", g->name);
+  }
   /* Outputs that are inputs, or repeat an earlier output, share its tensor. */
   for (int32_t k = 0; k < no && st == TC_OK; k++) {
     if (outputs[k]) continue;
     int32_t v = g->outputs[k], b = s->value_buf[v];
     if (b >= 0 && s->bufs[b].kind == SBUF_INPUT) outputs[k] = tc_retain(ins[s->bufs[b].index]);
     else if (b >= 0 && s->bufs[b].kind == SBUF_OUTPUT) outputs[k] = tc_retain(outputs[s->bufs[b].index]);
-    if (!outputs[k]) st = tc_error(TC_ERR_INTERNAL, "%s: output %d of graph %s has no buffer", be->name, k, g->name);
+    if (!outputs[k]) st = core_error(TC_ERR_INTERNAL, "%s: output %d of graph %s has no buffer", be->name, k, g->name);
   }
 out:
   if (locked) pthread_mutex_unlock(&kl->lock);
@@ -207,41 +212,36 @@ out:
 
 static const char *kernels_source(const tc_lowered *l) {
   const kernels_lowered *kl = (const kernels_lowered *)l;
-  if (!l->backend->api.executable_source || !kl->exe) return NULL;
-  return l->backend->api.executable_source(l->backend->ctx, kl->exe);
+  backend_exe_info info;
+  backend_executable_info(l->backend, kl->exe, &info);
+  return info.source;
 }
 
 static void kernels_free(tc_lowered *l) {
   kernels_lowered *kl = (kernels_lowered *)l;
   tc_backend *be = l->backend;
-  if (kl->exe && be->api.executable_free) be->api.executable_free(be->ctx, kl->exe);
+  backend_executable_free(be, kl->exe);
   if (kl->sched) {
     for (int32_t i = 0; i < kl->sched->n_slots; i++) {
       if (kl->slot_host) free(kl->slot_host[i]);
-      if (kl->slot_dev && kl->slot_dev[i] && be->api.buffer_free) be->api.buffer_free(be->ctx, kl->slot_dev[i]);
+      if (kl->slot_dev && kl->slot_dev[i]) backend_buffer_free(be, kl->slot_dev[i]);
     }
   }
   free(kl->slot_bytes);
   free(kl->slot_host);
   free(kl->slot_dev);
-  schedule_free(kl->sched);
+  schedule_release(kl->sched);
   pthread_mutex_destroy(&kl->lock);
   free(kl);
 }
 
 static const tc_lowered_vt kernels_vt = {kernels_run, kernels_source, kernels_free};
 
-tc_status lower_kernels_build(tc_backend *be, const tc_graph *g, const tc_compile_options *opts, tc_lowered **out,
-                              tc_lower_stats *stats) {
-  (void)opts;
+tc_status lower_kernels_bind(tc_backend *be, tc_schedule *s, const lower_options *lo, tc_lowered **out,
+                             tc_lower_stats *stats) {
   *out = NULL;
   const double t0 = tc_now_seconds();
-  if (be->api.memory != TC_MEMORY_HOST && (!be->api.buffer_alloc || !be->api.buffer_free))
-    return tc_error(TC_ERR_INTERNAL, "%s: device-memory backend without buffer_alloc/buffer_free", be->name);
-  tc_schedule *s = NULL;
-  /* Only what the plugin's ABI minor says it reads (a 1.0 plugin ignores two-level matmuls). */
-  const sched_options so = schedule_options_for(&be->api);
-  TC_RETURN_IF_ERROR(schedule_build_opts(g, &so, &s));
+  const tc_graph *g = s->g;
   kernels_lowered *kl = calloc(1, sizeof *kl);
   int32_t ns = s->n_slots + 1;
   if (kl) {
@@ -251,34 +251,34 @@ tc_status lower_kernels_build(tc_backend *be, const tc_graph *g, const tc_compil
   }
   if (!kl || !kl->slot_bytes || !kl->slot_host || !kl->slot_dev) {
     if (kl) { free(kl->slot_bytes); free(kl->slot_host); free(kl->slot_dev); free(kl); }
-    schedule_free(s);
-    return tc_error(TC_ERR_OUT_OF_MEMORY, "%s: out of memory compiling graph %s", be->name, g->name);
+    return core_error(TC_ERR_OUT_OF_MEMORY, "%s: out of memory compiling graph %s", be->name, g->name);
   }
   pthread_mutex_init(&kl->lock, NULL);
-  kl->sched = s;
+  kl->sched = schedule_retain(s);
   kl->base.vt = &kernels_vt;
   kl->base.backend = be;
   kl->base.graph = g;
   kl->base.n_kernels = s->n_kernels;
   tc_status st = TC_OK;
   if (s->n_kernels > 0) {
-    st = be->api.compile_kernels(be->ctx, &s->list, &kl->exe);
+    st = backend_compile(be, &s->list, NULL, lo ? lo->options : NULL, lo ? lo->mode : TC_MODE_DEFAULT, &kl->exe);
     if (st != TC_OK) {
       lowered_plugin_fail(st, be, "compiling", g->name);
       kernels_free(&kl->base);
       return st;
     }
   }
-  const char *src = kernels_source(&kl->base);
-  if (src && tc_logs_on("output_code")) {
+  backend_exe_info info;
+  backend_executable_info(be, kl->exe, &info);
+  if (info.source && tc_logs_on("output_code")) {
     char header[160];
     snprintf(header, sizeof header, "%s: graph %s (%d kernels)", be->name, g->name, s->n_kernels);
-    tc_logs_text("output_code", header, src);
+    tc_logs_text("output_code", header, info.source);
   }
   if (stats) {
     stats->n_kernels = s->n_kernels;
     stats->seconds = tc_now_seconds() - t0;
-    stats->cache_hit = lowered_from_cache(be, kl->exe);
+    stats->cache_hit = info.from_cache;
   }
   *out = &kl->base;
   return TC_OK;

@@ -1,24 +1,74 @@
-/* lowered.c — a graph compiled for one backend: picks the hand-off level the plugin takes
- * (the whole primitive graph, or the core's fused kernels) and forwards to it. */
+/* lowered.c — a graph compiled for one backend: checks what the backend accepts (a declined
+ * node sends the graph down the partitioned path), picks the hand-off level the plugin takes (the
+ * whole primitive graph, or a plan of the core's fused kernels) and forwards to it. */
 #include <stdio.h>
 
 #include "runtime/runtime.h"
 
-tc_status lowered_build(tc_backend *be, const tc_graph *g, const tc_compile_options *opts, tc_lowered **out,
+/* The kernel kind a node becomes on a kernel-level backend. */
+static int32_t node_kernel_kind(const tc_backend *be, const tc_node *n) {
+  if (!(be->api->handoff & TC_HANDOFF_KERNELS) || (be->api->handoff & TC_HANDOFF_GRAPH)) return -1;
+  return n->prim == TC_PRIM_MATMUL ? TC_KERNEL_MATMUL : TC_KERNEL_LOOP;
+}
+
+bool lowered_node_declined(const tc_backend *be, const tc_graph *g, int32_t i, char *why, size_t cap) {
+  const tc_node *n = &g->nodes[i];
+  bool ok = backend_accepts(be, n->prim, n->out.dtype, node_kernel_kind(be, n));
+  int32_t bad_dtype = ok ? -1 : (int32_t)n->out.dtype;
+  for (int32_t k = 0; ok && k < n->n_in; k++) {
+    const tc_vtype *t = graph_value_type(g, n->in[k]);
+    if (t && !backend_accepts(be, -1, t->dtype, -1)) {
+      ok = false;
+      bad_dtype = t->dtype;
+    }
+  }
+  if (ok) return false;
+  if (why) {
+    if (!backend_accepts(be, n->prim, -1, -1))
+      snprintf(why, cap, "prim %s", prim_name(n->prim));
+    else if (bad_dtype >= 0 && !backend_accepts(be, -1, bad_dtype, -1))
+      snprintf(why, cap, "dtype %s", tc_dtype_name((tc_dtype)bad_dtype));
+    else
+      snprintf(why, cap, "kernel kind %s", n->prim == TC_PRIM_MATMUL ? "matmul" : "loop");
+  }
+  return true;
+}
+
+int32_t lowered_first_declined(const tc_backend *be, const tc_graph *g, char *why, size_t cap) {
+  for (int32_t i = 0; i < g->n_nodes; i++)
+    if (lowered_node_declined(be, g, i, why, cap)) return g->n_inputs + i;
+  return -1;
+}
+
+tc_status lowered_build(tc_backend *be, const tc_graph *g, const lower_options *lo, tc_lowered **out,
                         tc_lower_stats *stats) {
   *out = NULL;
   if (stats) *stats = (tc_lower_stats){0};
-  if (!be) return tc_error(TC_ERR_INTERNAL, "lowered_build: no backend");
+  if (!be) return core_error(TC_ERR_INTERNAL, "lowered_build: no backend");
+  const lower_options none = {0};
+  if (!lo) lo = &none;
+  char why[128];
+  int32_t declined = lowered_first_declined(be, g, why, sizeof why);
+  if (declined >= 0) {
+    if (lo->fullgraph)
+      return core_error(TC_ERR_UNSUPPORTED,
+                        "graph %s: backend '%s' declines node v%d (%s; its capabilities), and fullgraph forbids running "
+                        "it on a fallback backend",
+                        g->name, be->name, declined, why);
+    return lower_partition_build(be, g, lo, out, stats);
+  }
   /* A plugin that takes whole graphs has its own scheduler: it gets the graph even when it
    * also accepts kernels. */
-  if ((be->api.handoff & TC_HANDOFF_GRAPH) && be->api.compile_graph && be->api.run_graph)
-    return lower_graph_build(be, g, opts, out, stats);
-  if ((be->api.handoff & TC_HANDOFF_KERNELS) && be->api.compile_kernels && be->api.launch)
-    return lower_kernels_build(be, g, opts, out, stats);
-  return tc_error(TC_ERR_UNSUPPORTED,
-                  "backend '%s' declares no usable hand-off (handoff bits 0x%x): it needs compile_graph + run_graph or "
-                  "compile_kernels + launch",
-                  be->name, (unsigned)be->api.handoff);
+  if (be->api->handoff & TC_HANDOFF_GRAPH) return lower_graph_build(be, g, lo, out, stats);
+  if (be->api->handoff & TC_HANDOFF_KERNELS) {
+    tc_schedule *plan = NULL;
+    TC_RETURN_IF_ERROR(schedule_build(g, &plan));
+    tc_status s = lower_kernels_bind(be, plan, lo, out, stats);
+    schedule_release(plan); /* the executable holds its own reference */
+    return s;
+  }
+  return core_error(TC_ERR_UNSUPPORTED, "backend '%s' declares no usable hand-off (handoff bits 0x%x)", be->name,
+                    (unsigned)be->api->handoff);
 }
 
 tc_status lowered_run(tc_lowered *l, const int64_t *syms, tc_tensor *const *inputs, tc_tensor **outputs) {
@@ -31,23 +81,9 @@ void lowered_free(tc_lowered *l) {
   if (l) l->vt->free(l);
 }
 
-tc_status lowered_after_run(const tc_backend *be, const char *graph) {
-  if (be->api.memory == TC_MEMORY_HOST) return TC_OK;
-  bool flush = be->api.flush != NULL;
-  tc_status s = flush ? be->api.flush(be->ctx) : be->api.synchronize ? be->api.synchronize(be->ctx) : TC_OK;
-  return s == TC_OK ? TC_OK : lowered_plugin_fail(s, be, flush ? "starting the device work" : "synchronizing after running", graph);
-}
-
 tc_status lowered_plugin_fail(tc_status s, const tc_backend *be, const char *what, const char *graph) {
   char msg[1024];
   snprintf(msg, sizeof msg, "%s", tc_last_error());
-  return tc_error(s == TC_OK ? TC_ERR_INTERNAL : s, "%s: %s of graph %s failed: %s", be->name, what, graph,
-                  msg[0] ? msg : tc_status_name(s));
-}
-
-bool lowered_from_cache(const tc_backend *be, tc_executable *exe) {
-  if (!TC_HAS_FIELD(&be->api, tc_plugin_api, executable_info) || !be->api.executable_info || !exe) return false;
-  tc_executable_info info = {.struct_size = sizeof info};
-  return be->api.executable_info(be->ctx, exe, &info) == TC_OK && TC_HAS_FIELD(&info, tc_executable_info, from_cache) &&
-         info.from_cache;
+  return core_error(s == TC_OK ? TC_ERR_INTERNAL : s, "%s: %s of graph %s failed: %s", be->name, what, graph,
+                    msg[0] ? msg : tc_status_name(s));
 }

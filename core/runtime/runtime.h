@@ -9,6 +9,7 @@
 #include "backend/backend.h"
 #include "graph/graph.h"
 #include "ops/ops.h"
+#include "schedule/schedule.h"
 #include "tensor/tensor.h"
 
 /* ---------------------------------------------------------------- eager (eager.c) */
@@ -39,14 +40,25 @@ typedef struct tc_lower_stats {
   int32_t n_kernels;
   double seconds;   /* time spent lowering and in the plugin's compile */
   bool cache_hit;   /* the plugin served the executable from its disk cache */
+  int32_t n_fallback_nodes; /* nodes the backend declined, run on the fallback backend */
 } tc_lower_stats;
 
-/* Compiles g for backend be. g must stay alive until lowered_free (it is borrowed). */
-tc_status lowered_build(tc_backend *be, const tc_graph *g, const tc_compile_options *opts, tc_lowered **out /* out */,
+/* What a compiled function asks of lowering. */
+typedef struct lower_options {
+  const tc_options *options; /* the call's parsed options (NULL: $TC_OPTIONS) */
+  int32_t mode;              /* tc_mode: reaches the plugin's compile */
+  bool fullgraph;            /* a node the backend declines is an error, not a fallback */
+  tc_backend *fallback;      /* runs declined nodes; NULL: the eager backend */
+} lower_options;
+
+/* Compiles g for backend be. g must stay alive until lowered_free (it is borrowed). Nodes the
+ * backend declines (its capabilities extension) run on the fallback backend, with the copies
+ * between them planned; under fullgraph they are an error naming the node. */
+tc_status lowered_build(tc_backend *be, const tc_graph *g, const lower_options *lo, tc_lowered **out /* out */,
                         tc_lower_stats *stats /* out, may be NULL */);
 /* Runs with symbol values syms (n_syms of g). inputs: one real tensor per graph input (any
  * device; copied to the backend when needed). outputs: one new reference per graph output,
- * on the backend's memory. */
+ * on the backend's memory. Thread-safe: runs of one tc_lowered may overlap. */
 tc_status lowered_run(tc_lowered *l, const int64_t *syms, tc_tensor *const *inputs, tc_tensor **outputs /* out */);
 /* Generated source (borrowed), or NULL when the backend does not expose it. */
 const char *lowered_source(const tc_lowered *l);
@@ -54,20 +66,23 @@ void lowered_free(tc_lowered *l);
 
 /* Sets an error that prefixes the plugin's message with what the core was doing ("compiling",
  * "running") and the graph's name; returns the status to report (s, or INTERNAL for TC_OK). */
-/* Whether the plugin served exe from its disk cache (ABI 1.2 executable_info; false without). */
-bool lowered_from_cache(const tc_backend *be, tc_executable *exe);
 tc_status lowered_plugin_fail(tc_status s, const tc_backend *be, const char *what, const char *graph);
 
-/* After a device-memory backend ran a graph: starts its queued work without waiting (flush,
- * ABI 1.1), or synchronizes a plugin that has no flush. Host reads of the outputs need
- * neither: buffer_read orders itself after earlier launches. */
-tc_status lowered_after_run(const tc_backend *be, const char *graph);
+/* Whether be declines node i of g (why: a reason like "prim exp" or "dtype f64"). */
+bool lowered_node_declined(const tc_backend *be, const tc_graph *g, int32_t i, char *why, size_t cap);
+/* The value id of the first node be declines in g, or -1. */
+int32_t lowered_first_declined(const tc_backend *be, const tc_graph *g, char *why, size_t cap);
 
-/* The kernel-level path, implemented in lower_kernels.c (lowered_build dispatches to it). */
-tc_status lower_kernels_build(tc_backend *be, const tc_graph *g, const tc_compile_options *opts, tc_lowered **out,
-                              tc_lower_stats *stats);
+/* A plan bound to a backend. The kernel-level path (lower_kernels.c): the plan (a schedule:
+ * kernel list + memory plan) is retained, so one plan can be bound to several backends. */
+tc_status lower_kernels_bind(tc_backend *be, tc_schedule *plan, const lower_options *lo, tc_lowered **out,
+                             tc_lower_stats *stats);
 /* The graph-level path, implemented in lower_graph.c. */
-tc_status lower_graph_build(tc_backend *be, const tc_graph *g, const tc_compile_options *opts, tc_lowered **out,
+tc_status lower_graph_build(tc_backend *be, const tc_graph *g, const lower_options *lo, tc_lowered **out,
                             tc_lower_stats *stats);
+/* A graph split between be and a fallback (partition.c): lowered_build's path when be declines
+ * some node. */
+tc_status lower_partition_build(tc_backend *be, const tc_graph *g, const lower_options *lo, tc_lowered **out,
+                                tc_lower_stats *stats);
 
 #endif

@@ -115,6 +115,9 @@ static void realize(driver *d, int32_t v, const char *why) {
 static void kernels_clear(tc_schedule *s) {
   for (int32_t k = 0; k < s->n_kernels; k++) {
     free(s->kernels[k].ops);
+    free(s->kernels[k].abi_ops);
+    free(s->kernels[k].abi_index);
+    free(s->kernels[k].abi_ints);
     free(s->kernels[k].kbufs);
     free(s->kernels[k].kbuf_names);
     free(s->kernels[k].buf_ids);
@@ -181,7 +184,7 @@ static int attempt(driver *d) {
       return 0;
     }
     if (f < 0 || c->realized[f]) {
-      tc_error(TC_ERR_UNSUPPORTED, "scheduler: cannot build the kernel for v%d (%s) of graph %s: %s", v,
+      core_error(TC_ERR_UNSUPPORTED, "scheduler: cannot build the kernel for v%d (%s) of graph %s: %s", v,
                prim_name(n->prim), g->name, why[0] ? why : "no affine index for a read");
       return -1;
     }
@@ -236,8 +239,13 @@ static void driver_free(driver *d) {
   free(d->reason);
 }
 
-void schedule_free(tc_schedule *s) {
-  if (!s) return;
+tc_schedule *schedule_retain(tc_schedule *s) {
+  if (s) __atomic_add_fetch(&s->refcount, 1, __ATOMIC_RELAXED);
+  return s;
+}
+
+void schedule_release(tc_schedule *s) {
+  if (!s || __atomic_sub_fetch(&s->refcount, 1, __ATOMIC_ACQ_REL) > 0) return;
   kernels_clear(s);
   free(s->kernels);
   free(s->bufs);
@@ -247,21 +255,18 @@ void schedule_free(tc_schedule *s) {
   free(s);
 }
 
-sched_options schedule_options_for(const tc_plugin_api *api) {
-  sched_options o;
-  memset(&o, 0, sizeof o);
-  o.matmul_batch2 = api && api->abi_minor >= SCHED_ABI_MINOR_MATMUL_BATCH2;
-  return o;
+tc_status schedule_build(const tc_graph *g, tc_schedule **out) {
+  const sched_options all = {.matmul_batch2 = true};
+  return schedule_build_opts(g, &all, out);
 }
-
-tc_status schedule_build(const tc_graph *g, tc_schedule **out) { return schedule_build_opts(g, NULL, out); }
 
 tc_status schedule_build_opts(const tc_graph *g, const sched_options *opts, tc_schedule **out) {
   *out = NULL;
   tc_schedule *s = calloc(1, sizeof *s);
+  if (s) s->refcount = 1;
   driver d;
   memset(&d, 0, sizeof d);
-  if (!s) return tc_error(TC_ERR_OUT_OF_MEMORY, "scheduler: out of memory");
+  if (!s) return core_error(TC_ERR_OUT_OF_MEMORY, "scheduler: out of memory");
   s->g = g;
   s->n_syms = g->n_syms;
   sxtab_init(&s->sx);
@@ -284,7 +289,7 @@ tc_status schedule_build_opts(const tc_graph *g, const sched_options *opts, tc_s
   tc_status st = TC_OK;
   if (!c->sx_map || !c->realized || !c->epi_end || !c->inline_count || !s->value_buf ||
       !d.is_output || !d.epi_only || !d.reason || !users_build(g, c->n_values, &d.u)) {
-    st = tc_error(TC_ERR_OUT_OF_MEMORY, "scheduler: out of memory");
+    st = core_error(TC_ERR_OUT_OF_MEMORY, "scheduler: out of memory");
     goto done;
   }
   /* Our own copy of the size expressions, which the kernels extend with strides and products. */
@@ -339,14 +344,14 @@ tc_status schedule_build_opts(const tc_graph *g, const sched_options *opts, tc_s
   int rc = 0;
   for (int round = 0; round <= c->n_values + 8 && rc == 0; round++) rc = attempt(&d);
   if (rc != 1) {
-    st = rc < 0 ? tc_last_status() : tc_error(TC_ERR_INTERNAL, "scheduler: no fixed point for graph %s", g->name);
+    st = rc < 0 ? tc_last_status() : core_error(TC_ERR_INTERNAL, "scheduler: no fixed point for graph %s", g->name);
     if (st == TC_OK) st = TC_ERR_INTERNAL;
     goto done;
   }
   memplan_assign(s);
   s->descs = calloc((size_t)s->n_kernels + 1, sizeof(tc_kernel_desc));
   if (!s->descs) {
-    st = tc_error(TC_ERR_OUT_OF_MEMORY, "scheduler: out of memory");
+    st = core_error(TC_ERR_OUT_OF_MEMORY, "scheduler: out of memory");
     goto done;
   }
   /* Unique kernel names: the second softmax is softmax_1. */
@@ -366,11 +371,16 @@ tc_status schedule_build_opts(const tc_graph *g, const sched_options *opts, tc_s
       size_t len = strlen(s->kernels[k].name);
       snprintf(s->kernels[k].name + (len > 52 ? 52 : len), 12, "_%d", same % 100000);
     }
+    /* The kernels array no longer moves: the ABI views may point into it now. */
+    if (!schedule_kernel_abi(&s->kernels[k])) {
+      st = core_error(TC_ERR_OUT_OF_MEMORY, "scheduler: out of memory");
+      goto done;
+    }
     s->descs[k] = s->kernels[k].desc;
-    s->descs[k].name = s->kernels[k].name;
   }
   s->list = (tc_kernel_list){.struct_size = sizeof(tc_kernel_list), .name = g->name, .n_exprs = s->sx.n,
-                             .exprs = s->sx.nodes, .n_syms = g->n_syms, .n_kernels = s->n_kernels, .kernels = s->descs};
+                             .exprs = s->sx.nodes, .expr_size = sizeof(tc_size_expr), .n_syms = g->n_syms,
+                             .n_kernels = s->n_kernels, .kernels = s->descs, .kernel_size = sizeof(tc_kernel_desc)};
   log_fusion(&d);
   if (tc_logs_on("schedule")) {
     char *plan = schedule_plan_string(s);
@@ -382,7 +392,7 @@ tc_status schedule_build_opts(const tc_graph *g, const sched_options *opts, tc_s
 done:
   driver_free(&d);
   if (st != TC_OK) {
-    schedule_free(s);
+    schedule_release(s);
     return st;
   }
   *out = s;

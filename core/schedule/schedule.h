@@ -28,11 +28,40 @@ typedef struct sched_buf {
   int32_t first, last; /* first and last kernel touching it */
 } sched_buf;
 
+#define SCHED_MAX_VARS (TC_MAX_RANK + 1)
+
+/* The scheduler's own form of a kernel's ops while it builds and renumbers them (fixed arrays,
+ * copied by value); schedule_abi.c turns them into the ABI's pointer-based tc_kop view. */
+typedef struct sched_index {
+  int32_t offset;                  /* expr id */
+  int32_t strides[SCHED_MAX_VARS]; /* expr id per var; -1 means 0 */
+  int32_t indirect;                /* op id, or -1 */
+  int32_t indirect_stride;         /* expr id */
+} sched_index;
+
+typedef struct sched_op {
+  int32_t kind, dtype, loop, prim; /* as tc_kop */
+  int32_t args[3];                 /* -1 unused */
+  int32_t buffer;
+  sched_index index;
+  double fconst;
+  int64_t iconst;
+} sched_op;
+
 typedef struct sched_kernel {
   char name[64];
-  tc_kernel_desc desc; /* ops/buffers point into the arrays below */
-  tc_kop *ops;
+  /* What the kernel is, in the scheduler's terms. */
+  int32_t kind; /* tc_kernel_kind */
+  int32_t n_outer, outer[TC_MAX_RANK], inner;
+  bool has_matmul;
+  tc_matmul_desc matmul;
+  sched_op *ops;
   int32_t n_ops;
+  /* Its ABI view (schedule_abi.c): desc points at abi_ops and the arrays below. */
+  tc_kernel_desc desc;
+  tc_kop *abi_ops;
+  tc_index *abi_index;
+  int32_t *abi_ints; /* args and strides of every op */
   tc_kbuffer *kbufs;
   char (*kbuf_names)[24];
   int32_t *buf_ids; /* kernel buffer i -> schedule buffer */
@@ -42,6 +71,7 @@ typedef struct sched_kernel {
 } sched_kernel;
 
 typedef struct tc_schedule {
+  int32_t refcount; /* a plan may be bound to several backends (schedule_retain) */
   const tc_graph *g;
   tc_sxtab sx;      /* the graph's size expressions plus the scheduler's (strides, products) */
   int32_t n_syms;
@@ -55,32 +85,29 @@ typedef struct tc_schedule {
   int32_t n_slots;
 } tc_schedule;
 
-/* What the plugin that runs the kernels understands, which bounds what the scheduler may hand
- * it. Zero-initialized: only what every plugin of ABI 1.0 reads. */
+/* What the scheduler may hand the backend. Zero-initialized: the conservative choices. */
 typedef struct sched_options {
-  /* tc_matmul_desc's second batch level (batch_levels 2, ABI 1.1). A plugin built against 1.0
-   * ignores those fields and would multiply the wrong elements, so without it an operand whose
-   * batch dims are not one strided run is copied into a contiguous buffer first. */
+  /* tc_matmul_desc's second batch level (batch_levels 2). Without it, an operand whose batch
+   * dims are not one strided run is copied into a contiguous buffer first. */
   bool matmul_batch2;
 } sched_options;
 
-/* The ABI minor from which tc_matmul_desc.batch_levels is honored. */
-#define SCHED_ABI_MINOR_MATMUL_BATCH2 1u
-
-/* The options for a plugin whose table is api: what its ABI minor (the header it was built
- * with) allows. */
-sched_options schedule_options_for(const tc_plugin_api *api);
 /* Schedules g (borrowed; must outlive the schedule) for a plugin understanding opts (NULL:
  * everything this host's ABI has). */
 tc_status schedule_build_opts(const tc_graph *g, const sched_options *opts, tc_schedule **out);
-/* schedule_build_opts with opts NULL. */
+/* schedule_build_opts with everything ABI 2 offers (two batch levels). */
 tc_status schedule_build(const tc_graph *g, tc_schedule **out);
-void schedule_free(tc_schedule *s);
+/* A plan is shared by every executable bound to it: retain adds a reference, release drops one
+ * and frees the plan with the last. */
+tc_schedule *schedule_retain(tc_schedule *s);
+void schedule_release(tc_schedule *s);
 /* The plan as text (kernels, their buffers, lifetimes and slots), for TC_LOGS=schedule. */
 char *schedule_plan_string(const tc_schedule *s);
 
 /* ---------------------------------------------------------------- internals (schedule_*.c) */
-#define SCHED_MAX_VARS (TC_MAX_RANK + 1)
+/* Builds sk's ABI view (desc and the abi_* arrays) from its own ops, and fills the reuse
+ * decisions (schedule_fill_reuse) of a LOOP kernel. False when out of memory. */
+bool schedule_kernel_abi(sched_kernel *sk);
 
 /* An affine form c + sum k[v]*var_v over a kernel's vars, coefficients as expr ids (-1 = 0). */
 typedef struct aff {

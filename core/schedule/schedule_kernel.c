@@ -23,7 +23,7 @@ typedef struct kbuild {
   access mm_acc;   /* where the epilogue reads the product */
   int32_t n_outer, outer[TC_MAX_RANK], inner;
   int32_t cur_loop, n_loops;
-  tc_kop *ops;
+  sched_op *ops;
   int32_t *lvl; /* per op: -1 when usable anywhere, else the inner loop it lives in */
   int32_t n_ops, cap_ops;
   memo *memos;
@@ -55,19 +55,18 @@ static bool fail(kbuild *k, int32_t value, const char *fmt, ...) {
   return false;
 }
 
-static tc_index index_none(void) {
-  tc_index ix;
+static sched_index index_none(void) {
+  sched_index ix;
   memset(&ix, 0, sizeof ix);
-  ix.struct_size = sizeof ix;
   ix.offset = -1;
-  for (int v = 0; v <= TC_MAX_RANK; v++) ix.strides[v] = -1;
+  for (int v = 0; v < SCHED_MAX_VARS; v++) ix.strides[v] = -1;
   ix.indirect = -1;
   ix.indirect_stride = -1;
   return ix;
 }
 
-static tc_index index_of(const kbuild *k, const aff *a, int32_t ind, int32_t ind_coef) {
-  tc_index ix = index_none();
+static sched_index index_of(const kbuild *k, const aff *a, int32_t ind, int32_t ind_coef) {
+  sched_index ix = index_none();
   ix.offset = a->c;
   for (int32_t v = 0; v <= k->n_outer; v++) ix.strides[v] = a->k[v];
   ix.indirect = ind;
@@ -78,7 +77,7 @@ static tc_index index_of(const kbuild *k, const aff *a, int32_t ind, int32_t ind
 static int32_t op_new(kbuild *k, int32_t kind, tc_dtype dtype, int32_t lvl) {
   if (k->n_ops == k->cap_ops) {
     int32_t cap = k->cap_ops ? 2 * k->cap_ops : 64;
-    tc_kop *ops = realloc(k->ops, sizeof *ops * (size_t)cap);
+    sched_op *ops = realloc(k->ops, sizeof *ops * (size_t)cap);
     int32_t *l = ops ? realloc(k->lvl, sizeof *l * (size_t)cap) : NULL;
     if (ops) k->ops = ops;
     if (l) k->lvl = l;
@@ -88,9 +87,8 @@ static int32_t op_new(kbuild *k, int32_t kind, tc_dtype dtype, int32_t lvl) {
     k->cap_ops = cap;
   }
   int32_t id = k->n_ops++;
-  tc_kop *op = &k->ops[id];
+  sched_op *op = &k->ops[id];
   memset(op, 0, sizeof *op);
-  op->struct_size = sizeof *op;
   op->kind = kind;
   op->dtype = dtype;
   op->loop = lvl;
@@ -411,7 +409,7 @@ static bool access_equiv(sched_ctx *c, const access *a, const access *b, const t
 /* True when op (in an inner loop) computes a transcendental function. */
 static bool op_heavy(const kbuild *k, int32_t op, int depth) {
   if (op < 0 || depth > 64 || k->lvl[op] < 0) return false;
-  const tc_kop *o = &k->ops[op];
+  const sched_op *o = &k->ops[op];
   if (o->kind != TC_KOP_PRIM) return false;
   switch (o->prim) {
   case TC_PRIM_EXP: case TC_PRIM_LOG: case TC_PRIM_TANH: case TC_PRIM_ERF: case TC_PRIM_POW: case TC_PRIM_SIN:
@@ -671,7 +669,7 @@ static bool finish(kbuild *k, tc_kernel_kind kind, const tc_matmul_desc *mm) {
   if (ok) {
     sk = &s->kernels[s->n_kernels];
     memset(sk, 0, sizeof *sk);
-    sk->ops = malloc(sizeof(tc_kop) * (size_t)(n + 1));
+    sk->ops = malloc(sizeof(sched_op) * (size_t)(n + 1));
     sk->kbufs = calloc((size_t)k->n_bufs + 1, sizeof(tc_kbuffer));
     sk->kbuf_names = calloc((size_t)k->n_bufs + 1, sizeof *sk->kbuf_names);
     sk->buf_ids = calloc((size_t)k->n_bufs + 1, sizeof(int32_t));
@@ -684,7 +682,7 @@ static bool finish(kbuild *k, tc_kernel_kind kind, const tc_matmul_desc *mm) {
     int32_t n_loops = 0;
     for (int32_t i = 0; i < 256; i++) loop_map[i] = -1;
     for (int32_t i = 0; i < n; i++) {
-      tc_kop op = k->ops[order[i]];
+      sched_op op = k->ops[order[i]];
       for (int j = 0; j < 3; j++)
         if (op.args[j] >= 0) op.args[j] = newid[op.args[j]];
       if (op.index.indirect >= 0) op.index.indirect = newid[op.index.indirect];
@@ -708,17 +706,12 @@ static bool finish(kbuild *k, tc_kernel_kind kind, const tc_matmul_desc *mm) {
     }
     sk->root = k->root;
     sk->zero_buf = k->zero_buf;
-    tc_kernel_desc *d = &sk->desc;
-    d->struct_size = sizeof *d;
-    d->kind = kind;
-    d->n_outer = k->n_outer;
-    for (int32_t i = 0; i < k->n_outer; i++) d->outer[i] = k->outer[i];
-    d->inner = n_loops > 0 ? k->inner : -1;
-    d->n_buffers = sk->n_bufs;
-    d->buffers = sk->kbufs;
-    d->n_ops = sk->n_ops;
-    d->ops = sk->ops;
-    if (mm) d->matmul = *mm;
+    sk->kind = kind;
+    sk->n_outer = k->n_outer;
+    for (int32_t i = 0; i < k->n_outer; i++) sk->outer[i] = k->outer[i];
+    sk->inner = n_loops > 0 ? k->inner : -1;
+    sk->has_matmul = mm != NULL;
+    if (mm) sk->matmul = *mm;
     s->n_kernels++;
     for (int32_t i = 0; i < k->n_reductions; i++) c->inline_count[k->reductions[i]]++;
   } else if (sk) {
@@ -1117,7 +1110,7 @@ bool kernel_build(sched_ctx *c, int32_t root, tc_status *err) {
       if (ok) snprintf(c->s->kernels[c->s->n_kernels - 1].name, sizeof c->s->kernels[0].name, "%s", name);
     }
   }
-  if (k.oom) *err = tc_error(TC_ERR_OUT_OF_MEMORY, "scheduler: out of memory building a kernel");
+  if (k.oom) *err = core_error(TC_ERR_OUT_OF_MEMORY, "scheduler: out of memory building a kernel");
   kbuild_free(&k);
   return ok;
 }

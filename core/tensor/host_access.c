@@ -47,20 +47,20 @@ static bool dtype_supported(tc_dtype d) {
 
 tc_tensor *tc_from_host(const void *data, tc_dtype dtype, int rank, const int64_t *sizes) {
   if (!dtype_supported(dtype))
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_from_host: dtype %s is not supported", tc_dtype_name(dtype));
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_from_host: dtype %s is not supported", tc_dtype_name(dtype));
   if (rank < 0 || rank > TC_MAX_RANK)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_from_host: rank %d out of range (0..%d)", rank, TC_MAX_RANK);
-  if (rank > 0 && !sizes) return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_from_host: sizes is NULL");
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_from_host: rank %d out of range (0..%d)", rank, TC_MAX_RANK);
+  if (rank > 0 && !sizes) return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_from_host: sizes is NULL");
   for (int i = 0; i < rank; i++)
     if (sizes[i] < 0)
-      return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_from_host: size %lld at dim %d is negative",
+      return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_from_host: size %lld at dim %d is negative",
                            (long long)sizes[i], i);
   tc_tensor *t = tensor_new_host(dtype, rank, sizes);
   if (!t) return NULL;
-  size_t bytes = (size_t)tensor_numel(t) * tc_dtype_size(dtype);
+  size_t bytes = (size_t)tensor_numel(t) * tck_dtype_size(dtype);
   if (bytes && !data) {
     tc_release(t);
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_from_host: data is NULL");
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_from_host: data is NULL");
   }
   if (bytes) memcpy(t->storage->host, data, bytes);
   if (dtype == TC_BOOL) /* stored as exactly 0 or 1, whatever the caller's bytes were */
@@ -78,15 +78,15 @@ tc_tensor *tc_from_f32(const float *data, int rank, const int64_t *sizes) {
 static tc_status backend_fail(tc_status s, const char *op, const char *what, const tc_backend *be) {
   char msg[1024];
   snprintf(msg, sizeof msg, "%s", tc_last_error());
-  return tc_error(s, "%s: %s on '%s' failed: %s", op, what, be->name, msg);
+  return core_error(s, "%s: %s on '%s' failed: %s", op, what, be->name, msg);
 }
 
 /* Reads the elements of a real tensor (host or device storage) row-major into dst. */
 static tc_status read_real(const char *op, const tc_tensor *t, void *dst) {
-  const size_t item = tc_dtype_size(t->dtype);
+  const size_t item = tck_dtype_size(t->dtype);
   const int64_t numel = tensor_numel(t);
   if (numel == 0) return TC_OK;
-  if (!t->storage) return tc_error(TC_ERR_INTERNAL, "%s: tensor has no storage", op);
+  if (!t->storage) return core_error(TC_ERR_INTERNAL, "%s: tensor has no storage", op);
   if (!t->storage->backend) {
     host_copy_strided(dst, tensor_host_data(t), item, t->rank, t->sizes, t->strides);
     return TC_OK;
@@ -97,14 +97,13 @@ static tc_status read_real(const char *op, const tc_tensor *t, void *dst) {
   for (int i = 0; i < t->rank; i++)
     hi += (t->sizes[i] - 1) * t->strides[i];
   size_t span = (size_t)(hi + 1) * item, at = (size_t)t->offset * item;
-  if (!be->api.buffer_read) return tc_error(TC_ERR_INTERNAL, "%s: backend '%s' cannot read buffers", op, be->name);
   if (tc_is_contiguous(t)) {
-    tc_status s = be->api.buffer_read(be->ctx, t->storage->buffer, at, dst, (size_t)numel * item);
+    tc_status s = backend_buffer_read(be, t->storage->buffer, at, dst, (size_t)numel * item);
     return s == TC_OK ? TC_OK : backend_fail(s, op, "reading a buffer", be);
   }
   void *tmp = malloc(span);
-  if (!tmp) return tc_error(TC_ERR_OUT_OF_MEMORY, "%s: out of memory (%zu bytes)", op, span);
-  tc_status s = be->api.buffer_read(be->ctx, t->storage->buffer, at, tmp, span);
+  if (!tmp) return core_error(TC_ERR_OUT_OF_MEMORY, "%s: out of memory (%zu bytes)", op, span);
+  tc_status s = backend_buffer_read(be, t->storage->buffer, at, tmp, span);
   if (s == TC_OK) host_copy_strided(dst, tmp, item, t->rank, t->sizes, t->strides);
   free(tmp);
   return s == TC_OK ? TC_OK : backend_fail(s, op, "reading a buffer", be);
@@ -113,7 +112,7 @@ static tc_status read_real(const char *op, const tc_tensor *t, void *dst) {
 /* A NULL tensor is usually the result of an earlier failure: keep that message. */
 static tc_status null_tensor(const char *op) {
   tc_status s = tc_last_status();
-  return s != TC_OK ? s : tc_error(TC_ERR_INVALID_ARGUMENT, "%s: tensor is NULL", op);
+  return s != TC_OK ? s : core_error(TC_ERR_INVALID_ARGUMENT, "%s: tensor is NULL", op);
 }
 
 static tc_status read_any(const char *op, const tc_tensor *t, void *dst) {
@@ -127,13 +126,13 @@ static tc_status read_any(const char *op, const tc_tensor *t, void *dst) {
 
 tc_status tc_to_host(const tc_tensor *t, void *dst, size_t bytes) {
   if (!t) return null_tensor("tc_to_host");
-  size_t want = (size_t)tensor_numel(t) * tc_dtype_size(t->dtype);
+  size_t want = (size_t)tensor_numel(t) * tck_dtype_size(t->dtype);
   if (bytes != want) {
     char sh[160];
-    return tc_error(TC_ERR_INVALID_ARGUMENT, "tc_to_host: %zu bytes given, the %s tensor of shape %s needs %zu", bytes,
+    return core_error(TC_ERR_INVALID_ARGUMENT, "tc_to_host: %zu bytes given, the %s tensor of shape %s needs %zu", bytes,
                     tc_dtype_name(t->dtype), tc_shape_str(sh, sizeof sh, t->rank, t->sizes), want);
   }
-  if (want && !dst) return tc_error(TC_ERR_INVALID_ARGUMENT, "tc_to_host: dst is NULL");
+  if (want && !dst) return core_error(TC_ERR_INVALID_ARGUMENT, "tc_to_host: dst is NULL");
   return read_any("tc_to_host", t, dst);
 }
 
@@ -144,7 +143,7 @@ double tc_item(const tc_tensor *t) {
   }
   if (tensor_numel(t) != 1) {
     char sh[160];
-    tc_error(TC_ERR_INVALID_ARGUMENT, "tc_item: tensor has %lld elements (shape %s), expected 1",
+    core_error(TC_ERR_INVALID_ARGUMENT, "tc_item: tensor has %lld elements (shape %s), expected 1",
              (long long)tensor_numel(t), tc_shape_str(sh, sizeof sh, t->rank, t->sizes));
     return NAN;
   }
@@ -162,7 +161,7 @@ double tc_item(const tc_tensor *t) {
   case TC_I32: return v.i32;
   case TC_I64: return (double)v.i64;
   case TC_BOOL: return v.b ? 1.0 : 0.0;
-  default: tc_error(TC_ERR_UNSUPPORTED, "tc_item: dtype %s", tc_dtype_name(t->dtype)); return NAN;
+  default: core_error(TC_ERR_UNSUPPORTED, "tc_item: dtype %s", tc_dtype_name(t->dtype)); return NAN;
   }
 }
 
@@ -179,33 +178,35 @@ static tc_tensor *host_copy_of(const char *op, tc_tensor *t) {
 
 tc_tensor *tensor_on_host(const char *op, tc_tensor *t) {
   if (!t) return NULL;
-  if (tensor_is_proxy(t)) return tc_error_null(TC_ERR_INTERNAL, "%s: a traced tensor has no data", op);
+  if (tensor_is_proxy(t)) return core_error_null(TC_ERR_INTERNAL, "%s: a traced tensor has no data", op);
   if (!t->storage->backend) return tensor_new_view(t, t->rank, t->sizes, t->strides, t->offset);
   return host_copy_of(op, t);
 }
 
 tc_tensor *tc_to_device(tc_tensor *t, const char *name) {
   if (!t) return NULL;
-  if (!name) return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_to_device: name is NULL");
+  if (!name) return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_to_device: name is NULL");
   if (tensor_is_proxy(t))
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "tc_to_device: cannot move a traced tensor (inside tc_compile)");
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_to_device: cannot move a traced tensor (inside tc_compile)");
   if (strcmp(name, "host") == 0) return tensor_on_host("tc_to_device", t);
-  tc_backend *be = backend_find(name);
+  tc_backend *be = backend_find(name, NULL);
   if (!be) return NULL;
-  if (be->api.memory == TC_MEMORY_HOST) return tensor_on_host("tc_to_device", t);
+  return tensor_to_backend("tc_to_device", t, be);
+}
+
+tc_tensor *tensor_to_backend(const char *op, tc_tensor *t, tc_backend *be) {
+  if (!t->storage) return core_error_null(TC_ERR_INTERNAL, "%s: tensor has no storage (a traced tensor)", op);
+  if (!be || be->host_memory) return tensor_on_host(op, t);
   if (t->storage->backend == be) return tensor_new_view(t, t->rank, t->sizes, t->strides, t->offset);
-  if (!be->api.buffer_alloc || !be->api.buffer_write || !be->api.buffer_free)
-    return tc_error_null(TC_ERR_INTERNAL, "tc_to_device: backend '%s' has device memory but no buffer entries",
-                         be->name);
   /* Stage through a contiguous host copy, then one write. */
-  tc_tensor *h = tc_is_contiguous(t) && !t->storage->backend ? tc_retain(t) : host_copy_of("tc_to_device", t);
-  tc_tensor *d = h ? tensor_new_on_backend(be, "tc_to_device", t->dtype, t->rank, t->sizes) : NULL;
-  const size_t bytes = (size_t)tensor_numel(t) * tc_dtype_size(t->dtype);
-  tc_status s = d && bytes ? be->api.buffer_write(be->ctx, d->storage->buffer, 0, tensor_host_data(h), bytes) : TC_OK;
+  tc_tensor *h = tc_is_contiguous(t) && !t->storage->backend ? tc_retain(t) : host_copy_of(op, t);
+  tc_tensor *d = h ? tensor_new_on_backend(be, op, t->dtype, t->rank, t->sizes) : NULL;
+  const size_t bytes = (size_t)tensor_numel(t) * tck_dtype_size(t->dtype);
+  tc_status s = d && bytes ? backend_buffer_write(be, d->storage->buffer, 0, tensor_host_data(h), bytes) : TC_OK;
   tc_release(h);
   if (s != TC_OK) {
     tc_release(d);
-    backend_fail(s, "tc_to_device", "writing a buffer", be);
+    backend_fail(s, op, "writing a buffer", be);
     return NULL;
   }
   return d;
@@ -213,11 +214,11 @@ tc_tensor *tc_to_device(tc_tensor *t, const char *name) {
 
 
 tc_status tc_synchronize(const char *name) {
-  if (!name) return tc_error(TC_ERR_INVALID_ARGUMENT, "tc_synchronize: name is NULL");
+  if (!name) return core_error(TC_ERR_INVALID_ARGUMENT, "tc_synchronize: name is NULL");
   if (strcmp(name, "host") == 0) return TC_OK;
-  tc_backend *be = backend_find(name);
+  tc_backend *be = backend_find(name, NULL);
   if (!be) return tc_last_status();
-  if (be->api.memory == TC_MEMORY_HOST || !be->api.synchronize) return TC_OK;
-  tc_status s = be->api.synchronize(be->ctx);
+  if (be->host_memory) return TC_OK;
+  tc_status s = backend_synchronize(be);
   return s == TC_OK ? TC_OK : backend_fail(s, "tc_synchronize", "waiting for the device", be);
 }

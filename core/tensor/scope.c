@@ -47,7 +47,7 @@ void scope_unclaim(tc_tensor *t) {
 
 tc_scope *tc_scope_open(void) {
   tc_scope *s = calloc(1, sizeof *s);
-  if (!s) return tc_error_null(TC_ERR_OUT_OF_MEMORY, "tc_scope_open: out of memory");
+  if (!s) return core_error_null(TC_ERR_OUT_OF_MEMORY, "tc_scope_open: out of memory");
   s->parent = scope_top;
   scope_top = s;
   return s;

@@ -8,16 +8,16 @@
 
 tc_storage *storage_new_host(size_t bytes) {
   tc_storage *s = calloc(1, sizeof *s);
-  if (!s) return tc_error_null(TC_ERR_OUT_OF_MEMORY, "out of memory allocating a storage");
+  if (!s) return core_error_null(TC_ERR_OUT_OF_MEMORY, "out of memory allocating a storage");
   /* An empty tensor still gets a real block so that its data pointer is valid. */
   if (!host_block_size(bytes)) {
     free(s);
-    return tc_error_null(TC_ERR_OUT_OF_MEMORY, "storage of %zu bytes is too large", bytes);
+    return core_error_null(TC_ERR_OUT_OF_MEMORY, "storage of %zu bytes is too large", bytes);
   }
   s->host = host_block_alloc(bytes);
   if (!s->host) {
     free(s);
-    return tc_error_null(TC_ERR_OUT_OF_MEMORY, "out of memory allocating %zu bytes", bytes);
+    return core_error_null(TC_ERR_OUT_OF_MEMORY, "out of memory allocating %zu bytes", bytes);
   }
   s->refcount = 1;
   s->bytes = bytes;
@@ -25,9 +25,10 @@ tc_storage *storage_new_host(size_t bytes) {
 }
 
 void storage_release(tc_storage *s) {
-  if (!s || --s->refcount > 0) return;
+  /* Atomic: a compiled function called from several threads shares its captured weights. */
+  if (!s || __atomic_sub_fetch(&s->refcount, 1, __ATOMIC_ACQ_REL) > 0) return;
   if (s->backend) {
-    if (s->buffer && s->backend->api.buffer_free) s->backend->api.buffer_free(s->backend->ctx, s->buffer);
+    if (s->buffer) backend_buffer_free(s->backend, s->buffer);
   } else {
     host_block_free(s->host, s->bytes);
   }
@@ -36,26 +37,23 @@ void storage_release(tc_storage *s) {
 
 tc_tensor *tensor_new_on_backend(struct tc_backend *be, const char *op, tc_dtype dtype, int rank,
                                  const int64_t *sizes) {
-  if (!be || be->api.memory == TC_MEMORY_HOST) return tensor_new_host(dtype, rank, sizes);
-  if (!be->api.buffer_alloc || !be->api.buffer_free)
-    return tc_error_null(TC_ERR_INTERNAL, "%s: backend '%s' has device memory but no buffer_alloc/buffer_free", op,
-                         be->name);
-  size_t bytes = tc_dtype_size(dtype);
+  if (!be || be->host_memory) return tensor_new_host(dtype, rank, sizes);
+  size_t bytes = tck_dtype_size(dtype);
   for (int d = 0; d < rank; d++) bytes *= (size_t)(sizes[d] > 0 ? sizes[d] : 0);
   tc_buffer *buf = NULL;
-  tc_status s = be->api.buffer_alloc(be->ctx, bytes ? bytes : 1, &buf);
+  tc_status s = backend_buffer_alloc(be, bytes ? bytes : 1, &buf);
   if (s != TC_OK) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", tc_last_error());
-    return tc_error_null(s, "%s: %s could not allocate %zu bytes: %s", op, be->name, bytes,
+    return core_error_null(s, "%s: %s could not allocate %zu bytes: %s", op, be->name, bytes,
                          msg[0] ? msg : tc_status_name(s));
   }
   tc_storage *st = calloc(1, sizeof *st);
   tc_tensor *t = st ? tensor_new(dtype, rank, sizes) : NULL;
   if (!t) {
     free(st);
-    be->api.buffer_free(be->ctx, buf);
-    return tc_error_null(TC_ERR_OUT_OF_MEMORY, "%s: out of memory", op);
+    backend_buffer_free(be, buf);
+    return core_error_null(TC_ERR_OUT_OF_MEMORY, "%s: out of memory", op);
   }
   st->refcount = 1;
   st->backend = be;
@@ -75,9 +73,9 @@ void tensor_contiguous_strides(int rank, const int64_t *sizes, int64_t *strides)
 
 tc_tensor *tensor_new(tc_dtype dtype, int rank, const int64_t *sizes) {
   if (rank < 0 || rank > TC_MAX_RANK)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "rank %d out of range (0..%d)", rank, TC_MAX_RANK);
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "rank %d out of range (0..%d)", rank, TC_MAX_RANK);
   tc_tensor *t = calloc(1, sizeof *t);
-  if (!t) return tc_error_null(TC_ERR_OUT_OF_MEMORY, "out of memory allocating a tensor");
+  if (!t) return core_error_null(TC_ERR_OUT_OF_MEMORY, "out of memory allocating a tensor");
   t->refcount = 1;
   t->dtype = dtype;
   t->rank = rank;
@@ -92,7 +90,7 @@ tc_tensor *tensor_new(tc_dtype dtype, int rank, const int64_t *sizes) {
 }
 
 static bool numel_bytes(tc_dtype dtype, int rank, const int64_t *sizes, size_t *bytes) {
-  uint64_t n = tc_dtype_size(dtype);
+  uint64_t n = tck_dtype_size(dtype);
   for (int i = 0; i < rank; i++) {
     if (sizes[i] < 0) return false;
     if (sizes[i] && n > UINT64_MAX / (uint64_t)sizes[i]) return false;
@@ -106,10 +104,10 @@ static bool numel_bytes(tc_dtype dtype, int rank, const int64_t *sizes, size_t *
 tc_tensor *tensor_new_host(tc_dtype dtype, int rank, const int64_t *sizes) {
   size_t bytes = 0;
   if (rank < 0 || rank > TC_MAX_RANK)
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "rank %d out of range (0..%d)", rank, TC_MAX_RANK);
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "rank %d out of range (0..%d)", rank, TC_MAX_RANK);
   if (!numel_bytes(dtype, rank, sizes, &bytes)) {
     char sh[160];
-    return tc_error_null(TC_ERR_INVALID_ARGUMENT, "cannot allocate a %s tensor of shape %s", tc_dtype_name(dtype),
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "cannot allocate a %s tensor of shape %s", tc_dtype_name(dtype),
                          tc_shape_str(sh, sizeof sh, rank, sizes));
   }
   tc_storage *s = storage_new_host(bytes);
@@ -125,14 +123,14 @@ tc_tensor *tensor_new_host(tc_dtype dtype, int rank, const int64_t *sizes) {
 
 tc_tensor *tensor_new_view(tc_tensor *x, int rank, const int64_t *sizes, const int64_t *strides, int64_t offset) {
   if (!x) return NULL;
-  if (!x->storage) return tc_error_null(TC_ERR_INTERNAL, "view of a tensor without storage (a proxy)");
+  if (!x->storage) return core_error_null(TC_ERR_INTERNAL, "view of a tensor without storage (a proxy)");
   tc_tensor *t = tensor_new(x->dtype, rank, sizes);
   if (!t) return NULL;
   for (int i = 0; i < rank; i++)
     t->strides[i] = strides[i];
   t->offset = offset;
   t->storage = x->storage;
-  x->storage->refcount++;
+  __atomic_add_fetch(&x->storage->refcount, 1, __ATOMIC_RELAXED);
   return t;
 }
 
@@ -149,13 +147,13 @@ int64_t tensor_numel(const tc_tensor *t) {
 
 void *tensor_host_data(const tc_tensor *t) {
   if (!t || !t->storage || t->storage->backend) return NULL;
-  return (char *)t->storage->host + (size_t)t->offset * tc_dtype_size(t->dtype);
+  return (char *)t->storage->host + (size_t)t->offset * tck_dtype_size(t->dtype);
 }
 
 int tensor_dim(const char *op, int dim, int rank) {
   int d = dim < 0 ? dim + rank : dim;
   if (d < 0 || d >= rank) {
-    tc_error(TC_ERR_INVALID_ARGUMENT, "%s: dim %d out of range for a tensor of rank %d", op, dim, rank);
+    core_error(TC_ERR_INVALID_ARGUMENT, "%s: dim %d out of range for a tensor of rank %d", op, dim, rank);
     return -1;
   }
   return d;
@@ -163,7 +161,7 @@ int tensor_dim(const char *op, int dim, int rank) {
 
 /* ---------------------------------------------------------------- public lifetime */
 tc_tensor *tc_retain(tc_tensor *t) {
-  if (t) t->refcount++;
+  if (t) __atomic_add_fetch(&t->refcount, 1, __ATOMIC_RELAXED);
   return t;
 }
 
@@ -171,7 +169,7 @@ void tc_release(tc_tensor *t) {
   if (!t) return;
   /* Releasing a claimed tensor gives up its scope's creation reference (see scope.c). */
   scope_unclaim(t);
-  if (--t->refcount > 0) return;
+  if (__atomic_sub_fetch(&t->refcount, 1, __ATOMIC_ACQ_REL) > 0) return;
   storage_release(t->storage);
   free(t);
 }

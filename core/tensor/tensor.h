@@ -82,6 +82,9 @@ void host_copy_strided(void *dst, const void *src, size_t itemsize, int rank, co
 /* t with its elements readable from host memory: a view sharing t's storage when it is already
  * host memory, else a contiguous host copy. New reference; NULL with an error naming op. */
 tc_tensor *tensor_on_host(const char *op, tc_tensor *t);
+/* A copy of t on backend be (a view when t already lives there; host memory when be is NULL or a
+ * host-memory backend). New reference; NULL with an error naming op. */
+tc_tensor *tensor_to_backend(const char *op, tc_tensor *t, struct tc_backend *be);
 
 
 /* ---------------------------------------------------------------- dtypes (dtype.c) */

@@ -11,7 +11,7 @@ void tensor_set_hooks(const tensor_hooks *h) {
 tc_status tensor_materialize(const char *op, const tc_tensor *proxy, tc_tensor **real) {
   *real = NULL;
   if (!hooks.materialize)
-    return tc_error(TC_ERR_INTERNAL,
+    return core_error(TC_ERR_INTERNAL,
                     "%s: reading a traced tensor needs the capture hook, and none is installed "
                     "(tensor_set_hooks not called)",
                     op);
@@ -20,7 +20,7 @@ tc_status tensor_materialize(const char *op, const tc_tensor *proxy, tc_tensor *
 
 void tensor_pin_size(const tc_tensor *proxy, int dim) {
   if (!hooks.pin_size) {
-    tc_error(TC_ERR_INTERNAL, "tc_size: pinning a traced size needs the capture hook, and none is installed "
+    core_error(TC_ERR_INTERNAL, "tc_size: pinning a traced size needs the capture hook, and none is installed "
                               "(tensor_set_hooks not called)");
     return;
   }

@@ -333,8 +333,9 @@ tc_status tck_graph_validate(const tc_graph_desc *g, char *err, size_t cap) {
              n->struct_size >= TC_STRUCT_SIZE(tc_prim_node, prim) ? tck_prim_name(n->prim) : "?");
     if (n->struct_size < TC_STRUCT_SIZE(tc_prim_node, fattr))
       return fail(&v, TC_ERR_VERSION, "struct_size %zu is too small", n->struct_size);
+    /* An id this kit does not know may be a newer host's prim: declined, not malformed. */
     if (strcmp(tck_prim_name(n->prim), "prim?") == 0)
-      return fail(&v, TC_ERR_INVALID_ARGUMENT, "prim = %d is not a prim", n->prim);
+      return fail(&v, TC_ERR_UNSUPPORTED, "prim = %d is not a prim this plugin knows (a newer host?)", n->prim);
     TRY(check_type(&v, g, n->out, "out"));
     TRY(check_ids(&v, "inputs", n->n_inputs, n->inputs));
     for (int32_t k = 0; k < n->n_inputs; k++)

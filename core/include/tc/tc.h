@@ -34,6 +34,7 @@ const char *tc_last_error(void);
 void tc_clear_error(void);
 const char *tc_status_name(tc_status s);
 const char *tc_dtype_name(tc_dtype d);
+size_t tc_dtype_size(tc_dtype d); /* bytes per element; 0 for an unknown dtype */
 
 /* ---------------------------------------------------------------- lifetime */
 tc_tensor *tc_retain(tc_tensor *t);
