@@ -1,12 +1,10 @@
 /* vk_diag.c — GPU-only kernel times on a Vulkan device, with timestamp queries: the memory
  * types, vkCmdCopyBuffer as a ceiling, a sweep of hand-written copy kernels (workgroup size,
  * elements per thread, vec4 or scalar, grid-stride or one pass), and the plugin's own
- * generated kernels (copy, ln_gelu, softmax; GLSL from executable_source of tc-vulkan.so,
- * argv[1]) launched as the plugin launches them, with the threads-per-row swept for row
- * kernels. Build by hand (not part of the tree's build):
- *   gcc -O2 -Iplugin-api plugins/vulkan/bench/vk_diag.c -o vk_diag -lvulkan \
- *       -l:libshaderc_combined.a -lstdc++ -lpthread -lm -ldl */
-#include <dlfcn.h>
+ * generated kernels (copy, ln_gelu, softmax; GLSL from executable_info of tc-vulkan.so,
+ * argv[1], loaded into the kit's test host, ABI 2.0) launched as the plugin launches them, with
+ * the threads-per-row swept for row kernels. Built with the project where the Vulkan loader
+ * and static shaderc are installed: BUILD/bin/tc-vulkan-diag PLUGIN.so */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,13 +202,9 @@ static char *copy_glsl(int wg, int ept, int vec, int stride_loop) {
 }
 
 /* ---- the plugin's kernels ---- */
-static tc_plugin_api api;
-static tc_plugin_ctx *pctx;
 static const char *source(kb *b, tc_kernel_desc *k) {
-  k->struct_size = sizeof *k; k->n_buffers = b->n_bufs; k->buffers = b->bufs; k->n_ops = b->n_ops; k->ops = b->ops;
-  tc_kernel_list l = {sizeof l, k->name, b->n_ex, b->ex, 0, 1, k};
-  tc_executable *e; CHECK(api.compile_kernels(pctx, &l, &e));
-  const char *s = api.executable_source(pctx, e);
+  tc_executable *e = kit_compile(b, k);
+  const char *s = kit_source(e);
   const char *v = strstr(s, "#version");
   return strdup(v ? v : s);
 }
@@ -366,12 +360,9 @@ int main(int argc, char **argv) {
       }
 
   /* the plugin's generated kernels, as the plugin launches them */
-  void *dl = dlopen(plugin, RTLD_NOW);
-  if (!dl) { fprintf(stderr, "dlopen %s: %s\n", plugin, dlerror()); return 1; }
-  tc_plugin_query_fn q; void *sym = dlsym(dl, TC_PLUGIN_ENTRY_SYMBOL); memcpy(&q, &sym, sizeof q);
-  api.struct_size = sizeof api; CHECK(q(&kit_host, &api));
-  tc_probe_info info = {.struct_size = sizeof info}; CHECK(api.probe(&kit_host, &info));
-  CHECK(api.init(&kit_host, 0, &pctx));
+  tc_probe_args info = kit_open(plugin, NULL);
+  if (!info.available) { fprintf(stderr, "%s: not available: %s\n", plugin, info.reason ? info.reason : ""); return 1; }
+  kit_init(0);
   const char *s_copy = src_copy(NC), *s_ln = src_ln_gelu(8192, 4096), *s_sm = src_softmax(32768, 1024);
   {
     buf bb[2] = {cx, cy};
@@ -421,6 +412,6 @@ int main(int argc, char **argv) {
   free((char *)s_copy);
   free((char *)s_ln);
   free((char *)s_sm);
-  api.release(pctx);
+  kit_release();
   return 0;
 }
