@@ -3,7 +3,7 @@
  * lines go to stderr, warnings and errors always, other categories when TC_LOGS names them,
  * comma-separated), its ABI 2.0 entries wrapped for the tools (CHECK exits with the error's
  * message), and a small builder for hand-made kernel descriptors. The descriptors carry the
- * scheduler's reuse decisions (schedule_fill_reuse from core/src, as the core would send them;
+ * scheduler's reuse decisions (schedule_fill_reuse from core/schedule, as the core would send them;
  * under ABI 1 the plugin derived them itself). Header-only: each tool is one translation unit. */
 #ifndef TC_VK_TOOL_KIT_H
 #define TC_VK_TOOL_KIT_H
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "schedule_reuse.h"
+#include "schedule/schedule_reuse.h"
 #include "tc_kit.h"
 #include "tc_plugin.h"
 
