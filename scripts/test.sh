@@ -3,7 +3,8 @@
 #   0. the layering check of the core's stages (scripts/check-layers.sh) and its self-test,
 #   1. the Criterion suites (unit tests, capture, registry, schedule, backends, conformance),
 #   2. the same suites built with AddressSanitizer + UndefinedBehaviorSanitizer,
-#   3. `tc conformance BACKEND` for every available backend (the plugin authors' command).
+#   3. the many-threads scenario built with ThreadSanitizer (tc_threads_check),
+#   4. `tc conformance BACKEND` for every available backend (the plugin authors' command).
 # Installs missing Debian packages first. Ends with one line "N passed, N failed".
 set -u
 cd "$(dirname "$0")/.."
@@ -65,6 +66,21 @@ else
   echo "sanitizer build failed"
   failed=$((failed + 1))
 fi
+
+# Four threads calling one compiled function, under ThreadSanitizer: any race report fails it
+# (TSan exits 66). Criterion cannot start under TSan, so this is a plain program.
+tsan_check() {
+  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTC_SANITIZE_THREAD=ON >/dev/null &&
+    cmake --build build-tsan --target tc_threads_check debug-eager inductor-cpu -j"$(nproc)" >/dev/null || return 1
+  local log
+  log=$(mktemp)
+  TSAN_OPTIONS=halt_on_error=0 build-tsan/bin/tc_threads_check >"$log" 2>&1
+  local rc=$?
+  grep -E '^(ok|FAIL|skip)|ThreadSanitizer|passed' "$log" | head -20
+  rm -f "$log"
+  return $rc
+}
+step "threads under ThreadSanitizer" tsan_check
 
 if [ -x build/bin/tc ]; then
   backends=$(build/bin/tc list-backends --json 2>/dev/null |

@@ -1,0 +1,247 @@
+/* test_runtime.c — what tc_compile hands a backend: its options (validated against the plugin's
+ * declared table, reaching init and compile), the mode, and what a backend declines (its
+ * capabilities): declined nodes run on the fallback backend, or are an error under fullgraph.
+ * Backends here are the build tree's plugins, some wrapped in process to decline or record. */
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tc/tc.h"
+#include "tc_plugin.h"
+
+#define assert_contains(hay, needle)                                                                                   \
+  cr_assert(strstr((hay), (needle)) != NULL, "expected \"%s\" in \"%s\"", (needle), (hay))
+
+static void runtime_setup(void) {
+  setenv("TC_CACHE_DIR", "off", 1);
+  unsetenv("TC_OPTIONS");
+  /* Read once per process, at the first log call: set before anything runs. */
+  setenv("TC_LOGS", "init,fallback", 1);
+}
+
+TestSuite(runtime, .init = runtime_setup, .timeout = 120);
+
+/* stderr into a temporary file while a test body runs, to check what TC_LOGS printed. */
+typedef struct stderr_capture {
+  int saved;
+  FILE *tmp;
+} stderr_capture;
+
+static stderr_capture stderr_begin(void) {
+  fflush(stderr);
+  stderr_capture c = {dup(STDERR_FILENO), tmpfile()};
+  dup2(fileno(c.tmp), STDERR_FILENO);
+  return c;
+}
+
+static char *stderr_end(stderr_capture c) {
+  fflush(stderr);
+  dup2(c.saved, STDERR_FILENO);
+  close(c.saved);
+  long n = ftell(c.tmp);
+  rewind(c.tmp);
+  char *text = calloc((size_t)n + 1, 1);
+  size_t got = fread(text, 1, (size_t)n, c.tmp);
+  text[got] = 0;
+  fclose(c.tmp);
+  return text;
+}
+
+static bool backend_available(const char *name) {
+  tc_backend_info infos[32];
+  int n = tc_list_backends(infos, 32);
+  for (int i = 0; i < n && i < 32; i++)
+    if (!strcmp(infos[i].name, name)) return infos[i].available;
+  return false;
+}
+
+static tc_tensor *exp_plus_x(tc_tensor *x) {
+  tc_scope *s = tc_scope_open();
+  tc_tensor *y = tc_add(tc_mul_scalar(tc_exp(tc_neg(x)), 2.0), tc_softmax(x, -1));
+  return tc_scope_keep(s, y), tc_scope_close(s), y;
+}
+
+static tc_tensor *input_4x8(void) {
+  float d[32];
+  for (int i = 0; i < 32; i++) d[i] = 0.25f * (float)(i % 9) - 1.0f;
+  return tc_from_f32(d, 2, (int64_t[]){4, 8});
+}
+
+static void assert_same(tc_tensor *got, tc_tensor *want) {
+  cr_assert_not_null(got, "%s", tc_last_error());
+  cr_assert_not_null(want, "%s", tc_last_error());
+  float a[32], b[32];
+  cr_assert_eq(tc_to_host(got, a, sizeof a), TC_OK, "%s", tc_last_error());
+  cr_assert_eq(tc_to_host(want, b, sizeof b), TC_OK, "%s", tc_last_error());
+  for (int i = 0; i < 32; i++) cr_assert(fabsf(a[i] - b[i]) <= 1e-6f * (1 + fabsf(b[i])), "element %d: %g vs %g", i, a[i], b[i]);
+}
+
+/* ---------------------------------------------------------------- options */
+
+Test(runtime, compile_options_reach_init) {
+  if (!backend_available("inductor-cpu")) cr_skip("inductor-cpu is unavailable here");
+  stderr_capture cap = stderr_begin();
+  tc_compile_options o = {.struct_size = sizeof o, .backend = "inductor-cpu", .options = "cpu.threads=3", .name = "t3"};
+  tc_compiled *c = tc_compile(TC_FN(exp_plus_x), 1, &o);
+  char *log = stderr_end(cap);
+  cr_assert_not_null(c, "%s", tc_last_error());
+  assert_contains(log, "inductor-cpu: context with 3 threads");
+  /* The result is right on that context. */
+  tc_tensor *x = input_4x8();
+  tc_tensor *y = tc_call(c, (tc_tensor *[]){x});
+  tc_tensor *want = exp_plus_x(x);
+  assert_same(y, want);
+  tc_release(x);
+  tc_release(y);
+  tc_release(want);
+  tc_compiled_free(c);
+  free(log);
+}
+
+Test(runtime, bad_option_values_name_key_backend_and_valid_keys) {
+  if (!backend_available("inductor-cpu")) cr_skip("inductor-cpu is unavailable here");
+  tc_compile_options o = {.struct_size = sizeof o, .backend = "inductor-cpu", .options = "cpu.threads=abc"};
+  cr_assert_null(tc_compile(TC_FN(exp_plus_x), 1, &o));
+  assert_contains(tc_last_error(), "cpu.threads=abc");
+  assert_contains(tc_last_error(), "backend 'inductor-cpu'");
+  assert_contains(tc_last_error(), "valid keys: cpu.threads, cpu.cc");
+  o.options = "cpu.threads=5000";
+  cr_assert_null(tc_compile(TC_FN(exp_plus_x), 1, &o));
+  assert_contains(tc_last_error(), "cpu.threads=5000");
+  o.options = "cpu.thread=2";
+  cr_assert_null(tc_compile(TC_FN(exp_plus_x), 1, &o));
+  assert_contains(tc_last_error(), "option 'cpu.thread': backend 'inductor-cpu' has no such option");
+  assert_contains(tc_last_error(), "valid keys: cpu.threads, cpu.cc");
+}
+
+Test(runtime, vulkan_device_option_reaches_init) {
+  if (!backend_available("vulkan")) cr_skip("vulkan is unavailable here");
+  tc_compile_options o = {.struct_size = sizeof o, .backend = "vulkan", .options = "vulkan.device=7"};
+  cr_assert_null(tc_compile(TC_FN(exp_plus_x), 1, &o), "device 7 must not silently become device 0");
+  assert_contains(tc_last_error(), "vulkan.device=7");
+  assert_contains(tc_last_error(), "out of range");
+  o.options = "vulkan.matmul_tile=7";
+  cr_assert_null(tc_compile(TC_FN(exp_plus_x), 1, &o));
+  assert_contains(tc_last_error(), "vulkan.matmul_tile=7");
+  assert_contains(tc_last_error(), "valid keys:");
+  stderr_capture cap = stderr_begin();
+  o.options = "vulkan.device=0";
+  tc_compiled *c = tc_compile(TC_FN(exp_plus_x), 1, &o);
+  char *log = stderr_end(cap);
+  cr_assert_not_null(c, "%s", tc_last_error());
+  assert_contains(log, "vulkan: context on device 0");
+  tc_compiled_free(c);
+  free(log);
+}
+
+/* ---------------------------------------------------------------- wrapped plugins
+ * A plugin of the build tree, registered in process under another name, with its table
+ * changed: it declines some prims (a capabilities extension) and records the mode it compiled
+ * with. The wrapped plugin's entries do the work. */
+static tc_plugin_query_fn wrapped_query;
+static tc_error *(*wrapped_compile)(tc_compile_args *);
+static int32_t seen_mode = -1;
+static int compiles;
+
+static const uint64_t declined_prims[2] = {~(1ull << TC_PRIM_EXP), ~0ull};
+static const tc_capabilities_ext no_exp = {
+    .base = {sizeof(tc_capabilities_ext), TC_EXT_CAPABILITIES, NULL},
+    .dtypes = (1u << TC_F32) | (1u << TC_F64) | (1u << TC_I32) | (1u << TC_I64) | (1u << TC_BOOL),
+    .n_prim_words = 2,
+    .prims = declined_prims,
+    .kernel_kinds = (1u << TC_KERNEL_LOOP) | (1u << TC_KERNEL_MATMUL)};
+
+static tc_error *recording_compile(tc_compile_args *a) {
+  seen_mode = a->mode;
+  compiles++;
+  return wrapped_compile(a);
+}
+
+static const char *wrapped_name;
+
+static tc_error *wrapper_query(tc_query_args *q) {
+  tc_error *err = wrapped_query(q);
+  if (err) return err;
+  q->table->name = wrapped_name;
+  q->table->option_prefix = wrapped_name;
+  q->table->n_options = 0;
+  q->table->extensions = &no_exp.base;
+  wrapped_compile = q->table->compile;
+  q->table->compile = recording_compile;
+  return NULL;
+}
+
+/* Registers plugin file `file` of the build tree as `name`. */
+static void wrap(const char *file, const char *name) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", TC_BUILD_PLUGIN_DIR, file);
+  void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!dl) cr_skip("%s: %s", path, dlerror());
+  void *sym = dlsym(dl, TC_PLUGIN_ENTRY_SYMBOL);
+  cr_assert_not_null(sym);
+  memcpy(&wrapped_query, &sym, sizeof wrapped_query);
+  wrapped_name = name;
+  cr_assert_eq(tc_backend_register(wrapper_query), TC_OK, "%s", tc_last_error());
+}
+
+Test(runtime, mode_reaches_the_plugin) {
+  wrap("tc-debug-eager.so", "modal");
+  tc_compile_options o = {.struct_size = sizeof o, .backend = "modal", .mode = TC_MODE_MAX_AUTOTUNE};
+  tc_compiled *c = tc_compile(TC_FN(exp_plus_x), 1, &o);
+  cr_assert_not_null(c, "%s", tc_last_error());
+  tc_tensor *x = input_4x8();
+  tc_tensor *y = tc_call(c, (tc_tensor *[]){x});
+  cr_assert_not_null(y, "%s", tc_last_error());
+  cr_assert_eq(seen_mode, TC_MODE_MAX_AUTOTUNE);
+  tc_release(y);
+  tc_release(x);
+  tc_compiled_free(c);
+  o.mode = 9;
+  cr_assert_null(tc_compile(TC_FN(exp_plus_x), 1, &o));
+  assert_contains(tc_last_error(), "mode is 9");
+}
+
+/* exp is declined: it runs on debug-eager, the rest on the backend, with the same result. */
+static void declined_node_runs_on_fallback(const char *file, const char *name) {
+  wrap(file, name);
+  stderr_capture cap = stderr_begin();
+  tc_compile_options o = {.struct_size = sizeof o, .backend = name, .name = "exp_plus_x"};
+  tc_compiled *c = tc_compile(TC_FN(exp_plus_x), 1, &o);
+  cr_assert_not_null(c, "%s", tc_last_error());
+  tc_tensor *x = input_4x8();
+  tc_tensor *y = tc_call(c, (tc_tensor *[]){x});
+  char *log = stderr_end(cap);
+  tc_tensor *want = exp_plus_x(x); /* eager: debug-eager */
+  assert_same(y, want);
+  assert_contains(log, "declines");
+  assert_contains(log, "(prim exp); it runs on debug-eager");
+  assert_contains(log, "parts");
+  cr_assert_gt(compiles, 0, "the backend compiled its own parts");
+  /* Under fullgraph the same graph is an error naming the node and the reason. */
+  o.fullgraph = true;
+  tc_compiled *strict = tc_compile(TC_FN(exp_plus_x), 1, &o);
+  cr_assert_not_null(strict, "%s", tc_last_error());
+  cr_assert_null(tc_call(strict, (tc_tensor *[]){x}));
+  assert_contains(tc_last_error(), "declines node");
+  assert_contains(tc_last_error(), "prim exp");
+  assert_contains(tc_last_error(), "fullgraph");
+  tc_compiled_free(strict);
+  tc_release(x);
+  tc_release(y);
+  tc_release(want);
+  tc_compiled_free(c);
+  free(log);
+}
+
+Test(runtime, declined_node_runs_on_fallback_graph_level) {
+  declined_node_runs_on_fallback("tc-debug-eager.so", "picky");
+}
+
+Test(runtime, declined_node_runs_on_fallback_kernel_level) {
+  if (!backend_available("inductor-cpu")) cr_skip("inductor-cpu is unavailable here");
+  declined_node_runs_on_fallback("tc-inductor-cpu.so", "picky-cpu");
+}
