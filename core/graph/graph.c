@@ -91,63 +91,9 @@ void graph_set_outputs(tc_graph *g, int32_t n, const int32_t *values) {
 
 /* ---------------------------------------------------------------- names */
 const char *prim_name(int32_t prim) {
-  switch (prim) {
-  case TC_PRIM_NEG: return "neg";
-  case TC_PRIM_ABS: return "abs";
-  case TC_PRIM_EXP: return "exp";
-  case TC_PRIM_LOG: return "log";
-  case TC_PRIM_SQRT: return "sqrt";
-  case TC_PRIM_RSQRT: return "rsqrt";
-  case TC_PRIM_SIN: return "sin";
-  case TC_PRIM_COS: return "cos";
-  case TC_PRIM_TANH: return "tanh";
-  case TC_PRIM_ERF: return "erf";
-  case TC_PRIM_FLOOR: return "floor";
-  case TC_PRIM_CEIL: return "ceil";
-  case TC_PRIM_ROUND: return "round";
-  case TC_PRIM_SIGN: return "sign";
-  case TC_PRIM_RECIPROCAL: return "reciprocal";
-  case TC_PRIM_LOGICAL_NOT: return "logical_not";
-  case TC_PRIM_ISNAN: return "isnan";
-  case TC_PRIM_ADD: return "add";
-  case TC_PRIM_SUB: return "sub";
-  case TC_PRIM_MUL: return "mul";
-  case TC_PRIM_DIV: return "div";
-  case TC_PRIM_POW: return "pow";
-  case TC_PRIM_MAX: return "max";
-  case TC_PRIM_MIN: return "min";
-  case TC_PRIM_REMAINDER: return "remainder";
-  case TC_PRIM_EQ: return "eq";
-  case TC_PRIM_NE: return "ne";
-  case TC_PRIM_LT: return "lt";
-  case TC_PRIM_LE: return "le";
-  case TC_PRIM_GT: return "gt";
-  case TC_PRIM_GE: return "ge";
-  case TC_PRIM_AND: return "and";
-  case TC_PRIM_OR: return "or";
-  case TC_PRIM_WHERE: return "where";
-  case TC_PRIM_CONVERT: return "convert";
-  case TC_PRIM_REDUCE_SUM: return "reduce_sum";
-  case TC_PRIM_REDUCE_MAX: return "reduce_max";
-  case TC_PRIM_REDUCE_MIN: return "reduce_min";
-  case TC_PRIM_REDUCE_PROD: return "reduce_prod";
-  case TC_PRIM_ARGMAX: return "argmax";
-  case TC_PRIM_ARGMIN: return "argmin";
-  case TC_PRIM_RESHAPE: return "reshape";
-  case TC_PRIM_BROADCAST_IN_DIM: return "broadcast_in_dim";
-  case TC_PRIM_PERMUTE: return "permute";
-  case TC_PRIM_SLICE: return "slice";
-  case TC_PRIM_PAD: return "pad";
-  case TC_PRIM_CONCATENATE: return "concatenate";
-  case TC_PRIM_REVERSE: return "reverse";
-  case TC_PRIM_GATHER: return "gather";
-  case TC_PRIM_SCATTER_ADD: return "scatter_add";
-  case TC_PRIM_IOTA: return "iota";
-  case TC_PRIM_CONSTANT: return "constant";
-  case TC_PRIM_RANDOM: return "random";
-  case TC_PRIM_MATMUL: return "matmul";
-  default: return "?";
-  }
+  /* The kit's table, shared with every plugin; the core's messages print "?" for unknown ids. */
+  const char *n = tck_prim_name(prim);
+  return strcmp(n, "prim?") ? n : "?";
 }
 
 /* ---------------------------------------------------------------- text */

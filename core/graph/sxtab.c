@@ -82,15 +82,8 @@ bool sxtab_is_const(const tc_sxtab *t, int32_t id, int64_t *value) {
 }
 
 static int64_t sx_apply(tc_sx_op op, int64_t a, int64_t b) {
-  /* One evaluator for folding and for run time: the ABI's. */
-  tc_size_expr nodes[3] = {
-      {.struct_size = sizeof(tc_size_expr), .op = TC_SX_CONST, .value = a},
-      {.struct_size = sizeof(tc_size_expr), .op = TC_SX_CONST, .value = b},
-      {.struct_size = sizeof(tc_size_expr), .op = op, .a = 0, .b = 1},
-  };
-  int64_t vals[3];
-  tck_size_eval_all(nodes, sizeof(tc_size_expr), 3, NULL, vals);
-  return vals[2];
+  /* One evaluator for folding and for run time: the kit's. */
+  return tck_size_apply(op, a, b);
 }
 
 static bool sx_commutes(tc_sx_op op) {

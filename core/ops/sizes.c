@@ -16,14 +16,8 @@ bool sz_is_static(tc_sz a) {
 }
 
 static int64_t sz_eval(tc_sx_op op, int64_t a, int64_t b) {
-  tc_size_expr nodes[3] = {
-      {.struct_size = sizeof(tc_size_expr), .op = TC_SX_CONST, .value = a},
-      {.struct_size = sizeof(tc_size_expr), .op = TC_SX_CONST, .value = b},
-      {.struct_size = sizeof(tc_size_expr), .op = op, .a = 0, .b = 1},
-  };
-  int64_t vals[3];
-  tck_size_eval_all(nodes, sizeof(tc_size_expr), 3, NULL, vals);
-  return vals[2];
+  /* One evaluator for folding and for run time: the kit's. */
+  return tck_size_apply(op, a, b);
 }
 
 static tc_sz sz_bin(tc_sx_op op, tc_sz a, tc_sz b) {

@@ -64,11 +64,7 @@ tc_tensor *tensor_new_on_backend(struct tc_backend *be, const char *op, tc_dtype
 }
 
 void tensor_contiguous_strides(int rank, const int64_t *sizes, int64_t *strides) {
-  int64_t st = 1;
-  for (int i = rank - 1; i >= 0; i--) {
-    strides[i] = st;
-    st *= sizes[i] > 1 ? sizes[i] : 1;
-  }
+  tck_contiguous_strides(rank, sizes, strides);
 }
 
 tc_tensor *tensor_new(tc_dtype dtype, int rank, const int64_t *sizes) {

@@ -25,27 +25,31 @@ static int64_t mod(int64_t a, int64_t b) {
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 
+int64_t tck_size_apply(int32_t op, int64_t a, int64_t b) {
+  uint64_t ua = (uint64_t)a, ub = (uint64_t)b; /* wrap, never overflow (UB) */
+  switch (op) {
+  case TC_SX_ADD: return (int64_t)(ua + ub);
+  case TC_SX_SUB: return (int64_t)(ua - ub);
+  case TC_SX_MUL: return (int64_t)(ua * ub);
+  case TC_SX_FLOORDIV: return floordiv(a, b);
+  case TC_SX_MOD: return mod(a, b);
+  case TC_SX_MAX: return a > b ? a : b;
+  case TC_SX_MIN: return a < b ? a : b;
+  default: return 0;
+  }
+}
+
 void tck_size_eval_all(const tc_size_expr *exprs, size_t expr_size, int32_t n, const int64_t *syms,
                        int64_t *vals) {
   for (int32_t i = 0; i < n; i++) {
     const tc_size_expr *e = TC_ELEM(tc_size_expr, exprs, expr_size, i);
-    int64_t a = 0, b = 0;
-    if (e->op >= TC_SX_ADD && e->a >= 0 && e->a < i && e->b >= 0 && e->b < i) {
-      a = vals[e->a];
-      b = vals[e->b];
-    }
-    uint64_t ua = (uint64_t)a, ub = (uint64_t)b; /* wrap, never overflow (UB) */
-    switch (e->op) {
-    case TC_SX_CONST: vals[i] = e->value; break;
-    case TC_SX_SYM: vals[i] = syms ? syms[e->value] : 0; break;
-    case TC_SX_ADD: vals[i] = (int64_t)(ua + ub); break;
-    case TC_SX_SUB: vals[i] = (int64_t)(ua - ub); break;
-    case TC_SX_MUL: vals[i] = (int64_t)(ua * ub); break;
-    case TC_SX_FLOORDIV: vals[i] = floordiv(a, b); break;
-    case TC_SX_MOD: vals[i] = mod(a, b); break;
-    case TC_SX_MAX: vals[i] = a > b ? a : b; break;
-    case TC_SX_MIN: vals[i] = a < b ? a : b; break;
-    default: vals[i] = 0; break;
+    if (e->op == TC_SX_CONST) {
+      vals[i] = e->value;
+    } else if (e->op == TC_SX_SYM) {
+      vals[i] = syms ? syms[e->value] : 0;
+    } else {
+      bool ok = e->a >= 0 && e->a < i && e->b >= 0 && e->b < i;
+      vals[i] = tck_size_apply(e->op, ok ? vals[e->a] : 0, ok ? vals[e->b] : 0);
     }
   }
 }

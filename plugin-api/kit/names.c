@@ -137,3 +137,11 @@ int64_t tck_reduce_identity_i(int32_t reduce_prim, int32_t dtype) {
   default: return 0; /* floats have no integer identity for max/min: use tck_reduce_identity_f */
   }
 }
+
+void tck_contiguous_strides(int32_t rank, const int64_t *sizes, int64_t *strides) {
+  int64_t st = 1;
+  for (int32_t d = rank - 1; d >= 0; d--) {
+    strides[d] = st;
+    st *= sizes[d] > 1 ? sizes[d] : 1;
+  }
+}

@@ -62,6 +62,10 @@ const char *tck_status_name(tc_status s);      /* "invalid argument", ... */
 double tck_reduce_identity_f(int32_t reduce_prim, int32_t dtype);
 int64_t tck_reduce_identity_i(int32_t reduce_prim, int32_t dtype);
 
+/* Row-major strides (in elements) of a contiguous tensor of these sizes; dims of size 0 or 1
+ * count as 1, as PyTorch's do. */
+void tck_contiguous_strides(int32_t rank, const int64_t *sizes, int64_t *strides /* out */);
+
 /* ---------------------------------------------------------------- accessors (inline)
  * Arrays of ABI structs are strided by the writer's element size. */
 static inline const tc_size_expr *tck_list_expr(const tc_kernel_list *l, int32_t i) {
@@ -107,6 +111,9 @@ tc_status tck_graph_validate(const tc_graph_desc *g, char *err, size_t cap);
  * symbols < the number of syms): a bad child reads as 0. */
 void tck_size_eval_all(const tc_size_expr *exprs, size_t expr_size, int32_t n, const int64_t *syms,
                        int64_t *vals);
+/* One binary size operation (tc_sx_op ADD..MIN) on two values, as tck_size_eval_all does it:
+ * what folding a constant at trace time and evaluating at run time must agree on. */
+int64_t tck_size_apply(int32_t op, int64_t a, int64_t b);
 
 /* How a target language writes size arithmetic. */
 typedef struct tck_expr_syntax {

@@ -128,7 +128,6 @@ typedef struct de_tensor {
 } de_tensor;
 
 int64_t de_numel(int32_t rank, const int64_t *sizes);
-void de_contiguous_strides(int32_t rank, const int64_t *sizes, int64_t *strides /* out */);
 /* Row-major multi-index of linear position i. */
 void de_unravel(int64_t i, int32_t rank, const int64_t *sizes, int64_t *idx /* out */);
 /* Address of element idx of t. */

@@ -11,13 +11,6 @@ int64_t de_numel(int32_t rank, const int64_t *sizes) {
   return n;
 }
 
-void de_contiguous_strides(int32_t rank, const int64_t *sizes, int64_t *strides) {
-  int64_t s = 1;
-  for (int32_t d = rank - 1; d >= 0; d--) {
-    strides[d] = s;
-    s *= sizes[d] > 1 ? sizes[d] : 1;
-  }
-}
 
 void de_unravel(int64_t i, int32_t rank, const int64_t *sizes, int64_t *idx) {
   for (int32_t d = rank - 1; d >= 0; d--) {

@@ -54,7 +54,7 @@ static tc_status scatter_add(const de_op *op) {
   int64_t n_out = de_numel(out->rank, out->sizes), p[TC_MAX_RANK];
   for (int64_t i = 0; i < n_out; i++) memcpy(out->data + (size_t)i * item, de_at_linear(x, i), item);
   de_tensor dst = *out;
-  de_contiguous_strides(dst.rank, dst.sizes, dst.strides);
+  tck_contiguous_strides(dst.rank, dst.sizes, dst.strides);
   int64_t n_src = de_numel(src->rank, src->sizes);
   for (int64_t i = 0; i < n_src; i++) { /* row-major over src: the order of the additions */
     de_unravel(i, src->rank, src->sizes, p);

@@ -41,7 +41,7 @@ static tc_status value_sizes(const run *r, int32_t v, int64_t *sizes) {
 
 static bool ref_is_contiguous(const tc_tensor_ref *t) {
   int64_t want[TC_MAX_RANK];
-  de_contiguous_strides(t->rank, t->sizes, want);
+  tck_contiguous_strides(t->rank, t->sizes, want);
   for (int32_t d = 0; d < t->rank; d++)
     if (t->sizes[d] > 1 && t->strides[d] != want[d]) return false;
   return true;
@@ -79,7 +79,7 @@ static tc_status place_value(run *r, int32_t v, const tc_tensor_ref *outputs) {
   t->dtype = r->exe->values[v].dtype;
   t->rank = r->exe->values[v].rank;
   DE_TRY(value_sizes(r, v, t->sizes));
-  de_contiguous_strides(t->rank, t->sizes, t->strides);
+  tck_contiguous_strides(t->rank, t->sizes, t->strides);
   for (int32_t k = 0; k < r->exe->n_outputs; k++) {
     const tc_tensor_ref *ref = TC_ELEM(tc_tensor_ref, outputs, r->output_size, k);
     if (r->exe->outputs[k] == v && !r->direct[k] && ref_is_contiguous(ref)) {
