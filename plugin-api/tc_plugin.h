@@ -188,13 +188,15 @@ static inline const tc_ext_base *tc_ext_find(const tc_ext_base *chain, int32_t t
  * prefix against the declared table (an unknown key or a bad value is an error naming the key,
  * the backend and the valid keys), and hands the plugin every declared option of the scope in
  * question, set or defaulted, as tc_option values. Contexts are keyed by their CONTEXT-scope
- * options: different values get different contexts.
+ * options: different values get different contexts (a value equal to the default is the
+ * default's context). A context lives until the process ends; release is called only for one
+ * the host could not keep.
  * ------------------------------------------------------------------------------------------- */
 typedef enum tc_option_type {
-  TC_OPTION_BOOL = 0,   /* "0|1|true|false|on|off"; handed over as "0" or "1" */
+  TC_OPTION_BOOL = 0,   /* "0|1|true|false|on|off|yes|no", any case; handed over as "0" or "1" */
   TC_OPTION_INT = 1,    /* a decimal integer within [min, max] */
   TC_OPTION_FLOAT = 2,  /* a decimal number */
-  TC_OPTION_STRING = 3, /* any text without ',' */
+  TC_OPTION_STRING = 3, /* any text without ',', up to 255 bytes */
   TC_OPTION_ENUM = 4    /* one of `values` ("64|128") */
 } tc_option_type;
 
@@ -259,15 +261,16 @@ typedef struct tc_host_api {
   uint32_t abi_major, abi_minor; /* the host's ABI version */
   void *host_ctx;                /* pass back to every service */
 
-  /* Errors: a new error with a copy of message; NULL only when out of memory (the host then
-   * reports a generic out-of-memory for the call). */
+  /* Errors: a new error with a copy of message. Never NULL: out of memory, it is a shared
+   * out-of-memory error (error_free ignores it). */
   tc_error *(*error_new)(void *host_ctx, tc_status code, const char *message);
   void (*error_free)(void *host_ctx, tc_error *err);
   tc_status (*error_code)(void *host_ctx, const tc_error *err);
   const char *(*error_message)(void *host_ctx, const tc_error *err); /* valid while err lives */
   /* An asynchronous failure of work the host submitted with call_id (tc_launch_args,
-   * tc_run_graph_args): takes err. The host reports it from the next call that waits on that
-   * work (a read, synchronize, the next call of the same compiled function), naming the call. */
+   * tc_run_graph_args): takes err. The host prints it at once and returns it from the next call
+   * on this backend that waits or queues work (a read, synchronize, the end of the next call),
+   * naming the failed call and its graph. */
   void (*report_async_error)(void *host_ctx, uint64_t call_id, tc_error *err);
 
   /* Logs a line under a TC_LOGS category ("output_code", "cache", ...). Warnings and errors
@@ -387,9 +390,12 @@ typedef struct tc_graph_desc {
  * `reuse` on a LOAD names an earlier op of an earlier inner loop holding the same element (a
  * LOAD of it, or the STORE that wrote it, with no other store to the buffer in between): a
  * generator that keeps that op's value per row may use it instead of reading memory.
- * TC_KOP_OVERWRITTEN on a STORE says a later loop stores the same element again and every load
- * of the buffer in between has `reuse` set: a generator that honours every such reuse may drop
- * the store. TC_KOP_ROW_VALUE marks a value some later inner loop reads (kept per row).
+ * TC_KOP_OVERWRITTEN on a STORE in an inner loop says a later store (in the same or a later
+ * inner loop) writes the same element again and every load of the buffer in between has `reuse`
+ * set: a generator that honours every such reuse may drop the store. TC_KOP_ROW_VALUE marks a
+ * per-element value of one inner loop that a later inner loop reads, as an operand or through
+ * `reuse` (keep it per row, or recompute it); a REDUCE's result (one value per row) is never
+ * marked.
  * ------------------------------------------------------------------------------------------- */
 typedef enum tc_kernel_kind { TC_KERNEL_LOOP = 0, TC_KERNEL_MATMUL = 1 } tc_kernel_kind;
 
@@ -447,7 +453,7 @@ typedef struct tc_kbuffer {
 
 /* MATMUL kernels: C[b2, b, m, n] = epilogue(sum_k A[b2, b, m, k] * B[b2, b, k, n]), A's element
  * at a_offset + b2*a_stride_batch2 + b*a_stride_batch + m*a_stride_m + k*a_stride_k (likewise B
- * and C; expr ids, in elements). With batch_levels 1 there is no b2 (batch2 is -1) and the outer
+ * and C; expr ids, in elements; an offset or stride of -1 means 0). With batch_levels 1 there is no b2 (batch2 is -1) and the outer
  * domain is (batch, m, n); with 2 it is (batch2, batch, m, n). The epilogue is the kernel's ops
  * over the outer domain, TC_KOP_ACC being the product's value; it ends in a STORE. With no ops,
  * the product is stored to buffer c with c's strides. */
@@ -677,12 +683,21 @@ typedef struct tc_plugin_api {
   tc_error *(*executable_info)(tc_executable_info_args *args);
 } tc_plugin_api;
 
-/* The arguments of the one exported symbol. The host says its version first; the plugin
- * answers TC_ERR_VERSION (an error from host->error_new) when it cannot serve host->abi_major,
- * else fills at most table_size bytes of *table (table->struct_size = what it filled). Must
- * not allocate or touch devices: probe does that. */
+/* The arguments of the one exported symbol. The host says its version first (abi_major,
+ * abi_minor: at these offsets in every major from 2 on); the plugin answers TC_ERR_VERSION (an
+ * error from host->error_new) when it cannot serve that major, else fills at most table_size
+ * bytes of *table (table->struct_size = what it filled). Must not allocate or touch devices:
+ * probe does that.
+ *
+ * The first 32 bytes are laid out as ABI 1's tc_host_api (struct_size, abi_major, abi_minor,
+ * host_ctx, set_error), which a 1.x plugin takes this struct for: it reads the host's major,
+ * refuses through legacy_set_error, and the host lists it as built for ABI 1 instead of calling
+ * into a table it does not have. 2.x plugins ignore the two legacy fields. */
 typedef struct tc_query_args {
   size_t struct_size;
+  uint32_t abi_major, abi_minor; /* the host's ABI version */
+  void *legacy_ctx;                                    /* for a 1.x plugin only */
+  void (*legacy_set_error)(void *legacy_ctx, const char *message); /* for a 1.x plugin only */
   const tc_host_api *host;
   tc_plugin_api *table; /* out: the host's buffer */
   size_t table_size;    /* the room the host has */

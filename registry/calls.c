@@ -134,6 +134,8 @@ tc_status backend_run_graph(tc_backend *be, tc_executable *exe, const int64_t *s
 }
 
 tc_status backend_flush(tc_backend *be) {
+  /* An earlier call's asynchronous failure belongs to the caller before this one queues more. */
+  TC_RETURN_IF_ERROR(backend_take_async_error(be));
   if (be->host_memory) return TC_OK;
   tc_queue_args a = {.struct_size = sizeof a, .ctx = be->ctx};
   lock(be);

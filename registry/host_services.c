@@ -15,23 +15,32 @@
 /* ---------------------------------------------------------------- errors */
 struct tc_error {
   tc_status code;
-  char message[];
+  char *message;
 };
+
+/* What error_new returns when it cannot allocate: never NULL (a NULL return reads as success),
+ * never freed. */
+static tc_error host_oom_error = {TC_ERR_OUT_OF_MEMORY, "out of memory (while reporting an error)"};
 
 static tc_error *host_error_new(void *host_ctx, tc_status code, const char *message) {
   (void)host_ctx;
   if (!message) message = "(no message)";
   size_t n = strlen(message) + 1;
   tc_error *e = malloc(sizeof *e + n);
-  if (!e) return NULL;
+  if (!e) return &host_oom_error;
   e->code = code == TC_OK ? TC_ERR_INTERNAL : code;
+  e->message = (char *)(e + 1);
   memcpy(e->message, message, n);
   return e;
 }
 
+void host_error_drop(tc_error *err) {
+  if (err != &host_oom_error) free(err);
+}
+
 static void host_error_free(void *host_ctx, tc_error *err) {
   (void)host_ctx;
-  free(err);
+  host_error_drop(err);
 }
 
 static tc_status host_error_code(void *host_ctx, const tc_error *err) {
@@ -46,7 +55,6 @@ static const char *host_error_message(void *host_ctx, const tc_error *err) {
 
 tc_status host_error_status(const tc_error *err) { return err ? err->code : TC_OK; }
 const char *host_error_text(const tc_error *err) { return err ? err->message : ""; }
-void host_error_drop(tc_error *err) { free(err); }
 
 tc_status host_error_take(tc_error *err, const char *prefix) {
   if (!err) return TC_OK;
@@ -58,7 +66,7 @@ tc_status host_error_take(tc_error *err, const char *prefix) {
     core_error(code, "%s: %s", prefix, err->message);
   else
     core_error(code, "%s", err->message);
-  free(err);
+  host_error_drop(err);
   return code;
 }
 
@@ -66,7 +74,7 @@ static void host_report_async_error(void *host_ctx, uint64_t call_id, tc_error *
   reg_plugin *p = host_ctx;
   if (!err) return;
   if (!p) {
-    free(err);
+    host_error_drop(err);
     return;
   }
   size_t n = strlen(err->message) + 1;
@@ -86,7 +94,7 @@ static void host_report_async_error(void *host_ctx, uint64_t call_id, tc_error *
   /* Shown at once too: the failing call may never be waited on. */
   fprintf(stderr, "[tc:errors] %s: call %llu failed on the device: %s\n", p->name, (unsigned long long)call_id,
           err->message);
-  free(err);
+  host_error_drop(err);
 }
 
 /* ---------------------------------------------------------------- logs */

@@ -100,6 +100,19 @@ static bool loader_options_ok(reg_plugin *p) {
   return true;
 }
 
+/* A 1.x plugin takes tc_query_args for its tc_host_api and refuses the host's major through
+ * what it thinks is set_error (tc_plugin.h): this records that it did, and why. */
+typedef struct legacy_refusal {
+  bool refused;
+  char message[300];
+} legacy_refusal;
+
+static void loader_legacy_set_error(void *ctx, const char *message) {
+  legacy_refusal *r = ctx;
+  r->refused = true;
+  snprintf(r->message, sizeof r->message, "%s", message ? message : "(no message)");
+}
+
 /* Calls the query and takes the table: min(host size, plugin size) bytes are copied, the rest
  * of p->api stays zero, so optional entries an older plugin never filled read as NULL. */
 static void loader_negotiate(reg_plugin *p, tc_plugin_query_fn query) {
@@ -108,8 +121,23 @@ static void loader_negotiate(reg_plugin *p, tc_plugin_query_fn query) {
     unsigned char bytes[sizeof(tc_plugin_api) + LOADER_QUERY_SLACK];
   } buf;
   memset(&buf, 0, sizeof buf);
-  tc_query_args q = {.struct_size = sizeof q, .host = &p->host, .table = &buf.api, .table_size = sizeof(tc_plugin_api)};
+  legacy_refusal legacy = {0};
+  tc_query_args q = {.struct_size = sizeof q,
+                     .abi_major = TC_ABI_MAJOR,
+                     .abi_minor = TC_ABI_MINOR,
+                     .legacy_ctx = &legacy,
+                     .legacy_set_error = loader_legacy_set_error,
+                     .host = &p->host,
+                     .table = &buf.api,
+                     .table_size = sizeof(tc_plugin_api)};
   tc_error *err = query(&q);
+  if (legacy.refused) {
+    /* What it returned was a 1.x tc_status, not an error object: never look at it. */
+    p->load_status = TC_ERR_VERSION;
+    loader_fail(p, "ABI major mismatch: the plugin is built for ABI 1 (host ABI %d.%d): %s", TC_ABI_MAJOR, TC_ABI_MINOR,
+                legacy.message);
+    return;
+  }
   if (err) {
     tc_status s = host_error_status(err);
     char msg[400];

@@ -267,6 +267,11 @@ void options_context_key(const tc_options *opts, const reg_plugin *p, char *buf,
     const option_item *it = options_find(opts, d->name);
     if (!it) continue;
     const char *v = tck_option_check(d, it->value, norm, sizeof norm, err, sizeof err) ? norm : it->value;
+    /* The default, spelled out, is the default's context. */
+    char dnorm[256];
+    if (d->default_value && tck_option_check(d, d->default_value, dnorm, sizeof dnorm, err, sizeof err) &&
+        !strcmp(dnorm, v))
+      continue;
     int w = snprintf(buf + used, cap - used, "%s%s=%s", used ? "," : "", d->name, v);
     if (w < 0) break;
     used += (size_t)w;

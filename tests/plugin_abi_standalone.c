@@ -16,7 +16,7 @@ int64_t abi_standalone_use(const tc_plugin_api *api, const tc_probe_args *probe,
 
 TC_PLUGIN_EXPORT tc_error *tc_plugin_query(tc_query_args *args);
 TC_PLUGIN_EXPORT tc_error *tc_plugin_query(tc_query_args *args) {
-  if (args->host->abi_major != TC_ABI_MAJOR)
+  if (args->abi_major != TC_ABI_MAJOR)
     return args->host->error_new(args->host->host_ctx, TC_ERR_VERSION, "standalone: another ABI major");
   tc_plugin_api *out = args->table;
   out->struct_size = TC_STRUCT_SIZE(tc_plugin_api, handoff);

@@ -231,17 +231,19 @@ Test(debug_eager, negotiation) {
   future.abi_major = TC_ABI_MAJOR + 1;
   tc_plugin_api out;
   memset(&out, 0, sizeof out);
-  tc_query_args qa = {sizeof qa, &future, &out, sizeof out};
+  tc_query_args qa = {.struct_size = sizeof qa, .abi_major = future.abi_major, .host = &future, .table = &out,
+                      .table_size = sizeof out};
   cr_assert_eq(took(query(&qa)), TC_ERR_VERSION);
   cr_assert(strstr(last_error, "ABI"), "message: %s", last_error);
   cr_assert_eq(out.struct_size, 0);
 
   /* An older host with a smaller table: only that much is written. */
-  size_t small_size = TC_STRUCT_SIZE(tc_plugin_api, run_graph);
+  size_t small_size = TC_STRUCT_SIZE(tc_plugin_api, buffer_read);
   _Alignas(tc_plugin_api) unsigned char buf[sizeof(tc_plugin_api) + 16];
   memset(buf, 0xAB, sizeof buf);
   tc_plugin_api *small = (tc_plugin_api *)(void *)buf;
-  qa = (tc_query_args){sizeof qa, host, small, small_size};
+  qa = (tc_query_args){.struct_size = sizeof qa, .abi_major = host->abi_major, .abi_minor = host->abi_minor,
+                       .host = host, .table = small, .table_size = small_size};
   cr_assert_eq(took(query(&qa)), TC_OK, "%s", last_error);
   cr_assert_eq(small->struct_size, small_size);
   cr_assert(small->run_graph != NULL);

@@ -189,6 +189,18 @@ Test(registry, wrong_major_that_says_so) {
   assert_contains(b->reason, want); /* the plugin's own words */
 }
 
+Test(registry, abi1_plugin_is_listed_not_called_into) {
+  const char *dir = dir_new("p");
+  plugin_add(dir, "abi1_plugin");
+  plugin_add(dir, "old_minor");
+  plugin_path_use(dir);
+  const tc_backend_info *b = listed_expect("abi1_plugin");
+  cr_assert_not(b->available);
+  assert_contains(b->reason, "built for ABI 1");
+  assert_contains(b->reason, "abi1_plugin: built for tc ABI 1.x, host speaks 2.0");
+  cr_assert(listed_expect("old_minor")->available, "the host carried on");
+}
+
 Test(registry, wrong_major_in_the_table) {
   const char *dir = dir_new("p");
   plugin_add(dir, "other_major");

@@ -98,6 +98,23 @@ Test(schedule, softmax_is_one_kernel_with_three_loops) {
   const tc_size_expr *e = &s->sx.nodes[s->kernels[0].desc.outer[0]];
   cr_assert_eq(e->op, TC_SX_SYM);
   cr_assert_eq(s->n_slots, 0, "no temporaries");
+  /* The scheduler's decisions, in the descriptor: the later loops' loads of x reuse the first
+   * loop's, exp(x - max) parked in the output is read back through reuse and its store is
+   * overwritten by the last loop's; every reused op is a per-row value, no REDUCE is. */
+  const tc_kernel_desc *d = &s->kernels[0].desc;
+  int reused = 0, overwritten = 0;
+  for (int32_t i = 0; i < d->n_ops; i++) {
+    const tc_kop *o = &d->ops[i];
+    if (o->reuse >= 0) {
+      reused++;
+      cr_assert_lt(d->ops[o->reuse].loop, o->loop, "op %d reuses an op of an earlier loop", i);
+      cr_assert(d->ops[o->reuse].flags & TC_KOP_ROW_VALUE, "op %d's reuse target is a row value", i);
+    }
+    overwritten += (o->flags & TC_KOP_OVERWRITTEN) != 0;
+    if (o->kind == TC_KOP_REDUCE) cr_assert_not(o->flags & TC_KOP_ROW_VALUE);
+  }
+  cr_assert_geq(reused, 2, "x in loops 1 and 2, exp in loop 2: %d reuses", reused);
+  cr_assert_eq(overwritten, 1, "the parked exp(x - max)");
   schedule_release(s);
   graph_free(&b.g);
 }

@@ -49,7 +49,25 @@ bool schedule_kernel_abi(sched_kernel *sk) {
   }
   int32_t *outer = sk->abi_ints + per_op * (size_t)n;
   memcpy(outer, sk->outer, sizeof(int32_t) * (size_t)sk->n_outer);
-  if (sk->kind == TC_KERNEL_LOOP) schedule_fill_reuse(sk->abi_ops, n, n_vars);
+  if (sk->kind == TC_KERNEL_LOOP) {
+    schedule_fill_reuse(sk->abi_ops, n, n_vars);
+    /* Per-element values of one inner loop that a later inner loop reads: a generator keeps
+     * them per row (or recomputes them). A REDUCE's result is one value per row, not marked. */
+    for (int32_t i = 0; i < n; i++) {
+      const sched_op *o = &sk->ops[i];
+      int32_t uses[4] = {o->args[0], o->args[1], o->args[2], o->index.indirect};
+      for (int u = 0; u < 4; u++) {
+        int32_t a = uses[u];
+        if (a < 0 || a >= n) continue;
+        const sched_op *src = &sk->ops[a];
+        if (src->loop >= 0 && src->kind != TC_KOP_REDUCE && o->loop > src->loop)
+          sk->abi_ops[a].flags |= TC_KOP_ROW_VALUE;
+      }
+      /* A load that reuses an earlier op reads that op's per-element value in its own loop. */
+      int32_t r = sk->abi_ops[i].reuse;
+      if (r >= 0 && r < n) sk->abi_ops[r].flags |= TC_KOP_ROW_VALUE;
+    }
+  }
   tc_kernel_desc *d = &sk->desc;
   *d = (tc_kernel_desc){.struct_size = sizeof *d,
                         .name = sk->name,

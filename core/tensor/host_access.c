@@ -218,7 +218,8 @@ tc_status tc_synchronize(const char *name) {
   if (strcmp(name, "host") == 0) return TC_OK;
   tc_backend *be = backend_find(name, NULL);
   if (!be) return tc_last_status();
-  if (be->host_memory) return TC_OK;
+  /* Host-memory backends finish every call before returning, but may still have reported an
+   * asynchronous failure: synchronize delivers it. */
   tc_status s = backend_synchronize(be);
   return s == TC_OK ? TC_OK : backend_fail(s, "tc_synchronize", "waiting for the device", be);
 }

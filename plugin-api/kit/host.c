@@ -58,12 +58,12 @@ tc_error *tck_query_answer(tc_query_args *args, const tc_plugin_api *table) {
   const tc_host_api *h = args->struct_size >= TC_STRUCT_SIZE(tc_query_args, host) ? args->host : NULL;
   const char *name = table->name ? table->name : "plugin";
   if (!h) return NULL;
-  if (h->abi_major != TC_ABI_MAJOR)
+  if (args->abi_major != TC_ABI_MAJOR)
     return tck_error(h, TC_ERR_VERSION, "%s: built for tc ABI %d.x, host speaks %u.%u", name, TC_ABI_MAJOR,
-                     h->abi_major, h->abi_minor);
+                     args->abi_major, args->abi_minor);
   if (args->struct_size < TC_STRUCT_SIZE(tc_query_args, table_size) || !args->table)
     return tck_error(h, TC_ERR_VERSION, "%s: tc_query_args too small or without a table", name);
-  if (args->table_size < TC_STRUCT_SIZE(tc_plugin_api, synchronize))
+  if (args->table_size < TC_STRUCT_SIZE(tc_plugin_api, buffer_read))
     return tck_error(h, TC_ERR_VERSION, "%s: the host's tc_plugin_api (%zu bytes) has no room for the required entries",
                      name, args->table_size);
   size_t n = table->struct_size < sizeof *table ? table->struct_size : sizeof *table;

@@ -275,7 +275,12 @@ bool tck_test_plugin_open(tck_test_host *h, const char *path, tc_plugin_api *tab
     return false;
   }
   memset(table, 0, sizeof *table);
-  tc_query_args qa = {sizeof qa, &h->api, table, sizeof *table};
+  tc_query_args qa = {.struct_size = sizeof qa,
+                      .abi_major = h->api.abi_major,
+                      .abi_minor = h->api.abi_minor,
+                      .host = &h->api,
+                      .table = table,
+                      .table_size = sizeof *table};
   tc_error *e = query(&qa);
   const char *msg;
   tc_status s = tck_test_host_take(h, e, &msg);

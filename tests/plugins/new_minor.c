@@ -39,7 +39,7 @@ TP_QUERY {
   t.base.executable_info = new_minor_info;
   t.base.extensions = &new_minor_ext.base;
   t.future_entry = new_minor_future;
-  if (q->host->abi_major != TC_ABI_MAJOR)
+  if (q->abi_major != TC_ABI_MAJOR)
     return q->host->error_new(q->host->host_ctx, TC_ERR_VERSION, "new_minor: built for another ABI major");
   memcpy(q->table, &t, q->table_size < sizeof t ? q->table_size : sizeof t);
   q->table->struct_size = sizeof t; /* larger than the host's */

@@ -99,7 +99,7 @@ TP_UNUSED static tc_plugin_api tp_table(const char *name, tc_error *(*probe)(tc_
 /* Answers the query the way the header asks: the host's major or TC_ERR_VERSION, then at most
  * the room the host gave (args->table_size); struct_size says what was filled. */
 TP_UNUSED static tc_error *tp_hand_over(tc_query_args *q, const tc_plugin_api *table) {
-  if (q->host->abi_major != TC_ABI_MAJOR)
+  if (q->abi_major != TC_ABI_MAJOR)
     return q->host->error_new(q->host->host_ctx, TC_ERR_VERSION, "test plugin: built for another ABI major");
   size_t n = table->struct_size < q->table_size ? table->struct_size : q->table_size;
   memcpy(q->table, table, n);

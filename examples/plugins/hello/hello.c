@@ -63,7 +63,7 @@ static tc_error *hello_probe(tc_probe_args *a) {
 static tc_error *hello_init(tc_init_args *a) {
   tc_plugin_ctx *c = calloc(1, sizeof *c);
   if (!c) return fail(a->host, TC_ERR_OUT_OF_MEMORY, "hello: out of memory creating a context");
-  c->host = a->host;
+  c->host = a->host; /* a->device is -1: hello has one device and no option to pick one */
   /* Every CONTEXT option declared arrives, set or defaulted; the strings are borrowed: copy. */
   for (int32_t i = 0; i < a->n_options; i++) {
     const tc_option *o = TC_ELEM(tc_option, a->options, a->option_size, i);
@@ -87,13 +87,15 @@ static void hello_executable_free(const tc_executable_free_args *a) {
 
 static tc_error *hello_compile(tc_compile_args *a) {
   const tc_host_api *h = a->ctx->host;
-  const tc_graph_desc *g = a->graph; /* TC_HANDOFF_GRAPH: the graph (a->kernels is NULL) */
+  /* TC_HANDOFF_GRAPH: a->graph is the graph (a->kernels is NULL). a->mode and a->options (the
+   * COMPILE-scope options: none declared here) arrive too; hello has no use for them. */
+  const tc_graph_desc *g = a->graph;
   for (int32_t i = 0; i < g->n_nodes; i++) {
     const tc_prim_node *n = TC_ELEM(tc_prim_node, g->nodes, g->node_size, i);
     if (n->prim != TC_PRIM_NEG && n->prim != TC_PRIM_ADD)
       return fail(h, TC_ERR_UNSUPPORTED, "hello: graph %s, node %d: prim %d is not supported (only neg and add)",
                   g->name, (int)i, (int)n->prim);
-    if (n->out->dtype != TC_F32)
+    if (n->out->dtype != TC_F32) /* neg and add take operands of their result's dtype */
       return fail(h, TC_ERR_UNSUPPORTED, "hello: graph %s, node %d: dtype %d is not supported (only f32)", g->name,
                   (int)i, (int)n->out->dtype);
   }
@@ -134,7 +136,7 @@ static tc_error *hello_run_graph(const tc_run_graph_args *a) {
   const tc_tensor_ref *out0 = TC_ELEM(tc_tensor_ref, a->outputs, a->output_size, 0);
   int64_t n = 1;
   for (int32_t d = 0; d < out0->rank; d++) n *= out0->sizes[d];
-  const float **vals = calloc((size_t)(e->n_inputs + e->n_nodes), sizeof *vals);
+  const float **vals = calloc((size_t)(e->n_inputs + e->n_nodes) + 1, sizeof *vals);
   float *tmp = malloc(((size_t)e->n_nodes * (size_t)n + 1) * sizeof *tmp);
   tc_error *err = !vals || !tmp ? fail(h, TC_ERR_OUT_OF_MEMORY, "hello: out of memory running") : NULL;
   for (int32_t i = 0; !err && i < a->n_inputs; i++) {
@@ -188,7 +190,7 @@ TC_PLUGIN_EXPORT tc_error *tc_plugin_query(tc_query_args *q) {
       .run_graph = hello_run_graph,
   };
   /* The host says its version first; the major must match, the minor may differ. */
-  if (q->host->abi_major != TC_ABI_MAJOR)
+  if (q->abi_major != TC_ABI_MAJOR)
     return q->host->error_new(q->host->host_ctx, TC_ERR_VERSION, "hello: built for tc plugin ABI 2.x");
   size_t n = q->table_size < sizeof api ? q->table_size : sizeof api; /* no more than the host's room */
   memcpy(q->table, &api, n);
