@@ -245,3 +245,65 @@ Test(runtime, declined_node_runs_on_fallback_kernel_level) {
   if (!backend_available("inductor-cpu")) cr_skip("inductor-cpu is unavailable here");
   declined_node_runs_on_fallback("tc-inductor-cpu.so", "picky-cpu");
 }
+
+/* ---------------------------------------------------------------- one plan, two backends
+ * The scheduler's plan (kernel list + memory plan) does not depend on a backend: bound to two,
+ * it runs on each with the same kernels (what an A/B comparison and its bisector need). */
+#include "runtime/runtime.h"
+
+Test(runtime, one_plan_bound_to_two_backends) {
+  tc_backend *a = backend_find("inductor-cpu", NULL);
+  if (!a) cr_skip("inductor-cpu is unavailable here: %s", tc_last_error());
+  tc_backend *b = backend_find("vulkan", NULL);
+  if (!b) {
+    tc_options *o = options_parse("cpu.threads=1");
+    b = backend_find("inductor-cpu", o); /* another context of the same plugin */
+    options_free(o);
+  }
+  cr_assert_not_null(b, "%s", tc_last_error());
+  /* softmax(x) * 2 over a 4x8 input, built as a graph. */
+  tc_graph g;
+  graph_init(&g, "plan2");
+  int32_t r = sxtab_const(&g.sx, 4), c = sxtab_const(&g.sx, 8), one = sxtab_const(&g.sx, 1);
+  tc_vtype t = {.dtype = TC_F32, .rank = 2, .shape = {r, c}};
+  tc_vtype rt = {.dtype = TC_F32, .rank = 2, .shape = {r, one}};
+  int32_t x = graph_add_input(&g, &t);
+  tc_node n = {.prim = TC_PRIM_REDUCE_MAX, .out = {.dtype = TC_F32, .rank = 1, .shape = {r}}, .n_in = 1, .in = &x,
+               .n_iattrs = 1, .iattrs = {1}};
+  int32_t m = graph_add_node(&g, &n);
+  n = (tc_node){.prim = TC_PRIM_RESHAPE, .out = rt, .n_in = 1, .in = &m};
+  int32_t m2 = graph_add_node(&g, &n);
+  n = (tc_node){.prim = TC_PRIM_BROADCAST_IN_DIM, .out = t, .n_in = 1, .in = &m2, .n_iattrs = 2, .iattrs = {0, 1}};
+  int32_t mb = graph_add_node(&g, &n);
+  int32_t xs[2] = {x, mb};
+  n = (tc_node){.prim = TC_PRIM_SUB, .out = t, .n_in = 2, .in = xs};
+  int32_t y = graph_add_node(&g, &n);
+  cr_assert_geq(y, 0, "%s", tc_last_error());
+  graph_set_outputs(&g, 1, &y);
+  tc_schedule *plan = NULL;
+  cr_assert_eq(schedule_build(&g, &plan), TC_OK, "%s", tc_last_error());
+  tc_lowered *la = NULL, *lb = NULL;
+  cr_assert_eq(lower_kernels_bind(a, plan, NULL, &la, NULL), TC_OK, "%s", tc_last_error());
+  cr_assert_eq(lower_kernels_bind(b, plan, NULL, &lb, NULL), TC_OK, "%s", tc_last_error());
+  schedule_release(plan); /* each executable holds the plan */
+  cr_assert_eq(la->n_kernels, lb->n_kernels, "the same kernels");
+  tc_tensor *in = input_4x8();
+  tc_tensor *ya = NULL, *yb = NULL;
+  cr_assert_eq(lowered_run(la, NULL, (tc_tensor *[]){in}, &ya), TC_OK, "%s", tc_last_error());
+  cr_assert_eq(lowered_run(lb, NULL, (tc_tensor *[]){in}, &yb), TC_OK, "%s", tc_last_error());
+  assert_same(ya, yb);
+  float h[32], xin[32];
+  cr_assert_eq(tc_to_host(ya, h, sizeof h), TC_OK);
+  cr_assert_eq(tc_to_host(in, xin, sizeof xin), TC_OK);
+  for (int i = 0; i < 4; i++) {
+    float mx = xin[8 * i];
+    for (int j = 1; j < 8; j++) mx = xin[8 * i + j] > mx ? xin[8 * i + j] : mx;
+    for (int j = 0; j < 8; j++) cr_assert_eq(h[8 * i + j], xin[8 * i + j] - mx);
+  }
+  tc_release(ya);
+  tc_release(yb);
+  tc_release(in);
+  lowered_free(la);
+  lowered_free(lb);
+  graph_free(&g);
+}

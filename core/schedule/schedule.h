@@ -124,10 +124,10 @@ typedef struct seg {
   int32_t ind, ind_coef;
 } seg;
 
-typedef struct access {
+typedef struct sched_access {
   int32_t n;
   seg s[TC_MAX_RANK];
-} access;
+} sched_access;
 
 /* The scheduler's working state (fuse.c owns it; index_map.c and kernel_build.c use it). */
 typedef struct sched_ctx {
@@ -161,22 +161,22 @@ aff aff_var(sched_ctx *c, int32_t v); /* 1 * var_v */
 aff aff_add(sched_ctx *c, aff a, aff b);
 aff aff_scale(sched_ctx *c, aff a, int32_t e);
 bool aff_uses_var(const aff *a, int32_t v);
-void access_clear(access *a);
+void access_clear(sched_access *a);
 /* Identity access over a value of rank r: dim d read at var d. */
-access access_vars(int32_t rank);
+sched_access access_vars(int32_t rank);
 /* Splits run i into single dims when the affine index allows it (false when not). */
-bool access_split(sched_ctx *c, access *a, int32_t i, const tc_vtype *t);
+bool access_split(sched_ctx *c, sched_access *a, int32_t i, const tc_vtype *t);
 /* Splits every run so that dim d is alone. */
-bool access_isolate(sched_ctx *c, access *a, int32_t d, const tc_vtype *t);
+bool access_isolate(sched_ctx *c, sched_access *a, int32_t d, const tc_vtype *t);
 /* Maps an access of a view node's result to its input (false + c->why when not affine). */
-bool access_through_view(sched_ctx *c, const tc_node *n, const access *out, access *in);
+bool access_through_view(sched_ctx *c, const tc_node *n, const sched_access *out, sched_access *in);
 /* Maps an access of a RESHAPE or PERMUTE node's input to its result (the inverse direction). */
-bool access_forward(sched_ctx *c, const tc_node *n, const access *in, access *out);
+bool access_forward(sched_ctx *c, const tc_node *n, const sched_access *in, sched_access *out);
 /* The element offset in a contiguous buffer of type t read at a: an affine form, and the
  * indirect term (op, coefficient) if any. False when two indirect terms meet. */
-bool access_address(sched_ctx *c, const access *a, const tc_vtype *t, aff *addr, int32_t *ind, int32_t *ind_coef);
-bool access_uses_var(const access *a, int32_t v);
-bool access_same(const access *a, const access *b);
+bool access_address(sched_ctx *c, const sched_access *a, const tc_vtype *t, aff *addr, int32_t *ind, int32_t *ind_coef);
+bool access_uses_var(const sched_access *a, int32_t v);
+bool access_same(const sched_access *a, const sched_access *b);
 
 /* kernel_build.c */
 /* Builds the kernel computing realized value `root` into a new schedule kernel; returns false

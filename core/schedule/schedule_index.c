@@ -101,10 +101,10 @@ aff aff_scale(sched_ctx *c, aff a, int32_t e) {
 bool aff_uses_var(const aff *a, int32_t v) { return a->k[v] >= 0; }
 
 /* ---------------------------------------------------------------- accesses */
-void access_clear(access *a) { memset(a, 0xff, sizeof *a); a->n = 0; }
+void access_clear(sched_access *a) { memset(a, 0xff, sizeof *a); a->n = 0; }
 
-access access_vars(int32_t rank) {
-  access a;
+sched_access access_vars(int32_t rank) {
+  sched_access a;
   access_clear(&a);
   a.n = rank;
   for (int32_t d = 0; d < rank; d++) {
@@ -128,18 +128,18 @@ static seg seg_make(int32_t lo, int32_t hi, aff L) {
   return s;
 }
 
-bool access_uses_var(const access *a, int32_t v) {
+bool access_uses_var(const sched_access *a, int32_t v) {
   for (int32_t i = 0; i < a->n; i++)
     if (aff_uses_var(&a->s[i].L, v)) return true;
   return false;
 }
 
-bool access_same(const access *a, const access *b) {
+bool access_same(const sched_access *a, const sched_access *b) {
   if (a->n != b->n) return false;
   return memcmp(a->s, b->s, sizeof(seg) * (size_t)a->n) == 0;
 }
 
-static void access_sort(access *a) {
+static void access_sort(sched_access *a) {
   for (int32_t i = 1; i < a->n; i++)
     for (int32_t j = i; j > 0 && a->s[j].lo < a->s[j - 1].lo; j--) {
       seg t = a->s[j];
@@ -150,7 +150,7 @@ static void access_sort(access *a) {
 
 static bool sx_is_const1(sched_ctx *c, const tc_vtype *t, int32_t d) { return sx_is_one(c, sx_g(c, t->shape[d])); }
 
-bool access_split(sched_ctx *c, access *a, int32_t i, const tc_vtype *t) {
+bool access_split(sched_ctx *c, sched_access *a, int32_t i, const tc_vtype *t) {
   seg s = a->s[i];
   int32_t len = s.hi - s.lo;
   if (len <= 1) return true;
@@ -183,7 +183,7 @@ bool access_split(sched_ctx *c, access *a, int32_t i, const tc_vtype *t) {
   }
   /* Replace run i by len single-dim runs. */
   if (a->n - 1 + len > TC_MAX_RANK) goto fail;
-  access b;
+  sched_access b;
   access_clear(&b);
   for (int32_t j = 0; j < a->n; j++) {
     if (j != i) { b.s[b.n++] = a->s[j]; continue; }
@@ -200,15 +200,15 @@ fail:
   return false;
 }
 
-bool access_isolate(sched_ctx *c, access *a, int32_t d, const tc_vtype *t) {
+bool access_isolate(sched_ctx *c, sched_access *a, int32_t d, const tc_vtype *t) {
   for (int32_t i = 0; i < a->n; i++)
     if (a->s[i].lo <= d && d < a->s[i].hi) return access_split(c, a, i, t);
   return true;
 }
 
 /* ---------------------------------------------------------------- views */
-static bool through_permute(sched_ctx *c, const tc_node *n, const access *out, access *in) {
-  access o = *out;
+static bool through_permute(sched_ctx *c, const tc_node *n, const sched_access *out, sched_access *in) {
+  sched_access o = *out;
   for (int32_t i = 0; i < o.n; i++) {
     bool consecutive = true;
     for (int32_t d = o.s[i].lo; d + 1 < o.s[i].hi; d++) consecutive &= n->iattrs[d + 1] == n->iattrs[d] + 1;
@@ -228,7 +228,7 @@ static bool through_permute(sched_ctx *c, const tc_node *n, const access *out, a
   return true;
 }
 
-static bool through_broadcast(sched_ctx *c, const tc_node *n, const tc_vtype *tin, const access *out, access *in) {
+static bool through_broadcast(sched_ctx *c, const tc_node *n, const tc_vtype *tin, const sched_access *out, sched_access *in) {
   int32_t src[TC_MAX_RANK];
   bool bcast[TC_MAX_RANK];
   for (int32_t j = 0; j < n->out.rank; j++) src[j] = -1;
@@ -237,7 +237,7 @@ static bool through_broadcast(sched_ctx *c, const tc_node *n, const tc_vtype *ti
     src[j] = i;
     bcast[i] = sx_is_const1(c, tin, i) && !sx_is_const1(c, &n->out, j);
   }
-  access o = *out;
+  sched_access o = *out;
   access_clear(in);
   bool covered[TC_MAX_RANK] = {false};
   for (int32_t i = 0; i < o.n; i++) {
@@ -271,9 +271,9 @@ static bool through_broadcast(sched_ctx *c, const tc_node *n, const tc_vtype *ti
   return true;
 }
 
-static bool through_slice(sched_ctx *c, const tc_node *n, const tc_vtype *tin, const access *out, access *in) {
+static bool through_slice(sched_ctx *c, const tc_node *n, const tc_vtype *tin, const sched_access *out, sched_access *in) {
   const int32_t r = n->out.rank;
-  access o = *out;
+  sched_access o = *out;
   for (int32_t i = 0; i < o.n; i++) {
     seg *s = &o.s[i];
     bool ok = n->iattrs[r + s->lo] == 1;
@@ -296,10 +296,10 @@ static bool through_slice(sched_ctx *c, const tc_node *n, const tc_vtype *tin, c
   return true;
 }
 
-static bool through_reverse(sched_ctx *c, const tc_node *n, const tc_vtype *tin, const access *out, access *in) {
+static bool through_reverse(sched_ctx *c, const tc_node *n, const tc_vtype *tin, const sched_access *out, sched_access *in) {
   bool rev[TC_MAX_RANK] = {false};
   for (int32_t i = 0; i < n->n_iattrs; i++) rev[n->iattrs[i]] = true;
-  access o = *out;
+  sched_access o = *out;
   for (int32_t i = 0; i < o.n; i++) {
     bool any = false;
     for (int32_t d = o.s[i].lo; d < o.s[i].hi; d++) any |= rev[d];
@@ -325,7 +325,7 @@ typedef struct rgroup {
   int32_t olo, ohi, ilo, ihi;
 } rgroup;
 
-static bool through_reshape(sched_ctx *c, const tc_node *n, const tc_vtype *tin, const access *out, access *in) {
+static bool through_reshape(sched_ctx *c, const tc_node *n, const tc_vtype *tin, const sched_access *out, sched_access *in) {
   const tc_vtype *to = &n->out;
   rgroup grp[2 * TC_MAX_RANK + 2];
   int32_t ng = 0, j = 0, i = 0;
@@ -354,7 +354,7 @@ static bool through_reshape(sched_ctx *c, const tc_node *n, const tc_vtype *tin,
     return false;
   }
   /* Runs must not straddle a group boundary. */
-  access o = *out;
+  sched_access o = *out;
   for (int32_t k = 0; k < o.n; k++) {
     bool straddles = false;
     for (int32_t q = 0; q < ng; q++)
@@ -388,7 +388,7 @@ static bool through_reshape(sched_ctx *c, const tc_node *n, const tc_vtype *tin,
   return true;
 }
 
-bool access_through_view(sched_ctx *c, const tc_node *n, const access *out, access *in) {
+bool access_through_view(sched_ctx *c, const tc_node *n, const sched_access *out, sched_access *in) {
   const tc_vtype *tin = graph_value_type(c->g, n->in[0]);
   switch (n->prim) {
   case TC_PRIM_PERMUTE: return through_permute(c, n, out, in);
@@ -402,7 +402,7 @@ bool access_through_view(sched_ctx *c, const tc_node *n, const access *out, acce
   }
 }
 
-bool access_forward(sched_ctx *c, const tc_node *n, const access *in, access *out) {
+bool access_forward(sched_ctx *c, const tc_node *n, const sched_access *in, sched_access *out) {
   const tc_vtype *tin = graph_value_type(c->g, n->in[0]);
   tc_node f = *n;
   f.out = *tin;
@@ -415,7 +415,7 @@ bool access_forward(sched_ctx *c, const tc_node *n, const access *in, access *ou
   return false;
 }
 
-bool access_address(sched_ctx *c, const access *a, const tc_vtype *t, aff *addr, int32_t *ind, int32_t *ind_coef) {
+bool access_address(sched_ctx *c, const sched_access *a, const tc_vtype *t, aff *addr, int32_t *ind, int32_t *ind_coef) {
   *addr = aff_zero();
   *ind = -1;
   *ind_coef = -1;

@@ -12,7 +12,7 @@
 
 typedef struct memo {
   int32_t value, loop, op;
-  access acc;
+  sched_access acc;
 } memo;
 
 typedef struct kbuild {
@@ -20,7 +20,7 @@ typedef struct kbuild {
   const tc_graph *g;
   int32_t root;
   int32_t mm;      /* matmul node value of a MATMUL kernel, or -1 */
-  access mm_acc;   /* where the epilogue reads the product */
+  sched_access mm_acc;   /* where the epilogue reads the product */
   int32_t n_outer, outer[TC_MAX_RANK], inner;
   int32_t cur_loop, n_loops;
   sched_op *ops;
@@ -34,7 +34,7 @@ typedef struct kbuild {
   uint64_t prims[2]; /* prims inlined, for the kernel's name */
   int32_t zero_buf;  /* buffer the kernel accumulates into (zeroed before it runs), or -1 */
   int32_t store_loop; /* the inner loop that stores the root, or -1 */
-  access root_acc;    /* where the root is stored */
+  sched_access root_acc;    /* where the root is stored */
   int32_t *after;     /* per op: an op it must follow though it reads none of its values, or -1 */
   /* The one value parked in the root's buffer for the store loop (emit_stashed): its source op
    * and the store that parks it. */
@@ -153,7 +153,7 @@ static int32_t kbuf(kbuild *k, int32_t b, bool store) {
 
 static void note_prim(kbuild *k, int32_t prim) { k->prims[prim / 64] |= 1ull << (prim % 64); }
 
-static int32_t memo_find(const kbuild *k, int32_t value, const access *a) {
+static int32_t memo_find(const kbuild *k, int32_t value, const sched_access *a) {
   for (int32_t i = k->n_memos - 1; i >= 0; i--) {
     const memo *m = &k->memos[i];
     if (m->value == value && (m->loop == -1 || m->loop == k->cur_loop) && access_same(&m->acc, a)) return m->op;
@@ -161,7 +161,7 @@ static int32_t memo_find(const kbuild *k, int32_t value, const access *a) {
   return -1;
 }
 
-static void memo_add(kbuild *k, int32_t value, const access *a, int32_t op) {
+static void memo_add(kbuild *k, int32_t value, const sched_access *a, int32_t op) {
   if (op < 0) return;
   if (k->n_memos == k->cap_memos) {
     int32_t cap = k->cap_memos ? 2 * k->cap_memos : 64;
@@ -183,7 +183,7 @@ static bool is_view(tc_prim p) {
 }
 static bool is_reduction(tc_prim p) { return p >= TC_PRIM_REDUCE_SUM && p <= TC_PRIM_ARGMIN; }
 
-static int32_t emit(kbuild *k, int32_t v, const access *a);
+static int32_t emit(kbuild *k, int32_t v, const sched_access *a);
 static int32_t find_reduction(sched_ctx *c, int32_t v, int32_t root, int depth);
 
 /* v is a reduction computed in this kernel, possibly seen through views (a broadcast row sum). */
@@ -200,7 +200,7 @@ static bool is_reduction_view(sched_ctx *c, int32_t v, int32_t root) {
   return false;
 }
 
-static int32_t emit_load(kbuild *k, int32_t v, const access *a) {
+static int32_t emit_load(kbuild *k, int32_t v, const sched_access *a) {
   sched_ctx *c = k->c;
   int32_t b = c->s->value_buf[v];
   if (b < 0) { fail(k, -1, "value %d has no buffer", v); return -1; }
@@ -215,7 +215,7 @@ static int32_t emit_load(kbuild *k, int32_t v, const access *a) {
 }
 
 /* The reduction node n (value v) read at a: a new inner loop folding its input over the row. */
-static int32_t emit_reduction(kbuild *k, int32_t v, const tc_node *n, const access *a) {
+static int32_t emit_reduction(kbuild *k, int32_t v, const tc_node *n, const sched_access *a) {
   sched_ctx *c = k->c;
   const tc_vtype *tx = graph_value_type(k->g, n->in[0]);
   int32_t d0, len;
@@ -247,13 +247,13 @@ static int32_t emit_reduction(kbuild *k, int32_t v, const tc_node *n, const acce
     return -1;
   }
   /* Result dims map to input dims around the reduced block; runs must not straddle it. */
-  access r = *a;
+  sched_access r = *a;
   for (int32_t i = 0; i < r.n; i++)
     if (r.s[i].lo < d0 && r.s[i].hi > d0) {
       if (!access_split(c, &r, i, &n->out)) { c->fail_value = v; return -1; }
       i = -1;
     }
-  access x;
+  sched_access x;
   access_clear(&x);
   for (int32_t i = 0; i < r.n; i++) {
     seg s = r.s[i];
@@ -288,7 +288,7 @@ static int32_t emit_reduction(kbuild *k, int32_t v, const tc_node *n, const acce
   return id;
 }
 
-static int32_t emit_gather(kbuild *k, const tc_node *n, const access *a) {
+static int32_t emit_gather(kbuild *k, const tc_node *n, const sched_access *a) {
   sched_ctx *c = k->c;
   int32_t d = (int32_t)n->iattrs[0];
   int32_t iv = emit(k, n->in[1], a);
@@ -304,7 +304,7 @@ static int32_t emit_gather(kbuild *k, const tc_node *n, const access *a) {
                        op_prim(k, TC_PRIM_LT, TC_BOOL, iv, size, -1), -1);
   int32_t safe = op_prim(k, TC_PRIM_WHERE, TC_I64, ok, iv, zero);
   if (safe < 0) return -1;
-  access x = *a;
+  sched_access x = *a;
   if (!access_isolate(c, &x, d, &n->out)) { c->fail_value = n->in[1]; return -1; }
   for (int32_t i = 0; i < x.n; i++)
     if (x.s[i].lo == d) {
@@ -319,7 +319,7 @@ static int32_t emit_gather(kbuild *k, const tc_node *n, const access *a) {
   return op_prim(k, TC_PRIM_WHERE, n->out.dtype, ok, xv, z);
 }
 
-static int32_t emit_node(kbuild *k, int32_t v, const tc_node *n, const access *a) {
+static int32_t emit_node(kbuild *k, int32_t v, const tc_node *n, const sched_access *a) {
   sched_ctx *c = k->c;
   tc_prim p = n->prim;
   if (is_elementwise(p)) {
@@ -336,7 +336,7 @@ static int32_t emit_node(kbuild *k, int32_t v, const tc_node *n, const access *a
     return op_prim(k, p, n->out.dtype, args[0], args[1], args[2]);
   }
   if (is_view(p)) {
-    access in;
+    sched_access in;
     if (!access_through_view(c, n, a, &in)) {
       /* Realize the view's input (then any view of it is affine); when that is already a
        * buffer, realize the view itself. */
@@ -359,7 +359,7 @@ static int32_t emit_node(kbuild *k, int32_t v, const tc_node *n, const access *a
   }
   case TC_PRIM_IOTA: {
     int32_t d = (int32_t)n->iattrs[0];
-    access x = *a;
+    sched_access x = *a;
     if (!access_isolate(c, &x, d, &n->out)) { c->fail_value = v; return -1; }
     aff idx = aff_zero();
     for (int32_t i = 0; i < x.n; i++)
@@ -395,7 +395,7 @@ static int32_t emit_node(kbuild *k, int32_t v, const tc_node *n, const access *a
 }
 
 /* Same element: equal addresses in a contiguous layout of type t. */
-static bool access_equiv(sched_ctx *c, const access *a, const access *b, const tc_vtype *t) {
+static bool access_equiv(sched_ctx *c, const sched_access *a, const sched_access *b, const tc_vtype *t) {
   if (access_same(a, b)) return true;
   aff x, y;
   int32_t xi, xc, yi, yc;
@@ -431,7 +431,7 @@ static bool op_heavy(const kbuild *k, int32_t op, int depth) {
  * index, by its own loop or by the same one, and overwrite the first before the store loop reads
  * it back (softmax(softmax(x) * x) + softmax(x): both exps are computed in the inner softmax's
  * sum loop, and whichever store came last was read back as both). Other values are recomputed. */
-static int32_t emit_stashed(kbuild *k, int32_t v, const access *a) {
+static int32_t emit_stashed(kbuild *k, int32_t v, const sched_access *a) {
   sched_ctx *c = k->c;
   if (k->store_loop < 0 || k->cur_loop != k->store_loop || !access_same(a, &k->root_acc)) return -1;
   const tc_vtype *tv = graph_value_type(k->g, v), *tr = graph_value_type(k->g, k->root);
@@ -466,7 +466,7 @@ static int32_t emit_stashed(kbuild *k, int32_t v, const access *a) {
   return ld;
 }
 
-static int32_t emit(kbuild *k, int32_t v, const access *a) {
+static int32_t emit(kbuild *k, int32_t v, const sched_access *a) {
   if (k->oom) return -1;
   int32_t hit = memo_find(k, v, a);
   if (hit >= 0) return hit;
@@ -538,7 +538,7 @@ static void set_domain(kbuild *k, int32_t n_outer, const int32_t *outer, int32_t
 }
 
 /* Appends one segment: dims [lo, hi) of the value, read as one run on loop var `var`. */
-static void access_push(sched_ctx *c, access *a, int32_t lo, int32_t hi, int32_t var) {
+static void access_push(sched_ctx *c, sched_access *a, int32_t lo, int32_t hi, int32_t var) {
   memset(&a->s[a->n], 0xff, sizeof(seg));
   a->s[a->n].lo = lo;
   a->s[a->n].hi = hi;
@@ -548,8 +548,8 @@ static void access_push(sched_ctx *c, access *a, int32_t lo, int32_t hi, int32_t
 
 /* Where the root is stored and read: dims [0, p) on outer vars, dims [p, rank) as one run on
  * the inner var. */
-static access domain_access(kbuild *k, int32_t rank, int32_t p) {
-  access a;
+static sched_access domain_access(kbuild *k, int32_t rank, int32_t p) {
+  sched_access a;
   access_clear(&a);
   for (int32_t d = 0; d < p; d++) access_push(k->c, &a, d, d + 1, d);
   if (p < rank) access_push(k->c, &a, p, rank, p);
@@ -559,8 +559,8 @@ static access domain_access(kbuild *k, int32_t rank, int32_t p) {
 /* A matmul's domain over a rank-r value. One batch level (split 0): the leading r-2 dims as one
  * run on var 0, then rows and cols on vars 1 and 2. Two levels (0 < split < r-2): dims
  * [0, split) on var 0 (batch2), [split, r-2) on var 1 (batch), rows and cols on vars 2 and 3. */
-static access matmul_domain_access(sched_ctx *c, int32_t r, int32_t split) {
-  access a;
+static sched_access matmul_domain_access(sched_ctx *c, int32_t r, int32_t split) {
+  sched_access a;
   access_clear(&a);
   int32_t var = 0;
   if (split > 0) access_push(c, &a, 0, split, var++);
@@ -570,7 +570,7 @@ static access matmul_domain_access(sched_ctx *c, int32_t r, int32_t split) {
   return a;
 }
 
-static bool store_root(kbuild *k, int32_t val, const access *a) {
+static bool store_root(kbuild *k, int32_t val, const sched_access *a) {
   sched_ctx *c = k->c;
   int32_t b = c->s->value_buf[k->root];
   aff addr;
@@ -595,13 +595,13 @@ static bool operand_map(kbuild *k, int32_t v, const int32_t *outer, int32_t n_ou
   const tc_vtype *t = graph_value_type(k->g, v);
   int32_t r = t->rank;
   set_domain(k, n_outer, outer, -1);
-  access a = matmul_domain_access(c, r, split);
+  sched_access a = matmul_domain_access(c, r, split);
   int32_t operand = v;
   for (int guard = 0; guard < 4096; guard++) {
     const tc_node *n = graph_value_node(k->g, v);
     if (!n || c->realized[v]) break;
     if (!is_view(n->prim)) return fail(k, v, "a matmul operand is computed (%s): realized first", prim_name(n->prim));
-    access in;
+    sched_access in;
     if (!access_through_view(c, n, &a, &in)) {
       c->fail_value = operand;
       return false;
@@ -834,13 +834,13 @@ static int build_outer_sum(kbuild *k) {
   int32_t outer[TC_MAX_RANK];
   for (int32_t d = 0; d < tu->rank; d++) outer[d] = sx_g(c, tu->shape[d]);
   set_domain(k, tu->rank, outer, reduction_extent(c, graph_value_node(k->g, nested)));
-  access au = domain_access(k, tu->rank, tu->rank);
+  sched_access au = domain_access(k, tu->rank, tu->rank);
   int32_t val = emit(k, u, &au);
   if (val < 0) return -1;
   /* The sum's index: u's index without the summed dims. */
   bool summed[TC_MAX_RANK] = {false};
   for (int32_t i = 0; i < sn->n_iattrs; i++) summed[sn->iattrs[i]] = true;
-  access as;
+  sched_access as;
   access_clear(&as);
   for (int32_t d = 0, o = 0; d < tu->rank; d++) {
     if (summed[d]) continue;
@@ -888,7 +888,7 @@ static int build_reshape_root(kbuild *k) {
   int32_t outer[TC_MAX_RANK];
   for (int32_t d = 0; d < tu->rank; d++) outer[d] = sx_g(c, tu->shape[d]);
   set_domain(k, tu->rank, outer, -1);
-  access au = domain_access(k, tu->rank, tu->rank), ar;
+  sched_access au = domain_access(k, tu->rank, tu->rank), ar;
   if (!access_forward(c, n, &au, &ar)) return 0;
   int32_t val = emit(k, n->in[0], &au);
   if (val < 0) return -1;
@@ -905,7 +905,7 @@ static bool build_loop(kbuild *k) {
   const tc_node *n = graph_value_node(k->g, k->root);
   int32_t outer[TC_MAX_RANK];
   for (int32_t d = 0; d < t->rank; d++) outer[d] = sx_g(c, t->shape[d]);
-  access a;
+  sched_access a;
   if (n && is_reduction(n->prim)) {
     set_domain(k, t->rank, outer, reduction_extent(c, n));
     a = domain_access(k, t->rank, t->rank);
@@ -938,7 +938,7 @@ typedef struct mm_layout {
   int32_t split, n_outer, outer[4]; /* split 0: (batch, M, N); else (batch2, batch, M, N) */
   int32_t ba, bb;                   /* operand buffers */
   aff ma, mb;                       /* operand element offsets over the domain's vars */
-  access acc, acc_root;             /* the product's and the root's access over the domain */
+  sched_access acc, acc_root;             /* the product's and the root's access over the domain */
   aff ce;                           /* the root's element offset */
   bool pure_view;                   /* the epilogue only reshapes/permutes the product */
 } mm_layout;
@@ -988,7 +988,7 @@ static bool matmul_layout(kbuild *k, int32_t mm_value, int32_t split, mm_layout 
   for (int32_t j = n_path - 1; j >= 0; j--) {
     const tc_node *n = graph_value_node(k->g, path[j]);
     if (n->prim != TC_PRIM_RESHAPE && n->prim != TC_PRIM_PERMUTE) continue;
-    access next;
+    sched_access next;
     if (!access_forward(c, n, &L->acc_root, &next)) return fail(k, mm_value, "%s", c->why);
     L->acc_root = next;
   }
@@ -1132,8 +1132,8 @@ static void kbuild_reset(kbuild *k) {
 }
 
 /* Domain = shape of type t; the root read at (var_d + offset_d). */
-static access shifted_access(kbuild *k, int32_t rank, const int32_t *offset) {
-  access a = domain_access(k, rank, rank);
+static sched_access shifted_access(kbuild *k, int32_t rank, const int32_t *offset) {
+  sched_access a = domain_access(k, rank, rank);
   for (int32_t d = 0; d < rank; d++) a.s[d].L.c = offset ? offset[d] : -1;
   return a;
 }
@@ -1152,10 +1152,10 @@ static bool copy_into_root(kbuild *k, int32_t src, const int32_t *offset, const 
   int32_t outer[TC_MAX_RANK];
   for (int32_t d = 0; d < t->rank; d++) outer[d] = sx_g(c, t->shape[d]);
   set_domain(k, t->rank, outer, -1);
-  access a = domain_access(k, t->rank, t->rank);
+  sched_access a = domain_access(k, t->rank, t->rank);
   int32_t val = emit(k, src, &a);
   if (val < 0) return false;
-  access dst = shifted_access(k, t->rank, offset);
+  sched_access dst = shifted_access(k, t->rank, offset);
   return store_root(k, val, &dst) && finish_named(k, name);
 }
 
@@ -1166,7 +1166,7 @@ static bool build_special(kbuild *k, const tc_node *n) {
   for (int32_t d = 0; d < to->rank; d++) outer[d] = sx_g(c, to->shape[d]);
   if (n->prim == TC_PRIM_PAD) {
     set_domain(k, to->rank, outer, -1);
-    access a = domain_access(k, to->rank, to->rank);
+    sched_access a = domain_access(k, to->rank, to->rank);
     int32_t v = op_const(k, to->dtype, n->fattr);
     if (v < 0 || !store_root(k, v, &a) || !finish_named(k, "pad_fill")) return false;
     kbuild_reset(k);
@@ -1192,7 +1192,7 @@ static bool build_special(kbuild *k, const tc_node *n) {
   const tc_vtype *ts = graph_value_type(k->g, n->in[2]);
   for (int32_t d = 0; d < ts->rank; d++) outer[d] = sx_g(c, ts->shape[d]);
   set_domain(k, ts->rank, outer, -1);
-  access a = domain_access(k, ts->rank, ts->rank);
+  sched_access a = domain_access(k, ts->rank, ts->rank);
   int32_t iv = emit(k, n->in[1], &a), sv = emit(k, n->in[2], &a);
   if (iv < 0 || sv < 0) return false;
   if (graph_value_type(k->g, n->in[1])->dtype != TC_I64) iv = op_prim(k, TC_PRIM_CONVERT, TC_I64, iv, -1, -1);
@@ -1247,7 +1247,7 @@ static bool build_split_reduction(kbuild *k, const tc_node *n) {
     int32_t outer[TC_MAX_RANK];
     for (int32_t d = 0; d < dst.rank; d++) outer[d] = sx_g(c, dst.shape[d]);
     set_domain(k, dst.rank, outer, sx_prod(c, &src, lo, hi));
-    access a;
+    sched_access a;
     access_clear(&a);
     for (int32_t d = 0; d < src.rank; d++) {
       if (d > lo && d < hi) continue;
@@ -1281,7 +1281,7 @@ static bool build_split_reduction(kbuild *k, const tc_node *n) {
     int32_t dst_buf = more ? sched_buffer_for(s, -1, SBUF_TEMP, -1, dst.dtype, sx_prod(c, &dst, 0, dst.rank))
                            : s->value_buf[k->root];
     if (dst_buf < 0) return false;
-    access ad = domain_access(k, dst.rank, dst.rank);
+    sched_access ad = domain_access(k, dst.rank, dst.rank);
     aff addr;
     int32_t ind, ind_coef;
     if (!access_address(c, &ad, &dst, &addr, &ind, &ind_coef)) return false;
