@@ -104,7 +104,7 @@ static tc_backend_info listed[64];
 static int n_listed;
 
 static void list_refresh(void) {
-  n_listed = tc_list_backends(listed, 64);
+  n_listed = tc_backend_list(listed, 64);
   cr_assert_leq(n_listed, 64);
 }
 
@@ -596,9 +596,9 @@ Test(registry, in_process_registration) {
   cr_assert_eq((void *)be->ctx, (void *)&inproc_inits);
 
   /* Re-registering the name replaces the entry. */
-  int before = tc_list_backends(NULL, 0);
+  int before = tc_backend_list(NULL, 0);
   cr_assert_eq(tc_backend_register(inproc_query_v2), TC_OK);
-  cr_assert_eq(tc_list_backends(NULL, 0), before);
+  cr_assert_eq(tc_backend_list(NULL, 0), before);
   cr_assert_str_eq(listed_expect("inproc")->version, "2.0");
   cr_assert_str_eq(backend_find("inproc", NULL)->plugin->version, "2.0");
   cr_assert_eq(inproc_inits, 2, "the replacement gets its own context");
@@ -629,7 +629,7 @@ Test(registry, in_process_registration_with_wrong_major_is_refused) {
   plugin_path_use(dir);
   cr_assert_eq(tc_backend_register(inproc_query_wrong_major), TC_ERR_VERSION);
   assert_contains(tc_last_error(), "inproc: needs ABI 3");
-  cr_assert_eq(tc_list_backends(NULL, 0), 0);
+  cr_assert_eq(tc_backend_list(NULL, 0), 0);
   cr_assert_eq(tc_backend_register(NULL), TC_ERR_INVALID_ARGUMENT);
 }
 
@@ -726,7 +726,7 @@ static void *thread_find(void *arg) {
   tc_backend *be = NULL;
   for (int i = 0; i < 200; i++) {
     tc_backend_info infos[8];
-    if (tc_list_backends(infos, 8) != 2) return NULL;
+    if (tc_backend_list(infos, 8) != 2) return NULL;
     be = backend_find(i % 2 ? "old_minor" : "auto", NULL);
     if (!be) return NULL;
   }

@@ -31,7 +31,7 @@ typedef struct tc_tensor tc_tensor;
 /* The message of the last failed call on this thread ("" when none). Borrowed until the next
  * failing call on this thread. */
 const char *tc_last_error(void);
-void tc_clear_error(void);
+void tc_error_clear(void); /* forgets this thread's last error */
 const char *tc_status_name(tc_status s);
 const char *tc_dtype_name(tc_dtype d);
 size_t tc_dtype_size(tc_dtype d); /* bytes per element; 0 for an unknown dtype */
@@ -205,7 +205,7 @@ typedef struct tc_backend_info {
 /* Fills up to max entries; returns the number of backends known (found on TC_PLUGIN_PATH, in
  * the install's plugin directory, or registered in-process). Strings are valid until the
  * next tc_backend_register / tc_backend_rescan. Thread-safe. */
-int tc_list_backends(tc_backend_info *out, int max);
+int tc_backend_list(tc_backend_info *out, int max);
 /* A plugin's entry point (tc_plugin.h declares the same type with its arguments). */
 typedef struct tc_query_args tc_query_args;
 typedef struct tc_error tc_error;
