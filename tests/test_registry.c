@@ -854,8 +854,8 @@ Test(registry, cli_list_backends_shows_broken_plugins) {
   cr_assert_eq(command_run(cmd, out, sizeof out), 2);
 }
 
-/* Found next to libtc with no help from the environment: scan.c's dladdr names lib/libtc.so
- * and the plugins are in lib/tc/plugins.
+/* Found next to libtc with no help from the environment: scan.c's dladdr names
+ * lib/libtc.so.0 (the SONAME, a link to libtc.so.0.2.0) and the plugins are in lib/tc/plugins.
  * Asked through the CLI, which links libtc: this test executable links the core's objects, so
  * here dladdr names the executable (build_tree_env.c points the registry at the plugins). */
 Test(registry, debug_eager_beside_libtc) {
@@ -879,6 +879,15 @@ Test(registry, debug_eager_beside_libtc) {
   char path_field[PATH_MAX + 16];
   snprintf(path_field, sizeof path_field, "\"path\": \"%s\"", want);
   assert_contains(fields, path_field);
+}
+
+Test(registry, cli_version) {
+  static char out[4096];
+  char cmd[PATH_MAX], want[256];
+  snprintf(cmd, sizeof cmd, "'%s/bin/tc' --version", TC_BINARY_DIR);
+  cr_assert_eq(command_run(cmd, out, sizeof out), 0, "output: %s", out);
+  snprintf(want, sizeof want, "tc %s (plugin ABI %d.%d)\n", tc_version(), TC_ABI_MAJOR, TC_ABI_MINOR);
+  cr_assert_str_eq(out, want);
 }
 
 Test(registry, json_checker_rejects_bad_json) {

@@ -45,6 +45,12 @@ extern "C" {
 
 typedef struct tc_tensor tc_tensor;
 
+/* ---------------------------------------------------------------- version */
+/* The library's version, "MAJOR.MINOR.PATCH" (static storage). Thread-safe. */
+TC_API const char *tc_version(void);
+/* The plugin ABI this library speaks (tc_plugin.h's TC_ABI_MAJOR/MINOR). Thread-safe. */
+TC_API void tc_abi_version(int *major, int *minor); /* out: either may be NULL */
+
 /* ---------------------------------------------------------------- errors */
 /* The message of the last failed call on this thread ("" when none). Borrowed until the next
  * failing call on this thread. */
