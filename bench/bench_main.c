@@ -33,7 +33,7 @@ double bench_figure(const tc_model *m, tc_size_class size, double seconds) {
 
 tc_size_class bench_default_size(const char *backend) {
   tc_backend_info infos[32];
-  int n = tc_list_backends(infos, 32);
+  int n = tc_backend_list(infos, 32);
   for (int i = 0; i < n && i < 32; i++)
     if (!strcmp(infos[i].name, backend) && infos[i].n_devices > 0) {
       int type = infos[i].devices[0].type;

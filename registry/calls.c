@@ -195,7 +195,7 @@ tc_status backend_take_async_error(tc_backend *be) {
   pthread_mutex_lock(&p->async_lock);
   reg_async_error *a = p->async_errors;
   if (a) p->async_errors = a->next;
-  char what[96] = "";
+  char what[sizeof p->calls[0].what + 4] = ""; /* " (" what ")" */
   if (a && p->calls[a->call_id % REG_CALL_RING].id == a->call_id)
     snprintf(what, sizeof what, " (%s)", p->calls[a->call_id % REG_CALL_RING].what);
   pthread_mutex_unlock(&p->async_lock);

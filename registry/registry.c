@@ -96,7 +96,7 @@ static void saved_error_take(saved_error *se) {
 
 static void saved_error_restore(const saved_error *se) {
   if (se->status == TC_OK)
-    tc_clear_error();
+    tc_error_clear();
   else
     core_error(se->status, "%s", se->message);
 }
@@ -236,7 +236,7 @@ void registry_each_plugin(registry_plugin_fn fn, void *user) {
   if (locked) pthread_mutex_unlock(&registry_lock);
 }
 
-int tc_list_backends(tc_backend_info *out, int max) {
+int tc_backend_list(tc_backend_info *out, int max) {
   pthread_mutex_lock(&registry_lock);
   int n = -1;
   if (registry_ensure_scanned_locked() == TC_OK) {
@@ -296,7 +296,7 @@ tc_status tc_backend_register(tc_plugin_query_fn query) {
       registry_resolve_shadows();
       loader_probe(e);
       tc_logs("plugins", "%s: registered in process (%s)", e->name, e->available ? "available" : e->reason);
-      tc_clear_error();
+      tc_error_clear();
     }
   }
   pthread_mutex_unlock(&registry_lock);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds tc and runs the whole test suite:
 #   0. the layering check of the core's stages (scripts/check-layers.sh) and its self-test,
-#   1. the Criterion suites (unit tests, capture, registry, schedule, backends, conformance),
+#   1. the exported symbols of libtc: tc.h's functions and nothing else (scripts/check-exports.sh),
+#      then the Criterion suites (unit tests, capture, registry, schedule, backends, conformance),
 #   2. the same suites built with AddressSanitizer + UndefinedBehaviorSanitizer,
 #   3. the many-threads scenario built with ThreadSanitizer (tc_threads_check),
 #   4. `tc conformance BACKEND` for every available backend (the plugin authors' command).
@@ -47,6 +48,7 @@ step "layering check self-test" scripts/check-layers.sh --self-test
 
 note "build (release with debug info)"
 if scripts/build.sh build; then
+  step "exported symbols of libtc (tc.h only)" scripts/check-exports.sh build/lib/libtc.so
   run_criterion "Criterion suites" build/bin/tc_tests
 else
   echo "build failed"

@@ -22,7 +22,7 @@ static double *host_f64(tc_tensor *t, int64_t *n) {
 
 static bool backend_available(const char *name) {
   tc_backend_info info[16];
-  int n = tc_list_backends(info, 16);
+  int n = tc_backend_list(info, 16);
   for (int i = 0; i < n && i < 16; i++)
     if (!strcmp(info[i].name, name)) return info[i].available;
   return false;

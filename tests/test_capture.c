@@ -542,7 +542,7 @@ Test(capture, bad_arguments) {
   tc_compiled *c = tc_compile(TC_FN(mlp), 3, &o);
   cr_assert_not_null(c, "%s", tc_last_error());
   tc_tensor *x = seq(2, (int64_t[]){4, 16}, 1.0f);
-  tc_clear_error();
+  tc_error_clear();
   tc_tensor *too_few[3] = {x, x, NULL};
   cr_assert_null(tc_call(c, too_few));
   cr_assert(strstr(tc_last_error(), "tc_call(mlp): input 2 is NULL (the function takes 3 inputs)"), "%s",

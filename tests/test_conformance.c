@@ -1,5 +1,5 @@
 /* test_conformance.c — the conformance suite under Criterion: one test per backend, plain
- * eager mode first, then every backend tc_list_backends reports available. A failing test
+ * eager mode first, then every backend tc_backend_list reports available. A failing test
  * lists the failing cases with their messages. */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -11,7 +11,7 @@
 
 static bool backend_available(const char *name, char *why, size_t cap) {
   tc_backend_info infos[64];
-  int n = tc_list_backends(infos, 64);
+  int n = tc_backend_list(infos, 64);
   for (int i = 0; i < n && i < 64; i++)
     if (!strcmp(infos[i].name, name)) {
       snprintf(why, cap, "%s", infos[i].reason ? infos[i].reason : "");

@@ -266,7 +266,7 @@ Test(core_host, errors) {
   cr_assert(strstr(tc_last_error(), "negative"), "%s", tc_last_error());
   cr_assert_null(tc_from_host(out, TC_F16, 1, (int64_t[]){1}));
   /* A NULL tensor keeps the earlier error. */
-  tc_clear_error();
+  tc_error_clear();
   core_error(TC_ERR_INVALID_ARGUMENT, "first failure");
   cr_assert_eq(tc_to_host(NULL, out, sizeof out), TC_ERR_INVALID_ARGUMENT);
   cr_assert_str_eq(tc_last_error(), "first failure");

@@ -46,7 +46,7 @@ static tc_compile_options hello_opts(const char *name, const char *options) {
 Test(hello_plugin, is_listed_as_available) {
   need_plugin();
   tc_backend_info infos[32];
-  int n = tc_list_backends(infos, 32);
+  int n = tc_backend_list(infos, 32);
   const tc_backend_info *hello = NULL, *eager = NULL;
   for (int i = 0; i < n && i < 32; i++) {
     if (!strcmp(infos[i].name, "hello")) hello = &infos[i];

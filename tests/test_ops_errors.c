@@ -9,7 +9,7 @@
 
 static tc_scope *scope;
 static void setup(void) {
-  tc_clear_error();
+  tc_error_clear();
   scope = tc_scope_open();
 }
 static void teardown(void) { tc_scope_close(scope); }
@@ -25,7 +25,7 @@ static tc_tensor *zeros(tc_dtype d, int rank, const int64_t *sizes) {
 /* The op failed (NULL) with exactly this message. */
 #define EXPECT_ERROR(call, msg)                                                                    \
   do {                                                                                             \
-    tc_clear_error();                                                                              \
+    tc_error_clear();                                                                              \
     tc_tensor *r_ = (call);                                                                        \
     cr_assert_null(r_, "%s should fail", #call);                                                   \
     cr_assert_str_eq(tc_last_error(), (msg));                                                      \
@@ -34,7 +34,7 @@ static tc_tensor *zeros(tc_dtype d, int rank, const int64_t *sizes) {
 /* The op failed with a message containing each of the fragments. */
 #define EXPECT_ERROR_HAS(call, ...)                                                                \
   do {                                                                                             \
-    tc_clear_error();                                                                              \
+    tc_error_clear();                                                                              \
     tc_tensor *r_ = (call);                                                                        \
     cr_assert_null(r_, "%s should fail", #call);                                                   \
     const char *frags_[] = {__VA_ARGS__};                                                          \

@@ -53,7 +53,7 @@ static char *stderr_end(stderr_capture c) {
 
 static bool backend_available(const char *name) {
   tc_backend_info infos[32];
-  int n = tc_list_backends(infos, 32);
+  int n = tc_backend_list(infos, 32);
   for (int i = 0; i < n && i < 32; i++)
     if (!strcmp(infos[i].name, name)) return infos[i].available;
   return false;

@@ -21,7 +21,7 @@ static int usage(void) {
 static const char *backend_problem(const char *name, char *buf, size_t cap) {
   if (!strcmp(name, "eager")) return NULL;
   tc_backend_info infos[64];
-  int n = tc_list_backends(infos, 64);
+  int n = tc_backend_list(infos, 64);
   for (int i = 0; i < n && i < 64; i++)
     if (!strcmp(infos[i].name, name)) {
       if (infos[i].available) return NULL;

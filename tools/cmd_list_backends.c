@@ -120,13 +120,13 @@ int cmd_list_backends(int argc, char **argv) {
       return 2;
     }
   }
-  int cap = tc_list_backends(NULL, 0);
+  int cap = tc_backend_list(NULL, 0);
   tc_backend_info *bs = calloc((size_t)(cap > 0 ? cap : 1), sizeof *bs);
   if (!bs) {
     fprintf(stderr, "tc %s: out of memory\n", argv[0]);
     return 1;
   }
-  int n = tc_list_backends(bs, cap);
+  int n = tc_backend_list(bs, cap);
   if (n > cap) n = cap;
   if (json)
     print_json(stdout, bs, n);

@@ -19,15 +19,22 @@ static const struct {
 };
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: tc COMMAND [ARGS]\n\ncommands:\n");
+  fprintf(f, "usage: tc COMMAND [ARGS]\n       tc --version\n\ncommands:\n");
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].help);
+  fprintf(f, "\n  %-14s %s\n", "--version", "print the library version and the plugin ABI it speaks");
 }
 
 int main(int argc, char **argv) {
   if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    int major, minor;
+    tc_abi_version(&major, &minor);
+    printf("tc %s (plugin ABI %d.%d)\n", tc_version(), major, minor);
+    return 0;
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);

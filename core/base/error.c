@@ -32,7 +32,7 @@ void *core_error_null(tc_status s, const char *fmt, ...) {
 const char *tc_last_error(void) { return err_msg; }
 tc_status tc_last_status(void) { return err_status; }
 
-void tc_clear_error(void) {
+void tc_error_clear(void) {
   err_msg[0] = 0;
   err_status = TC_OK;
 }

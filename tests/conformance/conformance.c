@@ -91,7 +91,7 @@ tc_tensor *conf_run(conf_ctx *c, tc_model_fn fn, int n_inputs, tc_tensor *const 
       conf_fail(c, "input %d could not be created: %s", i, tc_last_error());
       return NULL;
     }
-  tc_clear_error();
+  tc_error_clear();
   tc_tensor *out = !strcmp(c->backend, "eager") ? call_eager(c, fn, n_inputs, inputs)
                                                 : call_compiled(c, fn, n_inputs, inputs);
   if (!out) conf_fail(c, "%s: %s", c->backend, tc_last_error()[0] ? tc_last_error() : "model returned NULL");
@@ -198,7 +198,7 @@ conf_result conf_run_all(const char *backend, const char *filter, bool verbose, 
     snprintf(full, sizeof full, "%s.%s", cases[i].suite, cases[i].name);
     if (filter && !strstr(full, filter)) continue;
     conf_ctx c = {backend, cases[i].suite, cases[i].name, false, {0}};
-    tc_clear_error();
+    tc_error_clear();
     tc_scope *scope = tc_scope_open();
     cases[i].fn(&c);
     tc_scope_close(scope);

@@ -21,165 +21,189 @@
 
 #include "tc_common.h" /* tc_status, tc_dtype, tc_mode, tc_device_type, TC_MAX_RANK: shared with the plugin ABI */
 
+/* TC_API marks what libtc exports; everything else in the library is hidden. On Windows, the
+ * library's own build defines TC_BUILD_LIBRARY (dllexport) and a static link defines TC_STATIC. */
+#ifndef TC_API
+#if defined(_WIN32)
+#if defined(TC_BUILD_LIBRARY)
+#define TC_API __declspec(dllexport)
+#elif defined(TC_STATIC)
+#define TC_API
+#else
+#define TC_API __declspec(dllimport)
+#endif
+#elif defined(__GNUC__) || defined(__clang__)
+#define TC_API __attribute__((visibility("default")))
+#else
+#define TC_API
+#endif
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 typedef struct tc_tensor tc_tensor;
 
+/* ---------------------------------------------------------------- version */
+/* The library's version, "MAJOR.MINOR.PATCH" (static storage). Thread-safe. */
+TC_API const char *tc_version(void);
+/* The plugin ABI this library speaks (tc_plugin.h's TC_ABI_MAJOR/MINOR). Thread-safe. */
+TC_API void tc_abi_version(int *major, int *minor); /* out: either may be NULL */
+
 /* ---------------------------------------------------------------- errors */
 /* The message of the last failed call on this thread ("" when none). Borrowed until the next
  * failing call on this thread. */
-const char *tc_last_error(void);
-void tc_clear_error(void);
-const char *tc_status_name(tc_status s);
-const char *tc_dtype_name(tc_dtype d);
-size_t tc_dtype_size(tc_dtype d); /* bytes per element; 0 for an unknown dtype */
+TC_API const char *tc_last_error(void);
+TC_API void tc_error_clear(void); /* forgets this thread's last error */
+TC_API const char *tc_status_name(tc_status s);
+TC_API const char *tc_dtype_name(tc_dtype d);
+TC_API size_t tc_dtype_size(tc_dtype d); /* bytes per element; 0 for an unknown dtype */
 
 /* ---------------------------------------------------------------- lifetime */
-tc_tensor *tc_retain(tc_tensor *t);
-void tc_release(tc_tensor *t); /* NULL is fine */
+TC_API tc_tensor *tc_retain(tc_tensor *t);
+TC_API void tc_release(tc_tensor *t); /* NULL is fine */
 
 /* Scopes: every tensor created while a scope is open is released when it closes, except those
  * passed to tc_scope_keep (which survive into the enclosing scope). Scopes nest. */
 typedef struct tc_scope tc_scope;
-tc_scope *tc_scope_open(void);
-tc_tensor *tc_scope_keep(tc_scope *s, tc_tensor *t); /* returns t */
-void tc_scope_close(tc_scope *s);
+TC_API tc_scope *tc_scope_open(void);
+TC_API tc_tensor *tc_scope_keep(tc_scope *s, tc_tensor *t); /* returns t */
+TC_API void tc_scope_close(tc_scope *s);
 
 /* ---------------------------------------------------------------- creation and host access */
-tc_tensor *tc_from_host(const void *data, tc_dtype dtype, int rank, const int64_t *sizes);
-tc_tensor *tc_from_f32(const float *data, int rank, const int64_t *sizes);
-tc_tensor *tc_zeros(tc_dtype dtype, int rank, const int64_t *sizes);
-tc_tensor *tc_ones(tc_dtype dtype, int rank, const int64_t *sizes);
-tc_tensor *tc_full(double value, tc_dtype dtype, int rank, const int64_t *sizes);
-tc_tensor *tc_scalar(double value, tc_dtype dtype); /* rank 0 */
+TC_API tc_tensor *tc_from_host(const void *data, tc_dtype dtype, int rank, const int64_t *sizes);
+TC_API tc_tensor *tc_from_f32(const float *data, int rank, const int64_t *sizes);
+TC_API tc_tensor *tc_zeros(tc_dtype dtype, int rank, const int64_t *sizes);
+TC_API tc_tensor *tc_ones(tc_dtype dtype, int rank, const int64_t *sizes);
+TC_API tc_tensor *tc_full(double value, tc_dtype dtype, int rank, const int64_t *sizes);
+TC_API tc_tensor *tc_scalar(double value, tc_dtype dtype); /* rank 0 */
 /* Filled tensors shaped like x (its sizes stay symbolic inside a traced function). */
-tc_tensor *tc_full_like(tc_tensor *x, double value, tc_dtype dtype);
-tc_tensor *tc_zeros_like(tc_tensor *x); /* x's dtype */
-tc_tensor *tc_ones_like(tc_tensor *x);
-tc_tensor *tc_arange(double start, double end, double step, tc_dtype dtype);
+TC_API tc_tensor *tc_full_like(tc_tensor *x, double value, tc_dtype dtype);
+TC_API tc_tensor *tc_zeros_like(tc_tensor *x); /* x's dtype */
+TC_API tc_tensor *tc_ones_like(tc_tensor *x);
+TC_API tc_tensor *tc_arange(double start, double end, double step, tc_dtype dtype);
 /* Seeded, counter-based (Philox4x32-10): identical on every backend. */
-tc_tensor *tc_rand(uint64_t seed, tc_dtype dtype, int rank, const int64_t *sizes);  /* U[0,1) */
-tc_tensor *tc_randn(uint64_t seed, tc_dtype dtype, int rank, const int64_t *sizes); /* N(0,1) */
+TC_API tc_tensor *tc_rand(uint64_t seed, tc_dtype dtype, int rank, const int64_t *sizes);  /* U[0,1) */
+TC_API tc_tensor *tc_randn(uint64_t seed, tc_dtype dtype, int rank, const int64_t *sizes); /* N(0,1) */
 
 /* Copies the tensor's elements, in row-major order, to dst (bytes must equal numel*itemsize).
  * Inside a traced function this is a graph break. */
-tc_status tc_to_host(const tc_tensor *t, void *dst, size_t bytes);
+TC_API tc_status tc_to_host(const tc_tensor *t, void *dst, size_t bytes);
 /* The single element of a one-element tensor, as double; NaN with tc_last_error set on error.
  * Inside a traced function this is a graph break. */
-double tc_item(const tc_tensor *t);
+TC_API double tc_item(const tc_tensor *t);
 
 /* ---------------------------------------------------------------- metadata */
-int tc_rank(const tc_tensor *t);
+TC_API int tc_rank(const tc_tensor *t);
 /* Size of dim (negative counts from the end). Inside a traced function this pins a dynamic
  * size to its current value (a guard); use tc_flatten/tc_unflatten/-1 to keep it symbolic. */
-int64_t tc_size(const tc_tensor *t, int dim);
-int64_t tc_numel(const tc_tensor *t);
-tc_dtype tc_dtype_of(const tc_tensor *t);
-bool tc_is_contiguous(const tc_tensor *t);
+TC_API int64_t tc_size(const tc_tensor *t, int dim);
+TC_API int64_t tc_numel(const tc_tensor *t);
+TC_API tc_dtype tc_dtype_of(const tc_tensor *t);
+TC_API bool tc_is_contiguous(const tc_tensor *t);
 /* Name of the backend holding the tensor's storage ("host" for host memory). */
-const char *tc_device_of(const tc_tensor *t);
+TC_API const char *tc_device_of(const tc_tensor *t);
 /* A copy of t on backend `name` ("host" for host memory). Compiled functions on a device
  * backend run fastest on tensors already there. */
-tc_tensor *tc_to_device(tc_tensor *t, const char *name);
+TC_API tc_tensor *tc_to_device(tc_tensor *t, const char *name);
 /* Waits until the work queued on backend `name` is done. Calls on a device backend return
  * once their work is submitted; reading a result (tc_to_host, tc_item) waits by itself, so
  * this is for timing and for handing memory to other code ("host": nothing to wait for). */
-tc_status tc_synchronize(const char *name);
+TC_API tc_status tc_synchronize(const char *name);
 
 /* ---------------------------------------------------------------- views (no copies) */
-tc_tensor *tc_reshape(tc_tensor *x, int rank, const int64_t *sizes); /* one size may be -1 */
-tc_tensor *tc_flatten(tc_tensor *x, int start_dim, int end_dim);
-tc_tensor *tc_unflatten(tc_tensor *x, int dim, int n, const int64_t *sizes); /* one may be -1 */
-tc_tensor *tc_permute(tc_tensor *x, const int *perm);                      /* rank entries */
-tc_tensor *tc_transpose(tc_tensor *x, int dim0, int dim1);
-tc_tensor *tc_slice(tc_tensor *x, int dim, int64_t start, int64_t stop, int64_t step);
-tc_tensor *tc_expand(tc_tensor *x, int rank, const int64_t *sizes); /* -1 keeps a size */
-tc_tensor *tc_unsqueeze(tc_tensor *x, int dim);
-tc_tensor *tc_squeeze(tc_tensor *x, int dim);
-tc_tensor *tc_contiguous(tc_tensor *x);
-tc_tensor *tc_to_dtype(tc_tensor *x, tc_dtype dtype);
+TC_API tc_tensor *tc_reshape(tc_tensor *x, int rank, const int64_t *sizes); /* one size may be -1 */
+TC_API tc_tensor *tc_flatten(tc_tensor *x, int start_dim, int end_dim);
+TC_API tc_tensor *tc_unflatten(tc_tensor *x, int dim, int n, const int64_t *sizes); /* one may be -1 */
+TC_API tc_tensor *tc_permute(tc_tensor *x, const int *perm);                      /* rank entries */
+TC_API tc_tensor *tc_transpose(tc_tensor *x, int dim0, int dim1);
+TC_API tc_tensor *tc_slice(tc_tensor *x, int dim, int64_t start, int64_t stop, int64_t step);
+TC_API tc_tensor *tc_expand(tc_tensor *x, int rank, const int64_t *sizes); /* -1 keeps a size */
+TC_API tc_tensor *tc_unsqueeze(tc_tensor *x, int dim);
+TC_API tc_tensor *tc_squeeze(tc_tensor *x, int dim);
+TC_API tc_tensor *tc_contiguous(tc_tensor *x);
+TC_API tc_tensor *tc_to_dtype(tc_tensor *x, tc_dtype dtype);
 
 /* ---------------------------------------------------------------- elementwise
  * Binary ops broadcast and promote types as PyTorch does. */
-tc_tensor *tc_add(tc_tensor *a, tc_tensor *b);
-tc_tensor *tc_sub(tc_tensor *a, tc_tensor *b);
-tc_tensor *tc_mul(tc_tensor *a, tc_tensor *b);
-tc_tensor *tc_div(tc_tensor *a, tc_tensor *b); /* true division: integers promote to f32 */
-tc_tensor *tc_pow(tc_tensor *a, tc_tensor *b);
-tc_tensor *tc_maximum(tc_tensor *a, tc_tensor *b);
-tc_tensor *tc_minimum(tc_tensor *a, tc_tensor *b);
-tc_tensor *tc_add_scalar(tc_tensor *a, double s);
-tc_tensor *tc_mul_scalar(tc_tensor *a, double s);
-tc_tensor *tc_pow_scalar(tc_tensor *a, double s);
-tc_tensor *tc_eq(tc_tensor *a, tc_tensor *b);
-tc_tensor *tc_ne(tc_tensor *a, tc_tensor *b);
-tc_tensor *tc_lt(tc_tensor *a, tc_tensor *b);
-tc_tensor *tc_le(tc_tensor *a, tc_tensor *b);
-tc_tensor *tc_gt(tc_tensor *a, tc_tensor *b);
-tc_tensor *tc_ge(tc_tensor *a, tc_tensor *b);
-tc_tensor *tc_logical_and(tc_tensor *a, tc_tensor *b);
-tc_tensor *tc_logical_or(tc_tensor *a, tc_tensor *b);
-tc_tensor *tc_logical_not(tc_tensor *a);
-tc_tensor *tc_where(tc_tensor *cond, tc_tensor *a, tc_tensor *b);
-tc_tensor *tc_masked_fill(tc_tensor *x, tc_tensor *mask, double value);
-tc_tensor *tc_neg(tc_tensor *x);
-tc_tensor *tc_abs(tc_tensor *x);
-tc_tensor *tc_exp(tc_tensor *x);
-tc_tensor *tc_log(tc_tensor *x);
-tc_tensor *tc_sqrt(tc_tensor *x);
-tc_tensor *tc_rsqrt(tc_tensor *x);
-tc_tensor *tc_sin(tc_tensor *x);
-tc_tensor *tc_cos(tc_tensor *x);
-tc_tensor *tc_tanh(tc_tensor *x);
-tc_tensor *tc_erf(tc_tensor *x);
-tc_tensor *tc_floor(tc_tensor *x);
-tc_tensor *tc_ceil(tc_tensor *x);
-tc_tensor *tc_round(tc_tensor *x);
-tc_tensor *tc_sign(tc_tensor *x);
-tc_tensor *tc_reciprocal(tc_tensor *x);
-tc_tensor *tc_isnan(tc_tensor *x);
-tc_tensor *tc_sigmoid(tc_tensor *x);
-tc_tensor *tc_relu(tc_tensor *x);
-tc_tensor *tc_gelu(tc_tensor *x);      /* exact: x * Phi(x), with erf */
-tc_tensor *tc_gelu_tanh(tc_tensor *x); /* the tanh approximation */
-tc_tensor *tc_silu(tc_tensor *x);
+TC_API tc_tensor *tc_add(tc_tensor *a, tc_tensor *b);
+TC_API tc_tensor *tc_sub(tc_tensor *a, tc_tensor *b);
+TC_API tc_tensor *tc_mul(tc_tensor *a, tc_tensor *b);
+TC_API tc_tensor *tc_div(tc_tensor *a, tc_tensor *b); /* true division: integers promote to f32 */
+TC_API tc_tensor *tc_pow(tc_tensor *a, tc_tensor *b);
+TC_API tc_tensor *tc_maximum(tc_tensor *a, tc_tensor *b);
+TC_API tc_tensor *tc_minimum(tc_tensor *a, tc_tensor *b);
+TC_API tc_tensor *tc_add_scalar(tc_tensor *a, double s);
+TC_API tc_tensor *tc_mul_scalar(tc_tensor *a, double s);
+TC_API tc_tensor *tc_pow_scalar(tc_tensor *a, double s);
+TC_API tc_tensor *tc_eq(tc_tensor *a, tc_tensor *b);
+TC_API tc_tensor *tc_ne(tc_tensor *a, tc_tensor *b);
+TC_API tc_tensor *tc_lt(tc_tensor *a, tc_tensor *b);
+TC_API tc_tensor *tc_le(tc_tensor *a, tc_tensor *b);
+TC_API tc_tensor *tc_gt(tc_tensor *a, tc_tensor *b);
+TC_API tc_tensor *tc_ge(tc_tensor *a, tc_tensor *b);
+TC_API tc_tensor *tc_logical_and(tc_tensor *a, tc_tensor *b);
+TC_API tc_tensor *tc_logical_or(tc_tensor *a, tc_tensor *b);
+TC_API tc_tensor *tc_logical_not(tc_tensor *a);
+TC_API tc_tensor *tc_where(tc_tensor *cond, tc_tensor *a, tc_tensor *b);
+TC_API tc_tensor *tc_masked_fill(tc_tensor *x, tc_tensor *mask, double value);
+TC_API tc_tensor *tc_neg(tc_tensor *x);
+TC_API tc_tensor *tc_abs(tc_tensor *x);
+TC_API tc_tensor *tc_exp(tc_tensor *x);
+TC_API tc_tensor *tc_log(tc_tensor *x);
+TC_API tc_tensor *tc_sqrt(tc_tensor *x);
+TC_API tc_tensor *tc_rsqrt(tc_tensor *x);
+TC_API tc_tensor *tc_sin(tc_tensor *x);
+TC_API tc_tensor *tc_cos(tc_tensor *x);
+TC_API tc_tensor *tc_tanh(tc_tensor *x);
+TC_API tc_tensor *tc_erf(tc_tensor *x);
+TC_API tc_tensor *tc_floor(tc_tensor *x);
+TC_API tc_tensor *tc_ceil(tc_tensor *x);
+TC_API tc_tensor *tc_round(tc_tensor *x);
+TC_API tc_tensor *tc_sign(tc_tensor *x);
+TC_API tc_tensor *tc_reciprocal(tc_tensor *x);
+TC_API tc_tensor *tc_isnan(tc_tensor *x);
+TC_API tc_tensor *tc_sigmoid(tc_tensor *x);
+TC_API tc_tensor *tc_relu(tc_tensor *x);
+TC_API tc_tensor *tc_gelu(tc_tensor *x);      /* exact: x * Phi(x), with erf */
+TC_API tc_tensor *tc_gelu_tanh(tc_tensor *x); /* the tanh approximation */
+TC_API tc_tensor *tc_silu(tc_tensor *x);
 
 /* ---------------------------------------------------------------- reductions
  * dims: n_dims entries (n_dims == 0 reduces over all dims). */
-tc_tensor *tc_sum(tc_tensor *x, int n_dims, const int *dims, bool keepdim);
-tc_tensor *tc_mean(tc_tensor *x, int n_dims, const int *dims, bool keepdim);
-tc_tensor *tc_max(tc_tensor *x, int n_dims, const int *dims, bool keepdim);
-tc_tensor *tc_min(tc_tensor *x, int n_dims, const int *dims, bool keepdim);
-tc_tensor *tc_prod(tc_tensor *x, int n_dims, const int *dims, bool keepdim);
+TC_API tc_tensor *tc_sum(tc_tensor *x, int n_dims, const int *dims, bool keepdim);
+TC_API tc_tensor *tc_mean(tc_tensor *x, int n_dims, const int *dims, bool keepdim);
+TC_API tc_tensor *tc_max(tc_tensor *x, int n_dims, const int *dims, bool keepdim);
+TC_API tc_tensor *tc_min(tc_tensor *x, int n_dims, const int *dims, bool keepdim);
+TC_API tc_tensor *tc_prod(tc_tensor *x, int n_dims, const int *dims, bool keepdim);
 /* Variance with Bessel's correction `correction` (1: unbiased, 0: population). */
-tc_tensor *tc_var(tc_tensor *x, int n_dims, const int *dims, int correction, bool keepdim);
-tc_tensor *tc_argmax(tc_tensor *x, int dim, bool keepdim); /* i64 */
-tc_tensor *tc_argmin(tc_tensor *x, int dim, bool keepdim);
+TC_API tc_tensor *tc_var(tc_tensor *x, int n_dims, const int *dims, int correction, bool keepdim);
+TC_API tc_tensor *tc_argmax(tc_tensor *x, int dim, bool keepdim); /* i64 */
+TC_API tc_tensor *tc_argmin(tc_tensor *x, int dim, bool keepdim);
 
 /* ---------------------------------------------------------------- neural network */
-tc_tensor *tc_softmax(tc_tensor *x, int dim);
-tc_tensor *tc_log_softmax(tc_tensor *x, int dim);
+TC_API tc_tensor *tc_softmax(tc_tensor *x, int dim);
+TC_API tc_tensor *tc_log_softmax(tc_tensor *x, int dim);
 /* Normalizes over the last n_norm dims; weight/bias may be NULL. */
-tc_tensor *tc_layer_norm(tc_tensor *x, int n_norm, tc_tensor *weight, tc_tensor *bias, double eps);
-tc_tensor *tc_rms_norm(tc_tensor *x, int n_norm, tc_tensor *weight, double eps);
+TC_API tc_tensor *tc_layer_norm(tc_tensor *x, int n_norm, tc_tensor *weight, tc_tensor *bias, double eps);
+TC_API tc_tensor *tc_rms_norm(tc_tensor *x, int n_norm, tc_tensor *weight, double eps);
 /* Batched, broadcasting matmul (torch.matmul semantics, incl. 1-D operands). */
-tc_tensor *tc_matmul(tc_tensor *a, tc_tensor *b);
+TC_API tc_tensor *tc_matmul(tc_tensor *a, tc_tensor *b);
 /* x @ w^T + b, w is (out_features, in_features) as in PyTorch; b may be NULL. */
-tc_tensor *tc_linear(tc_tensor *x, tc_tensor *w, tc_tensor *b);
-tc_tensor *tc_cat(int n, tc_tensor *const *xs, int dim);
-tc_tensor *tc_gather(tc_tensor *x, int dim, tc_tensor *index);
-tc_tensor *tc_index_select(tc_tensor *x, int dim, tc_tensor *index);
-tc_tensor *tc_embedding(tc_tensor *weight, tc_tensor *indices);
-tc_tensor *tc_scatter_add(tc_tensor *x, int dim, tc_tensor *index, tc_tensor *src);
-tc_tensor *tc_tril(tc_tensor *x, int64_t diagonal);
-tc_tensor *tc_triu(tc_tensor *x, int64_t diagonal);
+TC_API tc_tensor *tc_linear(tc_tensor *x, tc_tensor *w, tc_tensor *b);
+TC_API tc_tensor *tc_cat(int n, tc_tensor *const *xs, int dim);
+TC_API tc_tensor *tc_gather(tc_tensor *x, int dim, tc_tensor *index);
+TC_API tc_tensor *tc_index_select(tc_tensor *x, int dim, tc_tensor *index);
+TC_API tc_tensor *tc_embedding(tc_tensor *weight, tc_tensor *indices);
+TC_API tc_tensor *tc_scatter_add(tc_tensor *x, int dim, tc_tensor *index, tc_tensor *src);
+TC_API tc_tensor *tc_tril(tc_tensor *x, int64_t diagonal);
+TC_API tc_tensor *tc_triu(tc_tensor *x, int64_t diagonal);
 /* Mean cross entropy of logits (N, C) against integer targets (N). */
-tc_tensor *tc_cross_entropy(tc_tensor *logits, tc_tensor *target);
+TC_API tc_tensor *tc_cross_entropy(tc_tensor *logits, tc_tensor *target);
 /* Inverted dropout: zeroes with probability p, scales the rest by 1/(1-p); identity when
  * !train. Seeded: the same seed gives the same mask on every backend. */
-tc_tensor *tc_dropout(tc_tensor *x, double p, uint64_t seed, bool train);
+TC_API tc_tensor *tc_dropout(tc_tensor *x, double p, uint64_t seed, bool train);
 
 /* ---------------------------------------------------------------- backends */
 typedef struct tc_device {
@@ -205,17 +229,17 @@ typedef struct tc_backend_info {
 /* Fills up to max entries; returns the number of backends known (found on TC_PLUGIN_PATH, in
  * the install's plugin directory, or registered in-process). Strings are valid until the
  * next tc_backend_register / tc_backend_rescan. Thread-safe. */
-int tc_list_backends(tc_backend_info *out, int max);
+TC_API int tc_backend_list(tc_backend_info *out, int max);
 /* A plugin's entry point (tc_plugin.h declares the same type with its arguments). */
 typedef struct tc_query_args tc_query_args;
 typedef struct tc_error tc_error;
 typedef tc_error *(*tc_plugin_query_fn)(tc_query_args *args);
 /* Registers a backend from a query function in this process (same table as a plugin). */
-tc_status tc_backend_register(tc_plugin_query_fn query);
+TC_API tc_status tc_backend_register(tc_plugin_query_fn query);
 /* Forgets everything found on disk and looks again (TC_PLUGIN_PATH is re-read). */
-tc_status tc_backend_rescan(void);
+TC_API tc_status tc_backend_rescan(void);
 /* Name of the backend "auto" resolves to (highest score among the available). */
-const char *tc_backend_auto(void);
+TC_API const char *tc_backend_auto(void);
 
 /* ---------------------------------------------------------------- compile */
 typedef enum tc_dynamic { TC_DYNAMIC_AUTO = 0, TC_DYNAMIC_OFF = 1, TC_DYNAMIC_ON = 2 } tc_dynamic;
@@ -240,10 +264,10 @@ typedef void (*tc_model_fn)(void);
 #define TC_FN(f) ((tc_model_fn)(f))
 
 /* Wraps fn. Nothing is traced until the first call. opts may be NULL (defaults). */
-tc_compiled *tc_compile(tc_model_fn fn, int n_inputs, const tc_compile_options *opts);
+TC_API tc_compiled *tc_compile(tc_model_fn fn, int n_inputs, const tc_compile_options *opts);
 /* Calls the compiled function: checks guards, compiles on a miss, runs. */
-tc_tensor *tc_call(tc_compiled *c, tc_tensor *const *inputs);
-void tc_compiled_free(tc_compiled *c);
+TC_API tc_tensor *tc_call(tc_compiled *c, tc_tensor *const *inputs);
+TC_API void tc_compiled_free(tc_compiled *c);
 
 typedef struct tc_compile_stats {
   size_t struct_size;
@@ -256,13 +280,13 @@ typedef struct tc_compile_stats {
   double compile_seconds; /* total */
   double last_compile_seconds;
 } tc_compile_stats;
-tc_status tc_compiled_stats(const tc_compiled *c, tc_compile_stats *out);
+TC_API tc_status tc_compiled_stats(const tc_compiled *c, tc_compile_stats *out);
 /* A human-readable report (graphs, breaks with reasons, ops, kernels, guards, compile times),
  * or JSON when json is true. Caller frees with free(). */
-char *tc_compiled_explain(const tc_compiled *c, bool json);
+TC_API char *tc_compiled_explain(const tc_compiled *c, bool json);
 /* The compiled graphs of every entry as Graphviz text (one digraph per graph). Caller frees
  * with free(). */
-char *tc_compiled_dot(const tc_compiled *c);
+TC_API char *tc_compiled_dot(const tc_compiled *c);
 
 #ifdef __cplusplus
 }
