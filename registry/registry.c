@@ -321,3 +321,35 @@ const char *tc_backend_auto(void) {
   pthread_mutex_unlock(&registry_lock);
   return be ? be->name : NULL;
 }
+
+int tc_backend_options(const char *name, tc_option_info *out, int max) {
+  static const char *const types[] = {"bool", "int", "float", "string", "enum"};
+  if (!name) return core_error(TC_ERR_INVALID_ARGUMENT, "tc_backend_options: name is NULL"), -1;
+  pthread_mutex_lock(&registry_lock);
+  int n = -1;
+  if (registry_ensure_scanned_locked() == TC_OK) {
+    const reg_plugin *p = registry_named_locked(name);
+    if (!p || !p->loaded) {
+      char names[1024];
+      registry_names_locked(names, sizeof names);
+      core_error(TC_ERR_INVALID_ARGUMENT, "tc_backend_options: %s backend '%s' (known: %s)",
+                 p ? "cannot read the options of" : "unknown", name, names);
+    } else {
+      n = p->api.n_options;
+      for (int i = 0; out && i < n && i < max; i++) {
+        const tc_option_decl *d = TC_ELEM(tc_option_decl, p->api.options, p->api.option_size, i);
+        out[i] = (tc_option_info){.struct_size = sizeof(tc_option_info),
+                                  .name = d->name,
+                                  .type = d->type >= 0 && d->type <= TC_OPTION_ENUM ? types[d->type] : "?",
+                                  .scope = d->scope == TC_OPTION_CONTEXT ? "context" : "compile",
+                                  .default_value = d->default_value,
+                                  .min = d->min,
+                                  .max = d->max,
+                                  .values = d->values,
+                                  .meaning = d->meaning};
+      }
+    }
+  }
+  pthread_mutex_unlock(&registry_lock);
+  return n;
+}

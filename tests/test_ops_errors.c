@@ -2,6 +2,7 @@
  * op, the argument, and the shapes or dtypes involved. A NULL operand gives NULL and leaves
  * the previous error alone. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -128,4 +129,31 @@ Test(ops_errors, null_operand_keeps_error) {
   cr_assert_null(tc_layer_norm(NULL, 1, NULL, NULL, 1e-5));
   cr_assert_null(tc_gather(x, 0, NULL));
   cr_assert_str_eq(tc_last_error(), before);
+}
+
+/* The ops that reach REMAINDER, REVERSE, PAD, integer DIV and bitwise AND/OR. */
+Test(ops_errors, flip_pad_bitwise_div_trunc) {
+  tc_tensor *x = Z(TC_F32, 2, 3), *i = Z(TC_I32, 2, 3);
+  EXPECT_ERROR(tc_flip(x, 2, (int[]){1, -1}), "tc_flip: dim -1 is listed twice (x: 2x3)");
+  EXPECT_ERROR_HAS(tc_flip(x, 3, (int[]){0, 1, 0}), "tc_flip", "3 dims", "rank 2");
+  EXPECT_ERROR_HAS(tc_pad(x, 3, (int64_t[]){1, 1, 1}, 0), "tc_pad", "3 pads", "rank 2");
+  EXPECT_ERROR(tc_pad(x, 2, (int64_t[]){1, -1}, 0), "tc_pad: pads must be >= 0, got (1, -1) for dim 1 (x: 2x3)");
+  EXPECT_ERROR_HAS(tc_bitwise_and(x, i), "tc_bitwise_and", "integer or bool", "f32");
+  EXPECT_ERROR_HAS(tc_remainder(tc_ones(TC_BOOL, 1, (int64_t[]){2}), tc_ones(TC_BOOL, 1, (int64_t[]){2})),
+                   "tc_remainder", "bool");
+  /* Values: trunc rounds toward zero and keeps -0. */
+  float a[4] = {-7, 7, -0.5f, 1}, b[4] = {2, 2, 1, 0}, y[4];
+  tc_tensor *q = tc_div_trunc(tc_from_f32(a, 1, (int64_t[]){4}), tc_from_f32(b, 1, (int64_t[]){4}));
+  cr_assert_not_null(q, "%s", tc_last_error());
+  cr_assert_eq(tc_to_host(q, y, sizeof y), TC_OK);
+  cr_assert_eq(y[0], -3.0f);
+  cr_assert_eq(y[1], 3.0f);
+  cr_assert(y[2] == 0.0f && signbit(y[2]), "-0.5 truncates to -0");
+  cr_assert(isinf(y[3]));
+  int64_t p[2] = {2, 1}, flipped[3];
+  tc_tensor *v = tc_flip(tc_arange(0, 3, 1, TC_I64), 1, (int[]){0});
+  cr_assert_eq(tc_to_host(v, flipped, sizeof flipped), TC_OK);
+  cr_assert(flipped[0] == 2 && flipped[1] == 1 && flipped[2] == 0);
+  tc_tensor *padded = tc_pad(tc_arange(0, 3, 1, TC_I64), 2, p, 9);
+  cr_assert_eq(tc_numel(padded), 6);
 }

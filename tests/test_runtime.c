@@ -307,3 +307,32 @@ Test(runtime, one_plan_bound_to_two_backends) {
   lowered_free(lb);
   graph_free(&g);
 }
+
+/* ---------------------------------------------------------------- listing options */
+Test(runtime, backend_options_are_listed) {
+  if (!backend_available("inductor-cpu")) cr_skip("inductor-cpu is unavailable here");
+  tc_option_info o[16];
+  int n = tc_backend_options("inductor-cpu", o, 16);
+  cr_assert_geq(n, 2, "%s", tc_last_error());
+  bool threads = false;
+  for (int i = 0; i < n && i < 16; i++)
+    if (!strcmp(o[i].name, "cpu.threads")) {
+      threads = true;
+      cr_assert_str_eq(o[i].type, "int");
+      cr_assert_str_eq(o[i].scope, "context");
+      cr_assert_eq(o[i].max, 1024);
+      cr_assert_not_null(o[i].meaning);
+    }
+  cr_assert(threads, "cpu.threads is declared");
+  cr_assert_eq(tc_backend_options("nosuch", o, 16), -1);
+  assert_contains(tc_last_error(), "unknown backend 'nosuch'");
+  char cmd[1024], out[8192];
+  snprintf(cmd, sizeof cmd, "'%s/bin/tc' options inductor-cpu", TC_BINARY_DIR);
+  FILE *p = popen(cmd, "r");
+  cr_assert_not_null(p);
+  size_t got = fread(out, 1, sizeof out - 1, p);
+  out[got] = 0;
+  cr_assert_eq(pclose(p), 0, "%s", out);
+  assert_contains(out, "cpu.threads");
+  assert_contains(out, "0..1024");
+}

@@ -11,6 +11,7 @@ static const struct {
   const char *help;
 } commands[] = {
     {"list-backends", cmd_list_backends, "list backends, with availability and devices [--json]"},
+    {"options", cmd_options, "the options a backend declares: tc options BACKEND [--json]"},
     {"models", cmd_models, "list the bundled models"},
     {"run", cmd_run, "run a bundled model: tc run MODEL [--backend NAME] [--size cpu|gpu] [--iters N]"},
     {"explain", cmd_explain, "explain compilation: tc explain MODEL [--backend NAME] [--json|--dot]"},

@@ -49,6 +49,30 @@ tc_tensor *tc_div(tc_tensor *a, tc_tensor *b) {
   return binary_as("tc_div", TC_PRIM_DIV, a, b, dtype_is_float(d) ? d : TC_F32);
 }
 
+/* torch.div(a, b, rounding_mode="trunc"): integers divide truncating toward zero (DIV's own
+ * rule, division by zero giving 0); floats round a / b toward zero, keeping -0, NaN and Inf. */
+tc_tensor *tc_div_trunc(tc_tensor *a, tc_tensor *b) {
+  if (!a || !b) return NULL;
+  tc_dtype d = dtype_promote(a->dtype, b->dtype);
+  if (d == TC_BOOL)
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_div_trunc: bool operands are not supported (a: %s, b: %s)",
+                           OPS_SHAPE(a), OPS_SHAPE(b));
+  if (!dtype_is_float(d)) return binary("tc_div_trunc", TC_PRIM_DIV, a, b);
+  tc_scope *s = ops_begin();
+  tc_tensor *q = binary("tc_div_trunc", TC_PRIM_DIV, a, b);
+  tc_tensor *neg = q ? prim_binary(TC_PRIM_LT, q, ops_convert(tc_zeros_like(q), q->dtype)) : NULL;
+  return ops_end(s, prim_where(neg, prim_unary(TC_PRIM_CEIL, q), prim_unary(TC_PRIM_FLOOR, q)));
+}
+
+/* torch.remainder: the result takes the divisor's sign. */
+tc_tensor *tc_remainder(tc_tensor *a, tc_tensor *b) {
+  if (!a || !b) return NULL;
+  if (dtype_promote(a->dtype, b->dtype) == TC_BOOL)
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_remainder: bool operands are not supported (a: %s, b: %s)",
+                           OPS_SHAPE(a), OPS_SHAPE(b));
+  return binary("tc_remainder", TC_PRIM_REMAINDER, a, b);
+}
+
 tc_tensor *tc_pow(tc_tensor *a, tc_tensor *b) {
   if (!a || !b) return NULL;
   tc_dtype d = dtype_promote(a->dtype, b->dtype);
@@ -126,6 +150,18 @@ tc_tensor *tc_logical_or(tc_tensor *a, tc_tensor *b) {
   if (!a || !b) return NULL;
   return binary_as("tc_logical_or", TC_PRIM_OR, a, b, TC_BOOL);
 }
+
+/* Bitwise on integers, logical on bool (torch.bitwise_and / bitwise_or). */
+static tc_tensor *bitwise(const char *op, tc_prim p, tc_tensor *a, tc_tensor *b) {
+  if (!a || !b) return NULL;
+  if (dtype_is_float(a->dtype) || dtype_is_float(b->dtype))
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "%s: integer or bool operands only (a: %s %s, b: %s %s)", op,
+                           OPS_SHAPE(a), OPS_DTYPE(a), OPS_SHAPE(b), OPS_DTYPE(b));
+  return binary(op, p, a, b);
+}
+
+tc_tensor *tc_bitwise_and(tc_tensor *a, tc_tensor *b) { return bitwise("tc_bitwise_and", TC_PRIM_AND, a, b); }
+tc_tensor *tc_bitwise_or(tc_tensor *a, tc_tensor *b) { return bitwise("tc_bitwise_or", TC_PRIM_OR, a, b); }
 
 tc_tensor *tc_logical_not(tc_tensor *a) {
   if (!a) return NULL;

@@ -197,3 +197,41 @@ tc_tensor *tc_to_dtype(tc_tensor *x, tc_dtype dtype) {
                          tc_dtype_name(dtype), OPS_DTYPE(x), OPS_SHAPE(x));
   return x->dtype == dtype ? ops_identity(x) : prim_convert(x, dtype);
 }
+
+/* torch.flip: the elements of the listed dims in reverse order. */
+tc_tensor *tc_flip(tc_tensor *x, int n_dims, const int *dims) {
+  if (!x) return NULL;
+  if (n_dims < 0 || n_dims > x->rank || (n_dims > 0 && !dims))
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_flip: %d dims for a tensor of rank %d (x: %s)", n_dims, x->rank,
+                           OPS_SHAPE(x));
+  int norm[TC_MAX_RANK];
+  for (int i = 0; i < n_dims; i++) {
+    norm[i] = ops_dim("tc_flip", "dims", dims[i], x);
+    if (norm[i] < 0) return NULL;
+    for (int j = 0; j < i; j++)
+      if (norm[j] == norm[i])
+        return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_flip: dim %d is listed twice (x: %s)", dims[i], OPS_SHAPE(x));
+  }
+  if (n_dims == 0) return tc_retain(x);
+  return prim_reverse(x, n_dims, norm);
+}
+
+/* torch.nn.functional.pad, constant mode: pads[2k], pads[2k+1] are the elements added before
+ * and after dim rank-1-k (the last dim first, as in PyTorch). */
+tc_tensor *tc_pad(tc_tensor *x, int n_pads, const int64_t *pads, double value) {
+  if (!x) return NULL;
+  if (n_pads < 0 || n_pads % 2 || n_pads / 2 > x->rank || (n_pads > 0 && !pads))
+    return core_error_null(TC_ERR_INVALID_ARGUMENT,
+                           "tc_pad: %d pads for a tensor of rank %d: give a (before, after) pair for each of the last "
+                           "dims, at most %d values (x: %s)",
+                           n_pads, x->rank, 2 * x->rank, OPS_SHAPE(x));
+  int64_t lo[TC_MAX_RANK] = {0}, hi[TC_MAX_RANK] = {0};
+  for (int k = 0; k < n_pads / 2; k++) {
+    if (pads[2 * k] < 0 || pads[2 * k + 1] < 0)
+      return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_pad: pads must be >= 0, got (%lld, %lld) for dim %d (x: %s)",
+                             (long long)pads[2 * k], (long long)pads[2 * k + 1], x->rank - 1 - k, OPS_SHAPE(x));
+    lo[x->rank - 1 - k] = pads[2 * k];
+    hi[x->rank - 1 - k] = pads[2 * k + 1];
+  }
+  return prim_pad(x, lo, hi, value);
+}

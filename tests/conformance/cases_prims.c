@@ -1,11 +1,9 @@
 /* cases_prims.c — one or more conformance cases per primitive (docs/primitives.md). Each case
  * is a tiny model built on the public op that maps to the prim (tc_neg -> NEG, tc_sum ->
  * REDUCE_SUM, tc_permute -> PERMUTE, ...), checked against hand-computed values including the
- * NaN / Inf / -0 edge cases. The few prims no public op reaches directly (REMAINDER, REVERSE,
- * PAD, integer DIV, bitwise AND/OR, out-of-range GATHER/SCATTER_ADD indices) are called
- * through the core's prim layer, which records them in a trace exactly like the public ops.
- * libtc does not export the prim layer, so those cases exist only where the core is linked in
- * (tc_tests, which defines TC_CONF_PRIM_LAYER); `tc conformance` runs the rest.
+ * NaN / Inf / -0 edge cases. REMAINDER, REVERSE, PAD, integer DIV and bitwise AND/OR come
+ * through tc_remainder, tc_flip, tc_pad, tc_div_trunc and tc_bitwise_*; out-of-range GATHER and
+ * SCATTER_ADD indices through tc_gather and tc_scatter_add, which pass index values through.
  *
  * Exact checks (rtol = atol = 0) also compare the sign of zero; transcendental values use a
  * relative tolerance of a few f32 ulps. Expected f32 values are written F(x): x rounded to f32. */
@@ -14,9 +12,6 @@
 #include <string.h>
 
 #include "conformance.h"
-#ifdef TC_CONF_PRIM_LAYER
-#include "ops/ops.h" /* the prims without a public op of their own (core/ is on this target's path) */
-#endif
 
 #define D(...) ((const double[]){__VA_ARGS__})
 #define LEN(arr) ((int)(sizeof(arr) / sizeof((arr)[0])))
@@ -206,14 +201,12 @@ CONF_CASE(prims, div) {
   BINARY(m_div, TC_F32, D(1.0, 2.0), D(3.0, 7.0), D(1.0 / 3, 2.0 / 7), RT32);
 }
 
-#ifdef TC_CONF_PRIM_LAYER
-/* Integer DIV has no public op (tc_div is true division): the prim directly. */
-static tc_tensor *m_div_prim(tc_tensor *a, tc_tensor *b) { return prim_binary(TC_PRIM_DIV, a, b); }
+/* Integer DIV: tc_div is true division, tc_div_trunc keeps integers. */
+static tc_tensor *m_div_prim(tc_tensor *a, tc_tensor *b) { return tc_div_trunc(a, b); }
 CONF_CASE(prims, div_int_truncates) {
   BINARY(m_div_prim, TC_I32, D(7, -7, 7, -7, 5, 0), D(2, 2, -2, -2, 0, 3), D(3, -3, -3, 3, 0, 0), 0);
   BINARY(m_div_prim, TC_I64, D(9e12, -9), D(3, 0), D(3e12, 0), 0);
 }
-#endif
 
 static tc_tensor *m_pow(tc_tensor *a, tc_tensor *b) { return tc_pow(a, b); }
 CONF_CASE(prims, pow) {
@@ -237,14 +230,12 @@ CONF_CASE(prims, min_nan_and_zero) {
   BINARY(m_minimum, TC_I64, D(3, -5), D(4, -6), D(3, -6), 0);
 }
 
-#ifdef TC_CONF_PRIM_LAYER
-static tc_tensor *m_remainder(tc_tensor *a, tc_tensor *b) { return prim_binary(TC_PRIM_REMAINDER, a, b); }
+static tc_tensor *m_remainder(tc_tensor *a, tc_tensor *b) { return tc_remainder(a, b); }
 CONF_CASE(prims, remainder_divisor_sign) {
   BINARY(m_remainder, TC_F32, D(5.0, -5.0, 5.0, -5.0, -3.0, 1.0, INFINITY, -1.0, 5.5),
          D(3.0, 3.0, -3.0, -3.0, 3.0, 0.0, 2.0, INFINITY, 2.0), D(2.0, 1.0, -1.0, -2.0, -0.0, NAN, NAN, INFINITY, 1.5), 0);
   BINARY(m_remainder, TC_I32, D(5, -5, 5, -5, 4, 6), D(3, 3, -3, -3, 0, 3), D(2, 1, -1, -2, 0, 0), 0);
 }
-#endif
 
 static tc_tensor *m_eq(tc_tensor *a, tc_tensor *b) { return tc_eq(a, b); }
 static tc_tensor *m_ne(tc_tensor *a, tc_tensor *b) { return tc_ne(a, b); }
@@ -280,25 +271,17 @@ CONF_CASE(prims, ge) {
 }
 
 static tc_tensor *m_logical_and(tc_tensor *a, tc_tensor *b) { return tc_logical_and(a, b); }
-#ifdef TC_CONF_PRIM_LAYER
-static tc_tensor *m_and_prim(tc_tensor *a, tc_tensor *b) { return prim_binary(TC_PRIM_AND, a, b); }
-#endif
+static tc_tensor *m_and_prim(tc_tensor *a, tc_tensor *b) { return tc_bitwise_and(a, b); }
 CONF_CASE(prims, and) {
   BINARY(m_logical_and, TC_BOOL, D(1, 1, 0, 0), D(1, 0, 1, 0), D(1, 0, 0, 0), 0);
-#ifdef TC_CONF_PRIM_LAYER
   BINARY(m_and_prim, TC_I32, D(12, -1, 5), D(10, 6, 2), D(8, 6, 0), 0); /* bitwise on ints */
-#endif
 }
 
 static tc_tensor *m_logical_or(tc_tensor *a, tc_tensor *b) { return tc_logical_or(a, b); }
-#ifdef TC_CONF_PRIM_LAYER
-static tc_tensor *m_or_prim(tc_tensor *a, tc_tensor *b) { return prim_binary(TC_PRIM_OR, a, b); }
-#endif
+static tc_tensor *m_or_prim(tc_tensor *a, tc_tensor *b) { return tc_bitwise_or(a, b); }
 CONF_CASE(prims, or) {
   BINARY(m_logical_or, TC_BOOL, D(1, 1, 0, 0), D(1, 0, 1, 0), D(1, 1, 1, 0), 0);
-#ifdef TC_CONF_PRIM_LAYER
   BINARY(m_or_prim, TC_I64, D(12, 0, 5), D(10, 6, 2), D(14, 6, 7), 0);
-#endif
 }
 
 /* ================================================================ where, convert */
@@ -461,9 +444,8 @@ CONF_CASE(prims, slice) {
   conf_check(c, conf_run(c, TC_FN(m_slice), 1, &x), 2, (int64_t[]){2, 3}, D(1, 3, 5, 8, 10, 12), 0, 0);
 }
 
-#ifdef TC_CONF_PRIM_LAYER
-static tc_tensor *m_pad(tc_tensor *x) { return prim_pad(x, (int64_t[]){1, 0}, (int64_t[]){0, 2}, -INFINITY); }
-static tc_tensor *m_pad_zero(tc_tensor *x) { return prim_pad(x, (int64_t[]){2}, (int64_t[]){1}, -0.0); }
+static tc_tensor *m_pad(tc_tensor *x) { return tc_pad(x, 4, (int64_t[]){0, 2, 1, 0}, -INFINITY); }
+static tc_tensor *m_pad_zero(tc_tensor *x) { return tc_pad(x, 2, (int64_t[]){2, 1}, -0.0); }
 CONF_CASE(prims, pad) {
   tc_tensor *x = tensor_of(TC_F32, 2, (int64_t[]){2, 2}, D(1, 2, 3, 4));
   const double I = INFINITY;
@@ -474,7 +456,6 @@ CONF_CASE(prims, pad) {
   tc_tensor *z = VEC(TC_I32, D(5));
   conf_check(c, conf_run(c, TC_FN(m_pad_zero), 1, &z), 1, (int64_t[]){4}, D(0, 0, 5, 0), 0, 0);
 }
-#endif
 
 static tc_tensor *m_cat3(tc_tensor *a, tc_tensor *b, tc_tensor *e) { return tc_cat(3, (tc_tensor *[]){a, e, b}, 1); }
 static tc_tensor *m_cat0(tc_tensor *a, tc_tensor *b) { return tc_cat(2, (tc_tensor *[]){a, b}, 0); }
@@ -486,15 +467,13 @@ CONF_CASE(prims, concatenate) {
   conf_check(c, conf_run(c, TC_FN(m_cat0), 2, rows), 1, (int64_t[]){3}, D(1, 2, 3), 0, 0);
 }
 
-#ifdef TC_CONF_PRIM_LAYER
-static tc_tensor *m_reverse1(tc_tensor *x) { return prim_reverse(x, 1, (int[]){1}); }
-static tc_tensor *m_reverse01(tc_tensor *x) { return prim_reverse(x, 2, (int[]){0, 1}); }
+static tc_tensor *m_reverse1(tc_tensor *x) { return tc_flip(x, 1, (int[]){1}); }
+static tc_tensor *m_reverse01(tc_tensor *x) { return tc_flip(x, 2, (int[]){0, -1}); }
 CONF_CASE(prims, reverse) {
   tc_tensor *x = tensor_of(TC_F32, 2, S23, D(0, 1, 2, 3, 4, -0.0));
   conf_check(c, conf_run(c, TC_FN(m_reverse1), 1, &x), 2, S23, D(2, 1, 0, -0.0, 4, 3), 0, 0);
   conf_check(c, conf_run(c, TC_FN(m_reverse01), 1, &x), 2, S23, D(-0.0, 4, 3, 2, 1, 0), 0, 0);
 }
-#endif
 
 /* ================================================================ indexing */
 static tc_tensor *m_gather1(tc_tensor *x, tc_tensor *index) { return tc_gather(x, 1, index); }
@@ -506,14 +485,12 @@ CONF_CASE(prims, gather) {
   tc_tensor *in0[2] = {x, tensor_of(TC_I32, 2, (int64_t[]){1, 3}, D(1, 0, 1))};
   conf_check(c, conf_run(c, TC_FN(m_gather0), 2, in0), 2, (int64_t[]){1, 3}, D(4, 2, NAN), 0, 0);
 }
-#ifdef TC_CONF_PRIM_LAYER
-static tc_tensor *m_gather_prim(tc_tensor *x, tc_tensor *index) { return prim_gather(x, 1, index); }
+static tc_tensor *m_gather_prim(tc_tensor *x, tc_tensor *index) { return tc_gather(x, 1, index); }
 CONF_CASE(prims, gather_out_of_range_reads_zero) {
   tc_tensor *x = tensor_of(TC_F32, 2, S23, D(1, 2, 3, 4, 5, 6));
   tc_tensor *in[2] = {x, tensor_of(TC_I64, 2, (int64_t[]){2, 2}, D(-1, 0, 3, 1000000))};
   conf_check(c, conf_run(c, TC_FN(m_gather_prim), 2, in), 2, (int64_t[]){2, 2}, D(0, 1, 0, 0), 0, 0);
 }
-#endif
 
 static tc_tensor *m_scatter_add(tc_tensor *x, tc_tensor *index, tc_tensor *src) { return tc_scatter_add(x, 1, index, src); }
 CONF_CASE(prims, scatter_add) {
@@ -525,16 +502,14 @@ CONF_CASE(prims, scatter_add) {
                         tensor_of(TC_I32, 2, (int64_t[]){2, 1}, D(7, -7))};
   conf_check(c, conf_run(c, TC_FN(m_scatter_add), 3, ints), 2, S23, D(0, 0, 7, -7, 0, 0), 0, 0);
 }
-#ifdef TC_CONF_PRIM_LAYER
 static tc_tensor *m_scatter_add_prim(tc_tensor *x, tc_tensor *index, tc_tensor *src) {
-  return prim_scatter_add(x, 1, index, src);
+  return tc_scatter_add(x, 1, index, src);
 }
 CONF_CASE(prims, scatter_add_out_of_range_skipped) {
   tc_tensor *in[3] = {tensor_of(TC_F32, 2, S23, D(1, 2, 3, 4, 5, 6)), tensor_of(TC_I64, 2, S23, D(0, -1, 3, 2, 99, 2)),
                       tensor_of(TC_F32, 2, S23, D(10, 20, 30, 40, 50, 60))};
   conf_check(c, conf_run(c, TC_FN(m_scatter_add_prim), 3, in), 2, S23, D(11, 2, 3, 4, 5, 106), 0, 0);
 }
-#endif
 
 /* ================================================================ creation */
 static tc_tensor *m_arange_i64(void) { return tc_arange(0, 5, 1, TC_I64); }

@@ -124,6 +124,10 @@ TC_API tc_tensor *tc_unsqueeze(tc_tensor *x, int dim);
 TC_API tc_tensor *tc_squeeze(tc_tensor *x, int dim);
 TC_API tc_tensor *tc_contiguous(tc_tensor *x);
 TC_API tc_tensor *tc_to_dtype(tc_tensor *x, tc_dtype dtype);
+/* torch.flip: reverses the listed dims (a copy, not a view). */
+TC_API tc_tensor *tc_flip(tc_tensor *x, int n_dims, const int *dims);
+/* torch.nn.functional.pad (constant): n_pads values, a (before, after) pair per dim from the last. */
+TC_API tc_tensor *tc_pad(tc_tensor *x, int n_pads, const int64_t *pads, double value);
 
 /* ---------------------------------------------------------------- elementwise
  * Binary ops broadcast and promote types as PyTorch does. */
@@ -131,6 +135,8 @@ TC_API tc_tensor *tc_add(tc_tensor *a, tc_tensor *b);
 TC_API tc_tensor *tc_sub(tc_tensor *a, tc_tensor *b);
 TC_API tc_tensor *tc_mul(tc_tensor *a, tc_tensor *b);
 TC_API tc_tensor *tc_div(tc_tensor *a, tc_tensor *b); /* true division: integers promote to f32 */
+TC_API tc_tensor *tc_div_trunc(tc_tensor *a, tc_tensor *b); /* rounds toward zero (torch rounding_mode="trunc") */
+TC_API tc_tensor *tc_remainder(tc_tensor *a, tc_tensor *b); /* the divisor's sign, as torch.remainder */
 TC_API tc_tensor *tc_pow(tc_tensor *a, tc_tensor *b);
 TC_API tc_tensor *tc_maximum(tc_tensor *a, tc_tensor *b);
 TC_API tc_tensor *tc_minimum(tc_tensor *a, tc_tensor *b);
@@ -145,6 +151,8 @@ TC_API tc_tensor *tc_gt(tc_tensor *a, tc_tensor *b);
 TC_API tc_tensor *tc_ge(tc_tensor *a, tc_tensor *b);
 TC_API tc_tensor *tc_logical_and(tc_tensor *a, tc_tensor *b);
 TC_API tc_tensor *tc_logical_or(tc_tensor *a, tc_tensor *b);
+TC_API tc_tensor *tc_bitwise_and(tc_tensor *a, tc_tensor *b); /* integers or bool */
+TC_API tc_tensor *tc_bitwise_or(tc_tensor *a, tc_tensor *b);
 TC_API tc_tensor *tc_logical_not(tc_tensor *a);
 TC_API tc_tensor *tc_where(tc_tensor *cond, tc_tensor *a, tc_tensor *b);
 TC_API tc_tensor *tc_masked_fill(tc_tensor *x, tc_tensor *mask, double value);
@@ -240,6 +248,23 @@ TC_API tc_status tc_backend_register(tc_plugin_query_fn query);
 TC_API tc_status tc_backend_rescan(void);
 /* Name of the backend "auto" resolves to (highest score among the available). */
 TC_API const char *tc_backend_auto(void);
+
+/* One option a backend declares (its plugin's table): what tc_compile_options.options and
+ * $TC_OPTIONS may set, checked against this before the backend sees it. */
+typedef struct tc_option_info {
+  size_t struct_size;
+  const char *name;          /* "cpu.threads" */
+  const char *type;          /* "bool", "int", "float", "string" or "enum" */
+  const char *scope;         /* "context" (read when the backend's context is made) or "compile" */
+  const char *default_value; /* NULL when unset by default */
+  int64_t min, max;          /* int: the allowed range */
+  const char *values;        /* enum: the allowed values ("64|128"); else a hint, or NULL */
+  const char *meaning;       /* one line */
+} tc_option_info;
+/* Fills up to max entries with the options backend `name` declares; returns how many it
+ * declares, or -1 with an error naming the known backends. Strings are valid until the next
+ * tc_backend_register / tc_backend_rescan. Thread-safe. */
+TC_API int tc_backend_options(const char *name, tc_option_info *out, int max);
 
 /* ---------------------------------------------------------------- compile */
 typedef enum tc_dynamic { TC_DYNAMIC_AUTO = 0, TC_DYNAMIC_OFF = 1, TC_DYNAMIC_ON = 2 } tc_dynamic;
