@@ -202,18 +202,28 @@ tc_status options_validate(const tc_options *opts, const tc_backend *be) {
 }
 
 /* ---------------------------------------------------------------- handing options over */
+/* The value option d takes from opts: the user's, else the declared default, normalized into
+ * norm when it checks out. NULL when neither is set. */
+static const char *option_value(const tc_options *opts, const tc_option_decl *d, char *norm, size_t cap, bool *set) {
+  char err[512];
+  const option_item *it = options_find(opts, d->name);
+  *set = it != NULL;
+  const char *v = it ? it->value : d->default_value;
+  return v && tck_option_check(d, v, norm, cap, err, sizeof err) ? norm : v;
+}
+
 tc_status options_for_scope(const tc_options *opts, const reg_plugin *p, int32_t scope, tc_option **out, int32_t *n) {
   *out = NULL;
   *n = 0;
   int32_t count = 0;
   size_t strings = 0;
-  char norm[256], err[512];
+  char norm[256];
+  bool set;
+  /* Two passes over the table: sizes first, then one block holding the array and its strings. */
   for (int32_t i = 0; i < p->api.n_options; i++) {
     const tc_option_decl *d = decl_at(p, i);
     if (d->scope != scope || !d->name) continue;
-    const option_item *it = options_find(opts, d->name);
-    const char *v = it ? it->value : d->default_value;
-    if (v && tck_option_check(d, v, norm, sizeof norm, err, sizeof err)) v = norm;
+    const char *v = option_value(opts, d, norm, sizeof norm, &set);
     strings += strlen(d->name) + 1 + (v ? strlen(v) + 1 : 0);
     count++;
   }
@@ -225,10 +235,8 @@ tc_status options_for_scope(const tc_options *opts, const reg_plugin *p, int32_t
   for (int32_t i = 0; i < p->api.n_options; i++) {
     const tc_option_decl *d = decl_at(p, i);
     if (d->scope != scope || !d->name) continue;
-    const option_item *it = options_find(opts, d->name);
-    const char *v = it ? it->value : d->default_value;
-    if (v && tck_option_check(d, v, norm, sizeof norm, err, sizeof err)) v = norm;
-    o[k] = (tc_option){.struct_size = sizeof(tc_option), .name = text, .value = NULL, .set = it != NULL};
+    const char *v = option_value(opts, d, norm, sizeof norm, &set);
+    o[k] = (tc_option){.struct_size = sizeof(tc_option), .name = text, .value = NULL, .set = set};
     size_t len = strlen(d->name) + 1;
     memcpy(text, d->name, len);
     text += len;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tc_models.h"
+#include "test_support.h"
 
 static double *host_f64(tc_tensor *t, int64_t *n) {
   tc_tensor *d = tc_to_dtype(t, TC_F64);
@@ -18,14 +19,6 @@ static double *host_f64(tc_tensor *t, int64_t *n) {
   cr_assert_eq(tc_to_host(d, v, (size_t)*n * sizeof *v), TC_OK, "%s", tc_last_error());
   tc_release(d);
   return v;
-}
-
-static bool backend_available(const char *name) {
-  tc_backend_info info[16];
-  int n = tc_backend_list(info, 16);
-  for (int i = 0; i < n && i < 16; i++)
-    if (!strcmp(info[i].name, name)) return info[i].available;
-  return false;
 }
 
 static tc_tensor *call_model(const tc_model *m, const char *backend, tc_tensor **in) {
@@ -39,7 +32,7 @@ static tc_tensor *call_model(const tc_model *m, const char *backend, tc_tensor *
 }
 
 static void check_models_on(const char *backend) {
-  if (!backend_available(backend)) cr_skip_test("%s is not available here", backend);
+  if (!test_backend_available(backend)) cr_skip_test("%s is not available here", backend);
   int n_models;
   const tc_model *models = tc_models_all(&n_models);
   cr_assert(n_models >= 5, "the BENCHMARKS workloads are bundled (found %d models)", n_models);
@@ -112,7 +105,7 @@ Test(bundled_models, mlp_batch_32_then_64_recompiles_once, .init = cr_redirect_s
  * executable_info, reported by tc explain): false the first time, true the second. The cache is
  * a fresh folder (TC_CACHE_DIR is read when the first compile needs it). */
 static void check_cache_hit_reported(const char *backend) {
-  if (!backend_available(backend)) cr_skip_test("%s is not available here", backend);
+  if (!test_backend_available(backend)) cr_skip_test("%s is not available here", backend);
   char dir[64];
   snprintf(dir, sizeof dir, "/tmp/tc-test-cachehit-XXXXXX");
   cr_assert(mkdtemp(dir));

@@ -10,6 +10,7 @@
 
 #include "passes/passes.h"
 #include "tc/tc.h"
+#include "test_support.h"
 
 /* ---------------------------------------------------------------- helpers */
 static tc_compile_options opts_for(const char *name) {
@@ -50,32 +51,6 @@ static tc_compile_stats stats_of(const tc_compiled *c) {
   tc_compile_stats st = {.struct_size = sizeof st};
   cr_assert_eq(tc_compiled_stats(c, &st), TC_OK, "%s", tc_last_error());
   return st;
-}
-
-/* stderr into a temporary file while a test body runs, to check what TC_LOGS printed. */
-typedef struct stderr_capture {
-  int saved;
-  FILE *tmp;
-} stderr_capture;
-
-static stderr_capture stderr_begin(void) {
-  fflush(stderr);
-  stderr_capture c = {dup(STDERR_FILENO), tmpfile()};
-  dup2(fileno(c.tmp), STDERR_FILENO);
-  return c;
-}
-
-static char *stderr_end(stderr_capture c) {
-  fflush(stderr);
-  dup2(c.saved, STDERR_FILENO);
-  close(c.saved);
-  long n = ftell(c.tmp);
-  rewind(c.tmp);
-  char *text = calloc((size_t)n + 1, 1);
-  size_t got = fread(text, 1, (size_t)n, c.tmp);
-  text[got] = 0;
-  fclose(c.tmp);
-  return text;
 }
 
 /* ---------------------------------------------------------------- models */

@@ -10,8 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runtime/runtime.h" /* one plan bound to two backends, below */
 #include "tc/tc.h"
 #include "tc_plugin.h"
+#include "test_support.h"
 
 #define assert_contains(hay, needle)                                                                                   \
   cr_assert(strstr((hay), (needle)) != NULL, "expected \"%s\" in \"%s\"", (needle), (hay))
@@ -24,40 +26,6 @@ static void runtime_setup(void) {
 }
 
 TestSuite(runtime, .init = runtime_setup, .timeout = 120);
-
-/* stderr into a temporary file while a test body runs, to check what TC_LOGS printed. */
-typedef struct stderr_capture {
-  int saved;
-  FILE *tmp;
-} stderr_capture;
-
-static stderr_capture stderr_begin(void) {
-  fflush(stderr);
-  stderr_capture c = {dup(STDERR_FILENO), tmpfile()};
-  dup2(fileno(c.tmp), STDERR_FILENO);
-  return c;
-}
-
-static char *stderr_end(stderr_capture c) {
-  fflush(stderr);
-  dup2(c.saved, STDERR_FILENO);
-  close(c.saved);
-  long n = ftell(c.tmp);
-  rewind(c.tmp);
-  char *text = calloc((size_t)n + 1, 1);
-  size_t got = fread(text, 1, (size_t)n, c.tmp);
-  text[got] = 0;
-  fclose(c.tmp);
-  return text;
-}
-
-static bool backend_available(const char *name) {
-  tc_backend_info infos[32];
-  int n = tc_backend_list(infos, 32);
-  for (int i = 0; i < n && i < 32; i++)
-    if (!strcmp(infos[i].name, name)) return infos[i].available;
-  return false;
-}
 
 static tc_tensor *exp_plus_x(tc_tensor *x) {
   tc_scope *s = tc_scope_open();
@@ -83,7 +51,7 @@ static void assert_same(tc_tensor *got, tc_tensor *want) {
 /* ---------------------------------------------------------------- options */
 
 Test(runtime, compile_options_reach_init) {
-  if (!backend_available("inductor-cpu")) cr_skip("inductor-cpu is unavailable here");
+  if (!test_backend_available("inductor-cpu")) cr_skip("inductor-cpu is unavailable here");
   stderr_capture cap = stderr_begin();
   tc_compile_options o = {.struct_size = sizeof o, .backend = "inductor-cpu", .options = "cpu.threads=3", .name = "t3"};
   tc_compiled *c = tc_compile(TC_FN(exp_plus_x), 1, &o);
@@ -103,7 +71,7 @@ Test(runtime, compile_options_reach_init) {
 }
 
 Test(runtime, bad_option_values_name_key_backend_and_valid_keys) {
-  if (!backend_available("inductor-cpu")) cr_skip("inductor-cpu is unavailable here");
+  if (!test_backend_available("inductor-cpu")) cr_skip("inductor-cpu is unavailable here");
   tc_compile_options o = {.struct_size = sizeof o, .backend = "inductor-cpu", .options = "cpu.threads=abc"};
   cr_assert_null(tc_compile(TC_FN(exp_plus_x), 1, &o));
   assert_contains(tc_last_error(), "cpu.threads=abc");
@@ -119,7 +87,7 @@ Test(runtime, bad_option_values_name_key_backend_and_valid_keys) {
 }
 
 Test(runtime, vulkan_device_option_reaches_init) {
-  if (!backend_available("vulkan")) cr_skip("vulkan is unavailable here");
+  if (!test_backend_available("vulkan")) cr_skip("vulkan is unavailable here");
   tc_compile_options o = {.struct_size = sizeof o, .backend = "vulkan", .options = "vulkan.device=7"};
   cr_assert_null(tc_compile(TC_FN(exp_plus_x), 1, &o), "device 7 must not silently become device 0");
   assert_contains(tc_last_error(), "vulkan.device=7");
@@ -242,15 +210,13 @@ Test(runtime, declined_node_runs_on_fallback_graph_level) {
 }
 
 Test(runtime, declined_node_runs_on_fallback_kernel_level) {
-  if (!backend_available("inductor-cpu")) cr_skip("inductor-cpu is unavailable here");
+  if (!test_backend_available("inductor-cpu")) cr_skip("inductor-cpu is unavailable here");
   declined_node_runs_on_fallback("tc-inductor-cpu.so", "picky-cpu");
 }
 
 /* ---------------------------------------------------------------- one plan, two backends
  * The scheduler's plan (kernel list + memory plan) does not depend on a backend: bound to two,
  * it runs on each with the same kernels (what an A/B comparison and its bisector need). */
-#include "runtime/runtime.h"
-
 Test(runtime, one_plan_bound_to_two_backends) {
   tc_backend *a = backend_find("inductor-cpu", NULL);
   if (!a) cr_skip("inductor-cpu is unavailable here: %s", tc_last_error());
@@ -310,7 +276,7 @@ Test(runtime, one_plan_bound_to_two_backends) {
 
 /* ---------------------------------------------------------------- listing options */
 Test(runtime, backend_options_are_listed) {
-  if (!backend_available("inductor-cpu")) cr_skip("inductor-cpu is unavailable here");
+  if (!test_backend_available("inductor-cpu")) cr_skip("inductor-cpu is unavailable here");
   tc_option_info o[16];
   int n = tc_backend_options("inductor-cpu", o, 16);
   cr_assert_geq(n, 2, "%s", tc_last_error());

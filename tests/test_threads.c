@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
+#include "test_support.h"
 #include "threads_scenario.h"
 
 static void threads_setup(void) {
@@ -14,7 +15,7 @@ static void threads_setup(void) {
 TestSuite(threads, .init = threads_setup, .timeout = 240);
 
 static void run(const char *backend, const char *options) {
-  if (!threads_backend_available(backend)) cr_skip("%s is unavailable here", backend);
+  if (!test_backend_available(backend)) cr_skip("%s is unavailable here", backend);
   char err[512];
   cr_assert(threads_one_function(backend, options, err, sizeof err), "%s: %s", backend, err);
 }

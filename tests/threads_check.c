@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "test_support.h"
 #include "threads_scenario.h"
 
 int main(void) {
@@ -12,7 +13,7 @@ int main(void) {
   const char *backends[][2] = {{"debug-eager", NULL}, {"inductor-cpu", "cpu.threads=1"}};
   int passed = 0, failed = 0;
   for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++) {
-    if (!threads_backend_available(backends[i][0])) {
+    if (!test_backend_available(backends[i][0])) {
       printf("skip %s: unavailable\n", backends[i][0]);
       continue;
     }

@@ -8,18 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_support.h"
 #include "threads_scenario.h"
 
 #define N_THREADS 4
 #define N_CALLS 12
-
-bool threads_backend_available(const char *name) {
-  tc_backend_info infos[32];
-  int n = tc_backend_list(infos, 32);
-  for (int i = 0; i < n && i < 32; i++)
-    if (!strcmp(infos[i].name, name)) return infos[i].available;
-  return false;
-}
 
 /* A weight captured from a global: every thread's call reads (and references) the same tensor. */
 static tc_tensor *shared_w;

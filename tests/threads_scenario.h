@@ -8,7 +8,6 @@
 
 #include "tc/tc.h"
 
-bool threads_backend_available(const char *name);
 /* Four threads call one function compiled for `backend` (with `options`) on two input shapes:
  * true when every result matched eager and each shape compiled exactly once; else false with
  * why in err. */

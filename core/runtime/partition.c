@@ -182,18 +182,15 @@ tc_status lower_partition_build(tc_backend *be, const tc_graph *g, const lower_o
               fb->name);
     }
   }
-  tc_status s = TC_OK;
+  /* Parts are counted first and never move: each part's executable borrows its graph. */
+  int32_t n_parts = 0;
+  for (int32_t i = 0; i < g->n_nodes; i++) n_parts += i == 0 || on_fb[i] != on_fb[i - 1];
+  p->parts = calloc((size_t)n_parts + 1, sizeof *p->parts);
+  tc_status s = p->parts ? TC_OK : core_error(TC_ERR_OUT_OF_MEMORY, "graph %s: out of memory partitioning it", g->name);
   for (int32_t first = 0; first < g->n_nodes && s == TC_OK;) {
     int32_t last = first + 1;
     while (last < g->n_nodes && on_fb[last] == on_fb[first]) last++;
-    part *grown = realloc(p->parts, (size_t)(p->n_parts + 1) * sizeof *grown);
-    if (!grown) {
-      s = core_error(TC_ERR_OUT_OF_MEMORY, "graph %s: out of memory partitioning it", g->name);
-      break;
-    }
-    p->parts = grown;
     part *pt = &p->parts[p->n_parts++];
-    memset(pt, 0, sizeof *pt);
     pt->be = on_fb[first] ? fb : be;
     s = part_build(g, first, last, pt, p->n_parts - 1);
     if (s == TC_OK) {
