@@ -224,6 +224,11 @@ reg_plugin *loader_open_file(const char *path) {
   loader_file_stem(path, stem, sizeof stem);
   reg_plugin *p = loader_entry_new(path, stem);
   if (!p) return NULL;
+  char why[400];
+  if (!plugin_file_check(path, why, sizeof why)) {
+    loader_fail(p, "not loaded: %s", why);
+    return p;
+  }
   dlerror();
   /* RTLD_NODELETE: a plugin may leave threads or atexit handlers behind (OpenMP, Vulkan
    * loaders); unmapping it on rescan would pull the code from under them. */

@@ -75,6 +75,12 @@ tc_backend *loader_init(reg_plugin *p, const tc_options *opts, const char *key);
 /* Frees an entry that has no context (dlclose included). */
 void loader_free(reg_plugin *p);
 
+/* ---------------------------------------------------------------- file_check.c */
+/* Whether the file at path can be handed to dlopen without risking the host: a regular file, a
+ * 64-bit little-endian ELF shared object for this machine whose program headers and loaded
+ * segments lie inside the file. false with the reason in why. */
+bool plugin_file_check(const char *path, char *why, size_t cap);
+
 /* ---------------------------------------------------------------- scan.c */
 /* Appends every plugin candidate found in the lookup order (TC_PLUGIN_PATH, then the
  * install's plugin directory) to *list (realloc'd), opened with loader_open_file. */

@@ -17,6 +17,12 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noh
 $B/bin/tc list-backends 2>&1 | tee "$OUT/backends.txt"
 
 # TC_GPU_QUICK=1 fits one 10-minute call: the three single-kernel workloads only.
+# Every GPU backend that is available there (inductor-cuda, vulkan), unless named.
+if [ -z "${TC_GPU_BACKENDS:-}" ]; then
+  TC_GPU_BACKENDS=$($B/bin/tc list-backends --json 2>/dev/null | python3 -c '
+import json, sys
+print(" ".join(b["name"] for b in json.load(sys.stdin) if b.get("available") and b["name"] in ("inductor-cuda", "vulkan")))')
+fi
 gpu_backends=${TC_GPU_BACKENDS:-vulkan}
 t_conf=240 t_bench=240 t_torch=300 bench_models="" torch_args=()
 if [ -n "${TC_GPU_QUICK:-}" ]; then
@@ -32,7 +38,7 @@ for b in $gpu_backends; do
     TC_CACHE_DIR=/tmp/tc-cache-warm TC_LOGS=cache timeout 60 $B/bin/tc run ln_gelu --backend "$b" --size test \
       >"$OUT/cache_${b}_$pass.txt" 2>&1
   done
-  echo "cold: $(grep -c 'cache store' "$OUT/cache_${b}_cold.txt") stored; warm: $(grep -c 'cache hit' "$OUT/cache_${b}_warm.txt") hits, $(grep -c 'cache store' "$OUT/cache_${b}_warm.txt") stored"
+  echo "cold: $(grep -c 'cache store\|cache miss' "$OUT/cache_${b}_cold.txt") compiled; warm: $(grep -c 'cache hit' "$OUT/cache_${b}_warm.txt") hits, $(grep -c 'cache store\|cache miss' "$OUT/cache_${b}_warm.txt") compiled"
   grep -m2 'cache hit' "$OUT/cache_${b}_warm.txt"
   echo "=== conformance $b"
   timeout $t_conf $B/bin/tc conformance "$b" -v >"$OUT/conformance_$b.txt" 2>&1
