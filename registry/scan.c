@@ -55,7 +55,9 @@ static tc_status scan_list_push(reg_plugin ***list, int32_t *n, reg_plugin *e) {
   return TC_OK;
 }
 
-/* Opens every regular *.so in dir, in name order (readdir's order is arbitrary). */
+/* Opens every *.so in dir, in name order (readdir's order is arbitrary). One that is not a
+ * regular file (a directory, a FIFO, a dangling link) is listed too, as unavailable with the
+ * reason (the file check in loader.c), never opened as a plugin. */
 static tc_status scan_dir(const char *dir, reg_plugin ***list, int32_t *n) {
   DIR *d = opendir(dir);
   if (!d) {
@@ -82,9 +84,7 @@ static tc_status scan_dir(const char *dir, reg_plugin ***list, int32_t *n) {
   if (n_names) qsort(names, n_names, sizeof *names, scan_name_cmp);
   for (size_t i = 0; i < n_names; i++) {
     char path[1024];
-    struct stat st;
-    if (s == TC_OK && snprintf(path, sizeof path, "%s/%s", dir, names[i]) < (int)sizeof path && stat(path, &st) == 0 &&
-        S_ISREG(st.st_mode)) {
+    if (s == TC_OK && snprintf(path, sizeof path, "%s/%s", dir, names[i]) < (int)sizeof path) {
       reg_plugin *e = loader_open_file(path);
       s = e ? scan_list_push(list, n, e) : core_error(TC_ERR_OUT_OF_MEMORY, "tc_backend_rescan: out of memory");
     }

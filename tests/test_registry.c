@@ -224,18 +224,25 @@ Test(registry, shared_object_without_entry_symbol) {
   assert_contains(tc_last_error(), "no symbol tc_plugin_query");
 }
 
-Test(registry, non_plugin_files_are_skipped) {
+Test(registry, non_plugin_files_are_listed_with_why) {
   const char *dir = dir_new("p");
   text_file_add(dir, "README.txt", "not a candidate\n");
   text_file_add(dir, ".hidden.so", "not a candidate either\n");
-  char sub[PATH_MAX + 16];
+  char sub[PATH_MAX + 16], fifo[PATH_MAX + 16], dangling[PATH_MAX + 16];
   snprintf(sub, sizeof sub, "%s/subdir.so", dir);
-  cr_assert_eq(mkdir(sub, 0755), 0); /* not a regular file */
+  cr_assert_eq(mkdir(sub, 0755), 0);
+  snprintf(fifo, sizeof fifo, "%s/pipe.so", dir);
+  cr_assert_eq(mkfifo(fifo, 0600), 0);
+  snprintf(dangling, sizeof dangling, "%s/gone.so", dir);
+  cr_assert_eq(symlink("/nonexistent/tc-gone.so", dangling), 0);
   plugin_add(dir, "old_minor");
   plugin_path_use(dir);
   list_refresh();
-  cr_assert_eq(n_listed, 1, "only old_minor.so is a candidate, got %d entries", n_listed);
-  cr_assert_str_eq(listed[0].name, "old_minor");
+  cr_assert_eq(n_listed, 4, "old_minor and the three special files, got %d entries", n_listed);
+  cr_assert(listed_expect("old_minor")->available);
+  assert_contains(listed_expect("subdir")->reason, "not loaded: not a regular file");
+  assert_contains(listed_expect("pipe")->reason, "not loaded: not a regular file");
+  assert_contains(listed_expect("gone")->reason, "not loaded: cannot open: No such file or directory");
 }
 
 /* ---------------------------------------------------------------- version negotiation */
