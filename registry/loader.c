@@ -229,6 +229,10 @@ reg_plugin *loader_open_file(const char *path) {
     loader_fail(p, "not loaded: %s", why);
     return p;
   }
+  if (!probe_child_vet(path, why, sizeof why)) {
+    loader_fail(p, "%s", why);
+    return p;
+  }
   dlerror();
   /* RTLD_NODELETE: a plugin may leave threads or atexit handlers behind (OpenMP, Vulkan
    * loaders); unmapping it on rescan would pull the code from under them. */

@@ -81,6 +81,12 @@ void loader_free(reg_plugin *p);
  * segments lie inside the file. false with the reason in why. */
 bool plugin_file_check(const char *path, char *why, size_t cap);
 
+/* ---------------------------------------------------------------- probe_child.c */
+/* Loads, queries and probes the plugin file in a child process first (once per file identity,
+ * remembered in the cache directory): false with the reason when that child crashed, exited or
+ * timed out. True when it passed, or when there is no helper to run it with. */
+bool probe_child_vet(const char *path, char *why, size_t cap);
+
 /* ---------------------------------------------------------------- scan.c */
 /* Appends every plugin candidate found in the lookup order (TC_PLUGIN_PATH, then the
  * install's plugin directory) to *list (realloc'd), opened with loader_open_file. */

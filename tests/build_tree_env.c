@@ -7,4 +7,6 @@
 
 __attribute__((constructor)) static void build_tree_env(void) {
   setenv("TC_PLUGIN_DEFAULT_DIR", TC_BUILD_PLUGIN_DIR, 0);
+  /* The probe helper sits beside the plugins' folder (lib/tc), found the same way. */
+  setenv("TC_PLUGIN_PROBE", TC_BUILD_PLUGIN_DIR "/../tc-plugin-probe", 0);
 }

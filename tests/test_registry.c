@@ -190,6 +190,51 @@ Test(registry, truncated_plugin_files_never_reach_dlopen) {
   cr_assert(listed_expect("new_minor")->available, "the host carried on");
 }
 
+/* Plugins that crash, abort, exit or hang while loading or probing: the registry's child process
+ * (tc-plugin-probe) takes it, the plugin is listed with what happened, the host carries on. */
+Test(registry, plugins_that_crash_abort_exit_or_hang_never_reach_the_host) {
+  const char *dir = dir_new("p");
+  plugin_add(dir, "crash_probe");
+  plugin_add(dir, "abort_ctor");
+  plugin_add(dir, "exit_query");
+  plugin_add(dir, "hang_probe");
+  plugin_add(dir, "old_minor");
+  setenv("TC_PLUGIN_PROBE_TIMEOUT", "1", 1);
+  plugin_path_use(dir);
+  assert_contains(listed_expect("crash_probe")->reason, "probe crashed with SIGSEGV");
+  assert_contains(listed_expect("abort_ctor")->reason, "probe crashed with SIGABRT");
+  assert_contains(listed_expect("exit_query")->reason, "ended the process while loading or probing (exit status 3");
+  assert_contains(listed_expect("hang_probe")->reason, "probe timed out after 1 s");
+  const char *bad[] = {"crash_probe", "abort_ctor", "exit_query", "hang_probe"};
+  for (int i = 0; i < 4; i++) cr_assert_not(listed_expect(bad[i])->available);
+  cr_assert(listed_expect("old_minor")->available, "the host carried on");
+  cr_assert_not_null(backend_find("old_minor", NULL), "%s", tc_last_error());
+}
+
+/* A file that passed the child once is remembered by its identity: later scans, in this
+ * process or another with the same cache, do not spawn the child again. */
+Test(registry, a_good_probe_is_remembered_by_file_identity) {
+  const char *dir = dir_new("p");
+  plugin_add(dir, "old_minor");
+  char cache[512];
+  snprintf(cache, sizeof cache, "%s/cache", test_root);
+  setenv("TC_CACHE_DIR", cache, 1);
+  plugin_path_use(dir);
+  cr_assert(listed_expect("old_minor")->available);
+  char entries[600];
+  snprintf(entries, sizeof entries, "%s/registry", cache);
+  DIR *d = opendir(entries);
+  cr_assert_not_null(d, "the probe's verdict is stored under %s", entries);
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d));) n += strstr(e->d_name, ".probe") != NULL;
+  closedir(d);
+  cr_assert_eq(n, 1);
+  /* A helper that cannot run: the remembered verdict is used, the plugin still loads. */
+  setenv("TC_PLUGIN_PROBE", "/bin/false", 1);
+  plugin_path_use(dir);
+  cr_assert(listed_expect("old_minor")->available, "%s", listed_expect("old_minor")->reason);
+}
+
 Test(registry, plugin_for_another_machine_is_named) {
   char from[PATH_MAX];
   snprintf(from, sizeof from, "%s/old_minor.so", TC_TEST_PLUGIN_DIR);

@@ -253,6 +253,18 @@ tc_status tck_test_host_take(tck_test_host *h, tc_error *err, const char **messa
   return code;
 }
 
+/* What a 1.x plugin says through the legacy set_error of tc_query_args (tc_plugin.h). */
+typedef struct legacy_refusal {
+  bool refused;
+  char message[256];
+} legacy_refusal;
+
+static void legacy_set_error(void *ctx, const char *message) {
+  legacy_refusal *r = ctx;
+  r->refused = true;
+  snprintf(r->message, sizeof r->message, "%s", message ? message : "");
+}
+
 bool tck_test_plugin_open(tck_test_host *h, const char *path, tc_plugin_api *table, void **dl, char *err,
                           size_t cap) {
   if (dl) *dl = NULL;
@@ -275,13 +287,22 @@ bool tck_test_plugin_open(tck_test_host *h, const char *path, tc_plugin_api *tab
     return false;
   }
   memset(table, 0, sizeof *table);
+  legacy_refusal legacy = {0};
   tc_query_args qa = {.struct_size = sizeof qa,
                       .abi_major = h->api.abi_major,
                       .abi_minor = h->api.abi_minor,
+                      .legacy_ctx = &legacy,
+                      .legacy_set_error = legacy_set_error,
                       .host = &h->api,
                       .table = table,
                       .table_size = sizeof *table};
   tc_error *e = query(&qa);
+  if (legacy.refused) {
+    /* A 1.x plugin refused the host's major; its return value is a 1.x status, not an error. */
+    snprintf(err, cap, "%s: built for ABI 1: %s", path, legacy.message);
+    dlclose(lib);
+    return false;
+  }
   const char *msg;
   tc_status s = tck_test_host_take(h, e, &msg);
   if (s != TC_OK) {
