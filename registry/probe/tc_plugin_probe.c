@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tc_kit.h"
+#include "kit/tc_kit.h"
 
 int main(int argc, char **argv) {
   if (argc != 2) {
