@@ -163,20 +163,29 @@ tc_tensor *tc_retain(tc_tensor *t) {
 
 void tc_release(tc_tensor *t) {
   if (!t) return;
-  /* Releasing a claimed tensor gives up its scope's creation reference (see scope.c). */
-  scope_unclaim(t);
+  /* A claimed tensor's last reference is its scope's: releasing that one gives the claim up early
+   * (see scope.c). A reference taken with tc_retain is the caller's own; releasing it leaves the
+   * claim alone, so tc_retain + tc_release inside a scope loses nothing. */
+  if (t->scope && __atomic_load_n(&t->refcount, __ATOMIC_ACQUIRE) == 1) scope_unclaim(t);
   if (__atomic_sub_fetch(&t->refcount, 1, __ATOMIC_ACQ_REL) > 0) return;
   storage_release(t->storage);
   free(t);
 }
 
 /* ---------------------------------------------------------------- public metadata */
+/* A query on NULL: an error naming the query, unless an earlier failure (which usually made the
+ * NULL) already said why. */
+static void null_query(const char *op) {
+  if (tc_last_status() == TC_OK) core_error(TC_ERR_INVALID_ARGUMENT, "%s: tensor is NULL", op);
+}
+
 int tc_rank(const tc_tensor *t) {
-  return t ? t->rank : -1;
+  if (!t) return null_query("tc_rank"), -1;
+  return t->rank;
 }
 
 int64_t tc_size(const tc_tensor *t, int dim) {
-  if (!t) return -1;
+  if (!t) return null_query("tc_size"), -1;
   int d = tensor_dim("tc_size", dim, t->rank);
   if (d < 0) return -1;
   if (tensor_is_proxy(t) && t->sym[d] >= 0) tensor_pin_size(t, d);
@@ -184,7 +193,7 @@ int64_t tc_size(const tc_tensor *t, int dim) {
 }
 
 int64_t tc_numel(const tc_tensor *t) {
-  if (!t) return -1;
+  if (!t) return null_query("tc_numel"), -1;
   if (tensor_is_proxy(t))
     for (int d = 0; d < t->rank; d++)
       if (t->sym[d] >= 0) tensor_pin_size(t, d);
@@ -192,11 +201,12 @@ int64_t tc_numel(const tc_tensor *t) {
 }
 
 tc_dtype tc_dtype_of(const tc_tensor *t) {
-  return t ? t->dtype : TC_F32;
+  if (!t) return null_query("tc_dtype_of"), TC_F32;
+  return t->dtype;
 }
 
 bool tc_is_contiguous(const tc_tensor *t) {
-  if (!t) return false;
+  if (!t) return null_query("tc_is_contiguous"), false;
   if (tensor_numel(t) == 0) return true;
   int64_t st = 1;
   for (int i = t->rank - 1; i >= 0; i--) {
@@ -207,6 +217,7 @@ bool tc_is_contiguous(const tc_tensor *t) {
 }
 
 const char *tc_device_of(const tc_tensor *t) {
-  if (!t || !t->storage || !t->storage->backend) return "host";
+  if (!t) return null_query("tc_device_of"), NULL;
+  if (!t->storage || !t->storage->backend) return "host";
   return t->storage->backend->name;
 }

@@ -102,7 +102,9 @@ TC_API int64_t tc_size(const tc_tensor *t, int dim);
 TC_API int64_t tc_numel(const tc_tensor *t);
 TC_API tc_dtype tc_dtype_of(const tc_tensor *t);
 TC_API bool tc_is_contiguous(const tc_tensor *t);
-/* Name of the backend holding the tensor's storage ("host" for host memory). */
+/* Name of the backend holding the tensor's storage ("host" for host memory); NULL (with an
+ * error) for a NULL tensor. Queries on NULL return -1 / false / NULL and set an error naming
+ * the query, unless an earlier failure already said why. */
 TC_API const char *tc_device_of(const tc_tensor *t);
 /* A copy of t on backend `name` ("host" for host memory). Compiled functions on a device
  * backend run fastest on tensors already there. */
