@@ -722,24 +722,6 @@ Test(core_trace, symbolic_shapes_through_prims) {
   tc_compiled_free(c);
 }
 
-/* tc_retain + tc_release inside an open scope: the caller's reference comes and goes, the
- * scope's claim stays, and closing the scope frees the tensor (it leaked before: the release
- * gave up the claim). */
-Test(core_scope, retain_release_inside_a_scope_keeps_the_claim) {
-  tc_scope *s = tc_scope_open();
-  tc_tensor *t = tc_zeros(TC_F32, 1, (int64_t[]){4});
-  cr_assert_not_null(t);
-  cr_assert_eq(tc_retain(t), t);
-  tc_release(t);
-  cr_assert_eq(t->refcount, 1);
-  cr_assert_not_null(t->scope, "still claimed by the scope");
-  tc_tensor *kept = tc_retain(t); /* a reference that outlives the scope */
-  tc_scope_close(s);
-  cr_assert_eq(kept->refcount, 1, "the scope gave up its claim; the caller's reference remains");
-  cr_assert_null(kept->scope);
-  tc_release(kept);
-}
-
 Test(core_scope, queries_on_null_name_themselves) {
   tc_error_clear();
   cr_assert_eq(tc_rank(NULL), -1);

@@ -163,10 +163,8 @@ tc_tensor *tc_retain(tc_tensor *t) {
 
 void tc_release(tc_tensor *t) {
   if (!t) return;
-  /* A claimed tensor's last reference is its scope's: releasing that one gives the claim up early
-   * (see scope.c). A reference taken with tc_retain is the caller's own; releasing it leaves the
-   * claim alone, so tc_retain + tc_release inside a scope loses nothing. */
-  if (t->scope && __atomic_load_n(&t->refcount, __ATOMIC_ACQUIRE) == 1) scope_unclaim(t);
+  /* Releasing a claimed tensor gives up its scope's creation reference (see scope.c). */
+  scope_unclaim(t);
   if (__atomic_sub_fetch(&t->refcount, 1, __ATOMIC_ACQ_REL) > 0) return;
   storage_release(t->storage);
   free(t);
