@@ -1036,3 +1036,28 @@ Test(registry, synchronize_by_name) {
   plugin_path_use(dir);
   cr_assert_eq(tc_synchronize("old_minor"), TC_OK, "%s", tc_last_error());
 }
+
+/* A cache directory others may write into could hold planted code: refused, with a warning,
+ * and the backend runs uncached. */
+Test(registry, cache_dir_writable_by_others_is_refused) {
+  const char *dir = dir_new("p");
+  plugin_add(dir, "old_minor");
+  char cache[512], plugin_dir[600];
+  snprintf(cache, sizeof cache, "%s/shared-cache", test_root);
+  cr_assert_eq(mkdir(cache, 0777), 0);
+  snprintf(plugin_dir, sizeof plugin_dir, "%s/old_minor", cache);
+  cr_assert_eq(mkdir(plugin_dir, 0700), 0);
+  cr_assert_eq(chmod(plugin_dir, 0777), 0);
+  setenv("TC_CACHE_DIR", cache, 1);
+  plugin_path_use(dir);
+  cr_redirect_stderr();
+  tc_backend *be = backend_find("old_minor", NULL);
+  cr_assert_not_null(be, "%s", tc_last_error());
+  cr_assert_str_eq(be->plugin->cache_dir, "", "no cache in a directory others can write");
+  fflush(stderr);
+  FILE *f = cr_get_redirected_stderr();
+  char text[1024] = "";
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  text[n] = 0;
+  assert_contains(text, "may be written by others (mode 0777): refused");
+}

@@ -103,8 +103,16 @@ tc_status tck_cache_dir_prepare(const char *dir, char *err, size_t cap) {
     if (!saved) break;
   }
   struct stat st;
-  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+  if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
     return say(err, cap, TC_ERR_UNAVAILABLE, "cache: %s is not a directory", dir);
+  /* Entries are loaded as code: a directory someone else owns or may write into could have
+   * entries planted in it. */
+  if (st.st_uid != geteuid())
+    return say(err, cap, TC_ERR_UNAVAILABLE, "cache: %s is owned by uid %u, not this user: refused", dir,
+               (unsigned)st.st_uid);
+  if (st.st_mode & (S_IWGRP | S_IWOTH))
+    return say(err, cap, TC_ERR_UNAVAILABLE, "cache: %s may be written by others (mode %04o): refused", dir,
+               (unsigned)(st.st_mode & 07777));
   return TC_OK;
 }
 

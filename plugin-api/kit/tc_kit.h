@@ -208,7 +208,9 @@ typedef struct tck_cache_hit {
   char path[64];   /* "/proc/self/fd/N", or "" when no memfd could be made */
 } tck_cache_hit;
 
-/* Ensures dir exists (mkdir -p, mode 0700 for what it creates). */
+/* Ensures dir exists (mkdir -p, mode 0700 for what it creates) and is safe to load code from:
+ * a directory (not a link), owned by this user, writable by nobody else; else
+ * TC_ERR_UNAVAILABLE with why. */
 tc_status tck_cache_dir_prepare(const char *dir, char *err, size_t cap);
 /* *found false on a miss. err holds a note when an entry was discarded (still TC_OK). */
 tc_status tck_cache_get(const char *dir, const char *ns, const void *key, size_t key_len, const char *kind,
