@@ -3,6 +3,7 @@
  * the previous error alone. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -156,4 +157,21 @@ Test(ops_errors, flip_pad_bitwise_div_trunc) {
   cr_assert(flipped[0] == 2 && flipped[1] == 1 && flipped[2] == 0);
   tc_tensor *padded = tc_pad(tc_arange(0, 3, 1, TC_I64), 2, p, 9);
   cr_assert_eq(tc_numel(padded), 6);
+}
+
+/* Sizes whose product overflows are an error, not a wrapped numel; extreme slice bounds clamp. */
+Test(ops_errors, size_overflow_and_extreme_slices) {
+  tc_tensor *x = Z(TC_F32, 1, 1);
+  const int64_t big = (int64_t)1 << 40;
+  EXPECT_ERROR_HAS(tc_expand(x, 2, (int64_t[]){big, big}), "shape", "more elements than memory can address");
+  tc_tensor *y = Z(TC_F32, 5, 3);
+  tc_tensor *s = tc_slice(y, 0, INT64_MIN, INT64_MAX, INT64_MAX);
+  cr_assert_not_null(s, "%s", tc_last_error());
+  cr_assert_eq(tc_size(s, 0), 1, "one row: the first");
+  s = tc_slice(y, 0, INT64_MAX, INT64_MIN, 1);
+  cr_assert_not_null(s, "%s", tc_last_error());
+  cr_assert_eq(tc_size(s, 0), 0);
+  s = tc_slice(y, 1, -INT64_MAX, 2, 1);
+  cr_assert_not_null(s, "%s", tc_last_error());
+  cr_assert_eq(tc_size(s, 1), 2);
 }

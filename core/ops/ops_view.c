@@ -127,7 +127,9 @@ tc_tensor *tc_slice(tc_tensor *x, int dim, int64_t start, int64_t stop, int64_t 
   else if (stop >= size.v && (sz_is_static(size) || stop == INT64_MAX)) end = size;
   else end = sz_min(sz_const(stop), size);
   tc_sz len = sz_max(sz_sub(end, sz_const(start)), sz_const(0));
-  if (step > 1) len = sz_floordiv(sz_add(len, sz_const(step - 1)), sz_const(step));
+  /* ceil(len / step) as floor((len - 1) / step) + 1: len + step - 1 could overflow for a huge step
+   * (and floor division keeps 0 at 0). */
+  if (step > 1) len = sz_add(sz_floordiv(sz_sub(len, sz_const(1)), sz_const(step)), sz_const(1));
   int64_t starts[TC_MAX_RANK], steps[TC_MAX_RANK];
   tc_sz shape[TC_MAX_RANK];
   for (int i = 0; i < x->rank; i++) starts[i] = 0, steps[i] = 1, shape[i] = sz_of(x, i);

@@ -67,9 +67,20 @@ void tensor_contiguous_strides(int rank, const int64_t *sizes, int64_t *strides)
   tck_contiguous_strides(rank, sizes, strides);
 }
 
+static bool numel_bytes(tc_dtype dtype, int rank, const int64_t *sizes, size_t *bytes);
+
 tc_tensor *tensor_new(tc_dtype dtype, int rank, const int64_t *sizes) {
   if (rank < 0 || rank > TC_MAX_RANK)
     return core_error_null(TC_ERR_INVALID_ARGUMENT, "rank %d out of range (0..%d)", rank, TC_MAX_RANK);
+  /* Every view's elements must be countable in bytes too: sizes whose product overflows would
+   * otherwise wrap to a small numel and give silently wrong results (an expand to 2^40 x 2^40). */
+  size_t bytes;
+  if (!numel_bytes(dtype, rank, sizes, &bytes)) {
+    char shape[160];
+    tc_shape_str(shape, sizeof shape, rank, sizes);
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "a %s tensor of shape %s has more elements than memory can address",
+                           tc_dtype_name(dtype), shape);
+  }
   tc_tensor *t = calloc(1, sizeof *t);
   if (!t) return core_error_null(TC_ERR_OUT_OF_MEMORY, "out of memory allocating a tensor");
   t->refcount = 1;
