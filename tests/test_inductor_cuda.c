@@ -193,6 +193,7 @@ Test(inductor_cuda, softmax_row_kernel) {
   l.ops[0][x0].flags = TC_KOP_ROW_VALUE;
   tc_kernel_list list = LIST(&l, "softmax_test", 1);
   char *src = check_ok(&list);
+  if (getenv("TC_TEST_DUMP_CUDA")) fprintf(stderr, "%s\n", src);
   assert_has(src, "extern \"C\" __global__ void __launch_bounds__(64) k_softmax(const tc_cu_args a)");
   assert_has(src, "*(const float4 *)&in_x[");
   assert_has(src, "from registers");
