@@ -271,6 +271,26 @@ void tck_launch_stats_add(tck_launch_stats *st, double seconds);
 void tck_launch_stats_log(const tc_host_api *h, const char *graph, const char *kernel, const tck_launch_stats *st,
                           const char *suffix);
 
+
+/* =============================================================================================
+ * Added by the inductor-cuda port: what the C and CUDA generators share (c_expr.c).
+ * ============================================================================================= */
+
+/* ---------------------------------------------------------------- C-like expressions (c_expr.c)
+ * The C spelling of a dtype: "float", "double", "int32_t", "int64_t", "uint8_t" (bool); "void"
+ * for anything else. CUDA C spells them the same (its prelude typedefs the fixed-width types). */
+const char *tck_c_dtype(int32_t dtype);
+/* Writes the C expression of elementwise prim `prim` (unary, binary, WHERE, CONVERT) over
+ * operands a, b, c (names or parenthesized expressions), whose operand dtype is `in` (WHERE:
+ * the dtype of a and b) and result dtype `out`. The text calls libm's functions and the helpers
+ * of plugin-api/kit/prelude/tc_scalar.h, which must be in scope. Returns false for prims it does
+ * not know (nothing written). */
+bool tck_c_prim_expr(tck_str *s, int32_t prim, int32_t in, int32_t out, const char *a, const char *b, const char *c);
+/* Appends the lines of section `section` of an embedded text (plugin-api/kit/embed_text.cmake:
+ * one string per line; a line "//@section NAME" starts a section, marker lines are left out).
+ * With it a plugin pastes plugin-api/kit/prelude/tc_scalar.h ("scalar") into its output. */
+void tck_text_section(tck_str *s, const char *const *lines, size_t n_lines, const char *section);
+
 #ifdef __cplusplus
 }
 #endif

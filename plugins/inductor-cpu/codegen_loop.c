@@ -40,7 +40,7 @@ void kgen_params(tck_str *s, const icpu_kgen *g) {
     char name[80];
     kgen_buf_name(k, i, name, sizeof name);
     const tc_kbuffer *b = buf_at(k, i);
-    tck_str_printf(s, "%s%s%s *restrict %s", first ? "" : ", ", b->role == TC_BUF_INPUT ? "const " : "", dtype_c(b->dtype),
+    tck_str_printf(s, "%s%s%s *restrict %s", first ? "" : ", ", b->role == TC_BUF_INPUT ? "const " : "", tck_c_dtype(b->dtype),
                name);
     first = false;
   }
@@ -204,7 +204,7 @@ static void declare_loop_values(tck_str *s, const icpu_kgen *g, int32_t loop, in
     int32_t vt = op_at(k, tck_op_arg(op, 0))->dtype;
     tck_str_indent(s, depth);
     if (op->prim == TC_PRIM_ARGMAX || op->prim == TC_PRIM_ARGMIN) {
-      tck_str_printf(s, "%s v%d_best = %s;\n", dtype_c(vt), i, reduce_identity(op->prim, vt, idb));
+      tck_str_printf(s, "%s v%d_best = %s;\n", tck_c_dtype(vt), i, reduce_identity(op->prim, vt, idb));
       tck_str_indent(s, depth);
       tck_str_printf(s, "int64_t v%d = 0;\n", i);
       continue;
@@ -216,7 +216,7 @@ static void declare_loop_values(tck_str *s, const icpu_kgen *g, int32_t loop, in
       tck_str_printf(red, " reduction(%s:v%d_key)", mm, i);
       continue;
     }
-    tck_str_printf(s, "%s v%d = %s;\n", dtype_c(op->dtype), i, reduce_identity(op->prim, op->dtype, idb));
+    tck_str_printf(s, "%s v%d = %s;\n", tck_c_dtype(op->dtype), i, reduce_identity(op->prim, op->dtype, idb));
     switch (op->prim) {
     case TC_PRIM_REDUCE_SUM: tck_str_printf(red, " reduction(+:v%d)", i); break;
     case TC_PRIM_REDUCE_PROD: tck_str_printf(red, " reduction(*:v%d)", i); break;
@@ -240,7 +240,7 @@ static void declare_loop_values(tck_str *s, const icpu_kgen *g, int32_t loop, in
     tck_str_indent(s, depth);
     /* named per inner loop: sibling loops may divide by the same value */
     tck_str_printf(s, "const %s v%d_recip_l%d = tc_recip_%s(v%d), v%d_recip_scale_l%d = tc_recip_scale_%s(v%d);\n",
-               dtype_c(op->dtype), d, (int)loop, sx, d, d, (int)loop, sx, d);
+               tck_c_dtype(op->dtype), d, (int)loop, sx, d, d, (int)loop, sx, d);
   }
 }
 
@@ -298,7 +298,7 @@ static void close_inner_loop(tck_str *s, const icpu_kgen *g, int32_t loop, int d
     const tc_kop *op = op_at(g->k, i);
     if (op->loop != loop || !reduce_keyed(op)) continue;
     tck_str_indent(s, depth);
-    tck_str_printf(s, "const %s v%d = tc_unkey_%s(v%d_key);\n", dtype_c(op->dtype), i, tck_dtype_name(op->dtype), i);
+    tck_str_printf(s, "const %s v%d = tc_unkey_%s(v%d_key);\n", tck_c_dtype(op->dtype), i, tck_dtype_name(op->dtype), i);
   }
 }
 
@@ -469,7 +469,7 @@ static tc_status emit_op(tck_str *s, const icpu_kgen *g, int32_t i, const char *
   value_name(B, sizeof B, k, tck_op_arg(op, 1), cur, sfx);
   value_name(C, sizeof C, k, tck_op_arg(op, 2), cur, sfx);
   value_name(X, sizeof X, k, indirect_of(op), cur, sfx);
-  const char *T = dtype_c(op->dtype);
+  const char *T = tck_c_dtype(op->dtype);
   switch (op->kind) {
   case TC_KOP_LOAD: {
     if (g->row_buf && g->row_buf[op->buffer]) {
@@ -498,7 +498,7 @@ static tc_status emit_op(tck_str *s, const icpu_kgen *g, int32_t i, const char *
       tck_str_printf(s, "%s * %s_recip_l%d * %s_recip_scale_l%d; /* %s / %s */\n", A, B, (int)op->loop, B, (int)op->loop, A, B);
       break;
     }
-    if (!prim_c_expr(s, op->prim, in, op->dtype, A, B, C)) {
+    if (!tck_c_prim_expr(s, op->prim, in, op->dtype, A, B, C)) {
       snprintf(err, cap, "op %d: prim %d is not elementwise", i, op->prim);
       return TC_ERR_UNSUPPORTED;
     }
@@ -530,7 +530,7 @@ static tc_status emit_op(tck_str *s, const icpu_kgen *g, int32_t i, const char *
       break;
     }
     bool guard = emit_index(s, g, i, op, vars, d, sfx, X);
-    const char *bt = dtype_c(buf_at(k, op->buffer)->dtype);
+    const char *bt = tck_c_dtype(buf_at(k, op->buffer)->dtype);
     if (op->kind == TC_KOP_STORE_ADD) {
       tck_str_indent(s, d);
       if (guard) tck_str_printf(s, "if (ok%d%s) {\n", i, sfx);
@@ -593,7 +593,7 @@ static tc_status emit_split_loop(tck_str *s, const icpu_kgen *g, const char *con
     if (op->kind != TC_KOP_REDUCE) continue;
     for (int c = 1; c < ICPU_SPLIT; c++) {
       tck_str_indent(s, d);
-      tck_str_printf(s, "%s v%d_%d = 0;\n", dtype_c(op->dtype), i, c);
+      tck_str_printf(s, "%s v%d_%d = 0;\n", tck_c_dtype(op->dtype), i, c);
     }
     for (int c = 0; c < ICPU_SPLIT; c++) tck_str_printf(&red, c ? ",v%d_%d" : " reduction(+:v%d", i, c);
     tck_str_puts(&red, ")");

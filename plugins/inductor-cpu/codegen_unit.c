@@ -40,7 +40,7 @@ static void emit_launcher(tck_str *s, const tc_kernel_list *list, const tc_kerne
   bool first = true;
   for (int32_t b = 0; b < k->n_buffers; b++) {
     const tc_kbuffer *kb = tck_kernel_buffer(k, b);
-    tck_str_printf(s, "%s(%s%s *)bufs[%d]", first ? "" : ", ", kb->role == TC_BUF_INPUT ? "const " : "", dtype_c(kb->dtype), b);
+    tck_str_printf(s, "%s(%s%s *)bufs[%d]", first ? "" : ", ", kb->role == TC_BUF_INPUT ? "const " : "", tck_c_dtype(kb->dtype), b);
     first = false;
   }
   for (int32_t i = 0; i < list->n_syms; i++) {

@@ -47,12 +47,6 @@ bool icpu_host_has_cache(const tc_host_api *h);
     if (tck_log_on((ctx)->host, (category))) tck_log((ctx)->host, TC_LOG_INFO, (category), __VA_ARGS__);              \
   } while (0)
 
-/* ---------------------------------------------------------------- codegen_prim.c */
-const char *dtype_c(int32_t dtype); /* "float", "int64_t", "uint8_t" (bool) */
-/* Writes the C expression of elementwise prim `prim` over operands a, b, c (names), whose
- * operand dtype is `in` and result dtype `out`. Returns false for prims it does not know. */
-bool prim_c_expr(tck_str *s, int32_t prim, int32_t in, int32_t out, const char *a, const char *b, const char *c);
-
 /* ---------------------------------------------------------------- prelude.c */
 /* The prelude of helper functions every unit starts with (prelude/tc_cpu_prelude.h). with_stream:
  * the unit writes rows with streaming stores (tc_row_store_f32, tc_stream_fence). */

@@ -1,30 +1,21 @@
 /* prelude.c — the sections of prelude/tc_cpu_prelude.h (embedded at build time as
- * icpu_prelude_lines) that a unit needs, pasted at its top. */
+ * icpu_prelude_lines) and the kit's scalar helpers (plugin-api/kit/prelude/tc_scalar.h,
+ * tck_scalar_prelude_lines) that a unit needs, pasted at its top. */
 #include <string.h>
 
 #include "icpu.h"
 
 extern const char *const icpu_prelude_lines[];
 extern const size_t icpu_prelude_n_lines;
-
-#define SECTION_MARK "//@section "
+extern const char *const tck_scalar_prelude_lines[];
+extern const size_t tck_scalar_prelude_n_lines;
 
 void prelude_emit(tck_str *s, bool with_blas, bool with_stream) {
-  /* Sections in the header's order: common, stream, blas. */
-  static const char *const order[] = {"common", "stream", "blas"};
-  const bool want[] = {true, with_stream, with_blas};
-  for (size_t w = 0; w < sizeof order / sizeof order[0]; w++) {
-    if (!want[w]) continue;
-    bool in = false;
-    for (size_t i = 0; i < icpu_prelude_n_lines; i++) {
-      const char *line = icpu_prelude_lines[i];
-      if (strncmp(line, SECTION_MARK, strlen(SECTION_MARK)) == 0) {
-        const char *name = line + strlen(SECTION_MARK);
-        size_t n = strcspn(name, "\n");
-        in = n == strlen(order[w]) && strncmp(name, order[w], n) == 0;
-        continue;
-      }
-      if (in) tck_str_puts(s, line);
-    }
-  }
+  /* common (includes, and what the scalar text is written with), the kit's scalar helpers,
+   * cpu (what only OpenMP C needs), then stream and blas where wanted. */
+  tck_text_section(s, icpu_prelude_lines, icpu_prelude_n_lines, "common");
+  tck_text_section(s, tck_scalar_prelude_lines, tck_scalar_prelude_n_lines, "scalar");
+  tck_text_section(s, icpu_prelude_lines, icpu_prelude_n_lines, "cpu");
+  if (with_stream) tck_text_section(s, icpu_prelude_lines, icpu_prelude_n_lines, "stream");
+  if (with_blas) tck_text_section(s, icpu_prelude_lines, icpu_prelude_n_lines, "blas");
 }

@@ -85,5 +85,8 @@ typedef struct icuda_codegen_check_ext {
    * source, malloc'd, for the caller to free. */
   tc_error *(*check)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, char **source_out);
 } icuda_codegen_check_ext;
+/* codegen_check.c: the extension (next = NULL); the plugin table chains it after its
+ * capabilities extension. */
+extern const icuda_codegen_check_ext icuda_codegen_check;
 
 #endif

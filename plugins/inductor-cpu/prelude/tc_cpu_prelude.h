@@ -2,12 +2,13 @@
  * tc_cpu_prelude.h — the C runtime helpers at the top of every unit inductor-cpu generates
  * (integer size arithmetic, exp/erf, NaN-exact max/min, Philox, streaming row stores, GEMM).
  *
- * Not included by anything: the build embeds this file (embed_prelude.cmake) and the code
- * generator pastes its sections into each unit. A line "//@section NAME" starts a section;
- * "common" goes into every unit, "stream" into units that write rows with streaming stores,
- * "blas" into units with a matmul. Everything before the first marker (this comment) and the
- * marker lines themselves are left out. The whole file compiles as C, so it can be checked
- * and edited as such (cc -fopenmp -fsyntax-only -x c tc_cpu_prelude.h).
+ * Not included by anything: the build embeds this file (plugin-api/kit/embed_text.cmake) and
+ * the code generator pastes its sections into each unit. A line "//@section NAME" starts a
+ * section; "common" goes into every unit, followed by the kit's shared scalar helpers
+ * (plugin-api/kit/prelude/tc_scalar.h, which "common" parameterizes with TC_FN and friends),
+ * then "cpu"; "stream" goes into units that write rows with streaming stores, "blas" into units
+ * with a matmul. Everything before the first marker (this comment) and the marker lines
+ * themselves are left out. To check it as C, paste the two files as prelude.c does.
  *
  * Why "stream" exists: a row kernel whose output is far bigger than the caches writes each row
  * with non-temporal stores, which skip the read-for-ownership a cached store makes (3 units of
@@ -47,57 +48,20 @@ double erf(double);
 #pragma omp declare simd notinbranch
 double tanh(double);
 
-/* exp for f32, inline so it vectorizes in any loop (libmvec's SIMD clones only serve loops
- * whose lanes are all 32-bit; an iota or a mask makes 64-bit lanes). Cephes' polynomial on
- * r = x - n*ln2 (n = x/ln2 rounded, read from the bits of x/ln2 + 1.5*2^23), scaled by 2^n in
- * two steps so subnormal results round once: < 1 ulp (2 without FMA). No clamp at the start:
- * out-of-range lanes compute garbage that the final selects replace, and NaN flows through
- * the arithmetic (compares with NaN are false). */
+/* The kit's scalar helpers (plugin-api/kit/prelude/tc_scalar.h: exp/erf for f32, size
+ * arithmetic, NaN-exact max/min, wrapping integer ops, remainder, float->int, Philox) follow
+ * this section, written with these: */
 #ifdef __FMA__
 #define TC_FMAF(a, b, c) fmaf(a, b, c)
 #else
 #define TC_FMAF(a, b, c) ((a) * (b) + (c))
 #endif
-static inline float tc_exp_f32(float x) {
-  const union { float f; int32_t i; } big = {.f = TC_FMAF(x, 1.44269504088896341f, 12582912.0f)};
-  const float n = big.f - 12582912.0f;
-  const int32_t ni = big.i - 0x4B400000; /* n as an integer */
-  float r = TC_FMAF(n, -0.693359375f, x);
-  r = TC_FMAF(n, 2.12194440e-4f, r);
-  float y = TC_FMAF(1.9875691500e-4f, r, 1.3981999507e-3f);
-  y = TC_FMAF(y, r, 8.3334519073e-3f);
-  y = TC_FMAF(y, r, 4.1665795894e-2f);
-  y = TC_FMAF(y, r, 1.6666665459e-1f);
-  y = TC_FMAF(y, r, 5.0000001201e-1f);
-  y = TC_FMAF(y, r * r, r) + 1.0f;
-  const int32_t n1 = ni >> 1, n2 = ni - n1;
-  const union { int32_t i; float f; } s1 = {.i = (n1 + 127) << 23}, s2 = {.i = (n2 + 127) << 23};
-  const float e = y * s1.f * s2.f;
-  return x > 88.7228394f ? INFINITY : x < -103.972084f ? 0.0f : e;
-}
-
-/* erf for f32, inline: libmvec's erff costs several times the memory traffic of a GELU or
- * layer_norm+GELU row. The rational form x*P(x^2)/Q(x^2) of Eigen and XLA for |x| < 4, +-1
- * beyond; measured against double erf over every 61st float: relative error <= 4e-7 for normal
- * results (2.7 ulp near 0, up to 7 ulp just below 1 where erf(x) > 0.99999), 0 at +-0, +-1 at
- * +-inf, NaN stays NaN (|NaN| >= 4 is false). The select comes last, so the polynomials do not
- * wait for a clamp (large |x| computes garbage that the select drops). x*(P/Q), not x*P/Q, so
- * tiny x does not underflow. */
-static inline float tc_erf_f32(float x) {
-  const float t = x * x;
-  float p = TC_FMAF(t, -2.72614225801306e-10f, 2.77068142495902e-08f);
-  p = TC_FMAF(p, t, -2.10102402082508e-06f);
-  p = TC_FMAF(p, t, -5.69250639462346e-05f);
-  p = TC_FMAF(p, t, -7.34990630326855e-04f);
-  p = TC_FMAF(p, t, -2.95459980854025e-03f);
-  p = TC_FMAF(p, t, -1.60960333262415e-02f);
-  float q = TC_FMAF(t, -1.45660718464996e-05f, -2.13374055278905e-04f);
-  q = TC_FMAF(q, t, -1.68282697438203e-03f);
-  q = TC_FMAF(q, t, -7.37332916720468e-03f);
-  q = TC_FMAF(q, t, -1.42647390514189e-02f);
-  const float r = x * (p / q);
-  return fabsf(x) >= 4.0f ? copysignf(1.0f, x) : r;
-}
+#define TC_FN static inline
+static inline int32_t tc_f32_bits(float x) { const union { float f; int32_t i; } u = {.f = x}; return u.i; }
+static inline float tc_bits_f32(int32_t i) { const union { int32_t i; float f; } u = {.i = i}; return u.f; }
+#define TC_F32_BITS(x) tc_f32_bits(x)
+#define TC_BITS_F32(i) tc_bits_f32(i)
+//@section cpu
 
 /* Float max/min reductions run on integer keys: the bits of x with the magnitude flipped for
  * negatives order like the floats (and -0 < +0), NaN takes the extreme key so it wins. A plain
@@ -135,60 +99,13 @@ TC_RECIP(f64, double, 0x1p-1021, 0x1p1021)
 /* Threads for every parallel region; set once by tc_module_init. */
 static int tc_nthreads = 1;
 
-static inline int64_t tc_floordiv(int64_t a, int64_t b) { return b ? a / b - ((a % b != 0) && ((a < 0) != (b < 0))) : 0; }
-static inline int64_t tc_mod(int64_t a, int64_t b) { int64_t r = b ? a % b : 0; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
-static inline int64_t tc_imax(int64_t a, int64_t b) { return a > b ? a : b; }
-static inline int64_t tc_imin(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/* max/min as docs/primitives.md defines them: NaN propagates, +0 > -0. The reductions use the
- * same functions to combine SIMD lanes and threads, so no order can change a result. */
-#define TC_MINMAX(S, T)                                                                       \
-  static inline T tc_max_##S(T a, T b) { return a != a ? a : b != b ? b : a == b ? (signbit(a) ? b : a) : a > b ? a : b; } \
-  static inline T tc_min_##S(T a, T b) { return a != a ? a : b != b ? b : a == b ? (signbit(a) ? a : b) : a < b ? a : b; }
-TC_MINMAX(f32, float)
-TC_MINMAX(f64, double)
+/* OpenMP reductions over the kit's NaN-exact max/min. */
 #pragma omp declare reduction(tc_max_f32 : float : omp_out = tc_max_f32(omp_out, omp_in)) initializer(omp_priv = -INFINITY)
 #pragma omp declare reduction(tc_min_f32 : float : omp_out = tc_min_f32(omp_out, omp_in)) initializer(omp_priv = INFINITY)
 #pragma omp declare reduction(tc_max_f64 : double : omp_out = tc_max_f64(omp_out, omp_in)) initializer(omp_priv = -INFINITY)
 #pragma omp declare reduction(tc_min_f64 : double : omp_out = tc_min_f64(omp_out, omp_in)) initializer(omp_priv = INFINITY)
 
-/* Integer arithmetic wraps (two's complement) instead of being undefined on overflow. */
-#define TC_INT_OPS(S, T, U)                                                                 \
-  static inline T tc_add_##S(T a, T b) { return (T)((U)a + (U)b); }                          \
-  static inline T tc_sub_##S(T a, T b) { return (T)((U)a - (U)b); }                          \
-  static inline T tc_mul_##S(T a, T b) { return (T)((U)a * (U)b); }                          \
-  static inline T tc_div_##S(T a, T b) { return b == 0 ? 0 : b == -1 ? (T)(0 - (U)a) : a / b; } \
-  static inline T tc_rem_##S(T a, T b) {                                                    \
-    if (b == 0 || b == -1) return 0;                                                        \
-    T r = a % b;                                                                            \
-    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;                                    \
-  }
-TC_INT_OPS(i32, int32_t, uint32_t)
-TC_INT_OPS(i64, int64_t, uint64_t)
-static inline float tc_rem_f32(float a, float b) { float r = fmodf(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
-static inline double tc_rem_f64(double a, double b) { double r = fmod(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
-
-/* Float -> int truncates toward zero; NaN gives 0 and out-of-range values saturate. */
-#define TC_F2I(S, F, D, T, LO, HI) \
-  static inline T tc_##S##_to_##D(F x) { return x != x ? 0 : x <= (F)(LO) ? (T)(LO) : x >= (F)(HI) ? (T)(HI) : (T)x; }
-TC_F2I(f32, float, i32, int32_t, INT32_MIN, INT32_MAX)
-TC_F2I(f32, float, i64, int64_t, INT64_MIN, INT64_MAX)
-TC_F2I(f64, double, i32, int32_t, INT32_MIN, INT32_MAX)
-TC_F2I(f64, double, i64, int64_t, INT64_MIN, INT64_MAX)
-
-/* Philox4x32-10, word 0, as docs/primitives.md defines RANDOM: uniform [0,1) from the top
- * 24 bits, identical for f32 and f64. */
-static inline double tc_philox_uniform(uint64_t seed, uint64_t counter) {
-  uint32_t c0 = (uint32_t)counter, c1 = (uint32_t)(counter >> 32), c2 = 0, c3 = 0;
-  uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
-  for (int i = 0; i < 10; i++) {
-    uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
-    uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
-    c1 = (uint32_t)p1; c3 = (uint32_t)p0; c0 = n0; c2 = n2;
-    k0 += 0x9E3779B9u; k1 += 0xBB67AE85u;
-  }
-  return (double)(c0 >> 8) * (1.0 / 16777216.0);
-}
 //@section stream
 
 /* Writes n floats of a scratch row to dst: with non-temporal stores when stream (the output

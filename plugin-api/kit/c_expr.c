@@ -1,11 +1,14 @@
-/* codegen_prim.c — elementwise prims as C expressions over the prelude's helpers
- * (prelude/tc_cpu_prelude.h). Semantics follow docs/primitives.md: NaN propagates through max/min, integer division by zero
+/* c_expr.c — elementwise prims as C expressions, shared by the generators of C-like languages
+ * (inductor-cpu's C, inductor-cuda's CUDA C). The expressions call libm's names (expf, fabs,
+ * nearbyint, ...) and the helpers of prelude/tc_scalar.h (tc_exp_f32, tc_erf_f32, tc_max_f32,
+ * tc_div_i32, tc_rem_f64, tc_f32_to_i64, ...), which the generated code must have in scope.
+ * Semantics follow docs/primitives.md: NaN propagates through max/min, integer division by zero
  * gives 0, remainder takes the divisor's sign, float->int conversion truncates (NaN -> 0). */
 #include <string.h>
 
-#include "icpu.h"
+#include "tc_kit.h"
 
-const char *dtype_c(int32_t d) {
+const char *tck_c_dtype(int32_t d) {
   switch (d) {
   case TC_F32: return "float";
   case TC_F64: return "double";
@@ -21,9 +24,9 @@ static void fn(tck_str *s, const char *name, int32_t d, const char *a) {
   tck_str_printf(s, "%s%s(%s)", name, d == TC_F32 ? "f" : "", a);
 }
 
-bool prim_c_expr(tck_str *s, int32_t prim, int32_t in, int32_t out, const char *a, const char *b, const char *c) {
+bool tck_c_prim_expr(tck_str *s, int32_t prim, int32_t in, int32_t out, const char *a, const char *b, const char *c) {
   bool fl = tck_dtype_is_float(in);
-  const char *T = dtype_c(in);
+  const char *T = tck_c_dtype(in);
   switch (prim) {
   case TC_PRIM_NEG: tck_str_printf(s, fl ? "-%s" : "(%s)(0 - %s)", fl ? a : T, a); break;
   case TC_PRIM_ABS:
@@ -89,9 +92,25 @@ bool prim_c_expr(tck_str *s, int32_t prim, int32_t in, int32_t out, const char *
   case TC_PRIM_CONVERT:
     if (out == TC_BOOL) tck_str_printf(s, "(uint8_t)(%s != 0)", a);
     else if (fl && !tck_dtype_is_float(out)) tck_str_printf(s, "tc_%s_to_%s(%s)", tck_dtype_name(in), tck_dtype_name(out), a);
-    else tck_str_printf(s, "(%s)%s", dtype_c(out), a);
+    else tck_str_printf(s, "(%s)%s", tck_c_dtype(out), a);
     break;
   default: return false;
   }
   return true;
+}
+
+void tck_text_section(tck_str *s, const char *const *lines, size_t n_lines, const char *section) {
+  static const char mark[] = "//@section ";
+  const size_t ml = sizeof mark - 1, want = strlen(section);
+  bool in = false;
+  for (size_t i = 0; i < n_lines; i++) {
+    const char *line = lines[i];
+    if (strncmp(line, mark, ml) == 0) {
+      const char *name = line + ml;
+      size_t n = strcspn(name, "\r\n");
+      in = n == want && strncmp(name, section, n) == 0;
+      continue;
+    }
+    if (in) tck_str_puts(s, line);
+  }
 }

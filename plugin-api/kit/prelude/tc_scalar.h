@@ -1,0 +1,113 @@
+/*
+ * tc_scalar.h — the scalar helpers every C-like code generator's output needs (inductor-cpu's
+ * C, inductor-cuda's CUDA C): integer size arithmetic, exp/erf for f32, NaN-exact max/min,
+ * wrapping integer ops, remainder, float->int conversion, Philox. One text, so a prim computes
+ * the same bits on every C-like backend. docs/primitives.md is the specification.
+ *
+ * Not included by anything: plugins embed it at build time (plugin-api/kit/embed_text.cmake)
+ * and paste it after their own preamble, which must define:
+ *   TC_FN           the storage of every function: "static inline" (C),
+ *                   "static __device__ __forceinline__" (CUDA);
+ *   TC_FMAF(a,b,c)  a*b+c for f32, fused or not (the includer decides; CUDA: fmaf);
+ *   TC_F32_BITS(x) / TC_BITS_F32(i)   float <-> int32_t bit casts;
+ *   int32_t, int64_t, uint32_t, uint64_t, INT32_MIN/MAX, INT64_MIN/MAX, INFINITY,
+ *   fabsf, copysignf, fmodf, fmod, signbit.
+ * Everything before the marker line below (this comment) is left out when pasted.
+ */
+//@section scalar
+
+/* exp for f32, inline so it vectorizes in any loop. Cephes' polynomial on r = x - n*ln2
+ * (n = x/ln2 rounded, read from the bits of x/ln2 + 1.5*2^23), scaled by 2^n in two steps so
+ * subnormal results round once: < 1 ulp (2 without FMA). No clamp at the start: out-of-range
+ * lanes compute garbage that the final selects replace, and NaN flows through the arithmetic
+ * (compares with NaN are false). */
+TC_FN float tc_exp_f32(float x) {
+  const float big = TC_FMAF(x, 1.44269504088896341f, 12582912.0f);
+  const float n = big - 12582912.0f;
+  const int32_t ni = TC_F32_BITS(big) - 0x4B400000; /* n as an integer */
+  float r = TC_FMAF(n, -0.693359375f, x);
+  r = TC_FMAF(n, 2.12194440e-4f, r);
+  float y = TC_FMAF(1.9875691500e-4f, r, 1.3981999507e-3f);
+  y = TC_FMAF(y, r, 8.3334519073e-3f);
+  y = TC_FMAF(y, r, 4.1665795894e-2f);
+  y = TC_FMAF(y, r, 1.6666665459e-1f);
+  y = TC_FMAF(y, r, 5.0000001201e-1f);
+  y = TC_FMAF(y, r * r, r) + 1.0f;
+  const int32_t n1 = ni >> 1, n2 = ni - n1;
+  const float e = y * TC_BITS_F32((n1 + 127) << 23) * TC_BITS_F32((n2 + 127) << 23);
+  return x > 88.7228394f ? INFINITY : x < -103.972084f ? 0.0f : e;
+}
+
+/* erf for f32: the rational form x*P(x^2)/Q(x^2) of Eigen and XLA for |x| < 4, +-1 beyond;
+ * measured against double erf over every 61st float: relative error <= 4e-7 for normal results
+ * (2.7 ulp near 0, up to 7 ulp just below 1 where erf(x) > 0.99999), 0 at +-0, +-1 at +-inf,
+ * NaN stays NaN (|NaN| >= 4 is false). The select comes last, so the polynomials do not wait
+ * for a clamp. x*(P/Q), not x*P/Q, so tiny x does not underflow. */
+TC_FN float tc_erf_f32(float x) {
+  const float t = x * x;
+  float p = TC_FMAF(t, -2.72614225801306e-10f, 2.77068142495902e-08f);
+  p = TC_FMAF(p, t, -2.10102402082508e-06f);
+  p = TC_FMAF(p, t, -5.69250639462346e-05f);
+  p = TC_FMAF(p, t, -7.34990630326855e-04f);
+  p = TC_FMAF(p, t, -2.95459980854025e-03f);
+  p = TC_FMAF(p, t, -1.60960333262415e-02f);
+  float q = TC_FMAF(t, -1.45660718464996e-05f, -2.13374055278905e-04f);
+  q = TC_FMAF(q, t, -1.68282697438203e-03f);
+  q = TC_FMAF(q, t, -7.37332916720468e-03f);
+  q = TC_FMAF(q, t, -1.42647390514189e-02f);
+  const float r = x * (p / q);
+  return fabsf(x) >= 4.0f ? copysignf(1.0f, x) : r;
+}
+
+/* Size arithmetic (tc_sx_op): floor division and modulo with the divisor's sign, 0 for b = 0. */
+TC_FN int64_t tc_floordiv(int64_t a, int64_t b) { return b ? a / b - ((a % b != 0) && ((a < 0) != (b < 0))) : 0; }
+TC_FN int64_t tc_mod(int64_t a, int64_t b) { int64_t r = b ? a % b : 0; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+TC_FN int64_t tc_imax(int64_t a, int64_t b) { return a > b ? a : b; }
+TC_FN int64_t tc_imin(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* max/min as docs/primitives.md defines them: NaN propagates, +0 > -0. Reductions combine
+ * partial results with the same functions, so no order can change a result. */
+#define TC_MINMAX(S, T)                                                                       \
+  TC_FN T tc_max_##S(T a, T b) { return a != a ? a : b != b ? b : a == b ? (signbit(a) ? b : a) : a > b ? a : b; } \
+  TC_FN T tc_min_##S(T a, T b) { return a != a ? a : b != b ? b : a == b ? (signbit(a) ? a : b) : a < b ? a : b; }
+TC_MINMAX(f32, float)
+TC_MINMAX(f64, double)
+
+/* Integer arithmetic wraps (two's complement) instead of being undefined on overflow; division
+ * by zero gives 0, remainder takes the divisor's sign. */
+#define TC_INT_OPS(S, T, U)                                                                 \
+  TC_FN T tc_add_##S(T a, T b) { return (T)((U)a + (U)b); }                                  \
+  TC_FN T tc_sub_##S(T a, T b) { return (T)((U)a - (U)b); }                                  \
+  TC_FN T tc_mul_##S(T a, T b) { return (T)((U)a * (U)b); }                                  \
+  TC_FN T tc_div_##S(T a, T b) { return b == 0 ? 0 : b == -1 ? (T)(0 - (U)a) : a / b; }      \
+  TC_FN T tc_rem_##S(T a, T b) {                                                            \
+    if (b == 0 || b == -1) return 0;                                                        \
+    T r = a % b;                                                                            \
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;                                    \
+  }
+TC_INT_OPS(i32, int32_t, uint32_t)
+TC_INT_OPS(i64, int64_t, uint64_t)
+TC_FN float tc_rem_f32(float a, float b) { float r = fmodf(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+TC_FN double tc_rem_f64(double a, double b) { double r = fmod(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+
+/* Float -> int truncates toward zero; NaN gives 0 and out-of-range values saturate. */
+#define TC_F2I(S, F, D, T, LO, HI) \
+  TC_FN T tc_##S##_to_##D(F x) { return x != x ? 0 : x <= (F)(LO) ? (T)(LO) : x >= (F)(HI) ? (T)(HI) : (T)x; }
+TC_F2I(f32, float, i32, int32_t, INT32_MIN, INT32_MAX)
+TC_F2I(f32, float, i64, int64_t, INT64_MIN, INT64_MAX)
+TC_F2I(f64, double, i32, int32_t, INT32_MIN, INT32_MAX)
+TC_F2I(f64, double, i64, int64_t, INT64_MIN, INT64_MAX)
+
+/* Philox4x32-10, word 0, as docs/primitives.md defines RANDOM: uniform [0,1) from the top
+ * 24 bits, identical for f32 and f64. */
+TC_FN double tc_philox_uniform(uint64_t seed, uint64_t counter) {
+  uint32_t c0 = (uint32_t)counter, c1 = (uint32_t)(counter >> 32), c2 = 0, c3 = 0;
+  uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+  for (int i = 0; i < 10; i++) {
+    uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
+    uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
+    c1 = (uint32_t)p1; c3 = (uint32_t)p0; c0 = n0; c2 = n2;
+    k0 += 0x9E3779B9u; k1 += 0xBB67AE85u;
+  }
+  return (double)(c0 >> 8) * (1.0 / 16777216.0);
+}

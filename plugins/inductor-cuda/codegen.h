@@ -1,0 +1,56 @@
+/* codegen.h — internals shared by the code generator's files (codegen_module.c: the module and
+ * the plans; codegen_points.c: ops, POINTS kernels and matmul epilogues; codegen_rows.c: ROWS
+ * kernels). Not part of icuda.h: the runtime half needs none of it. */
+#ifndef ICUDA_CODEGEN_H
+#define ICUDA_CODEGEN_H
+
+#include "icuda.h"
+
+/* Threads per block of a POINTS kernel, and the resident blocks per SM its grid aims at. */
+#define ICUDA_POINTS_BLOCK 256
+#define ICUDA_POINTS_BLOCKS_PER_SM 8
+/* ROWS: the most float4 slots one thread keeps per cached value (the row length bound for
+ * keeping a row in registers is block * 4 * ICUDA_ROW_REGS elements). */
+#define ICUDA_ROW_REGS 8
+
+typedef struct icuda_gen {
+  const tc_kernel_list *list;
+  const tc_kernel_desc *k;
+  const icuda_codegen_options *o;
+  tck_exprs x;
+  char fname[96];
+  char bname[ICUDA_MAX_BUFS][48]; /* C names of the buffers */
+  /* ROWS vector bodies: per op, its value is per float4 component (v<i>_<c>) */
+  bool *percomp;
+  /* per op, an expression standing for its value (a float4 component), or NULL */
+  const char **value_of;
+} icuda_gen;
+
+/* codegen_points.c */
+/* Writes op i at depth d. vars: the outer vars then the inner var (an expression). sfx: the
+ * suffix of per-component values ("_2") or "". acc_expr: what TC_KOP_ACC reads (epilogues). */
+tc_status cg_op(tck_str *s, icuda_gen *g, int32_t i, const char *const *vars, int d, const char *sfx,
+                const char *acc_expr, char *err, size_t cap);
+/* The name of op j's value in the copy `sfx` of a body. */
+void cg_value_name(const icuda_gen *g, int32_t j, const char *sfx, char *out, size_t cap);
+/* The kernel's signature and prologue: buffer pointers from the argument block, symbols. */
+void cg_prologue(tck_str *s, icuda_gen *g, int block);
+/* Marks every expression the kernel's ops and domain refer to. */
+void cg_mark_exprs(icuda_gen *g);
+/* "long long i0, i1 ... = decomposition of lin" over the outer extents n<v>. */
+void cg_decompose(tck_str *s, const icuda_gen *g, const char *lin, int depth, const char *const *vars,
+                  int32_t n_outer);
+/* A reduction's accumulator declarations (acc v<i>, argmax: v<i>_best and v<i>) for one loop.
+ * arg_none: argmax's initial index (0 serial; a sentinel for per-thread partials). */
+void cg_declare_accumulators(tck_str *s, const icuda_gen *g, int32_t loop, int depth, const char *arg_none);
+/* The identity of reduction prim for values of dtype, as CUDA C text. buf: 48 bytes. */
+const char *cg_reduce_identity(int32_t prim, int32_t dtype, char *buf);
+tc_status cg_points(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, size_t cap);
+tc_status cg_matmul(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, size_t cap);
+
+/* codegen_rows.c */
+/* True when the kernel should run as ROWS (inner loops long enough, reductions it can split). */
+bool cg_rows_wanted(const icuda_gen *g);
+tc_status cg_rows(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, size_t cap);
+
+#endif

@@ -1,0 +1,42 @@
+/* codegen_check.c — the ICUDA_EXT_CODEGEN_CHECK vendor extension: generate a kernel list's
+ * module and compile it with NVRTC for sm_<sm>, as a compile would, on any host (no GPU, no
+ * driver): CI runs it over every conformance graph. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "icuda.h"
+
+static tc_error *check(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, char **source_out) {
+  if (source_out) *source_out = NULL;
+  char err[8192] = "";
+  const icuda_nvrtc *nv = icuda_nvrtc_load(err, sizeof err);
+  if (!nv) return tck_error(host, TC_ERR_UNAVAILABLE, "inductor-cuda: %s", err);
+  if (!list) return tck_error(host, TC_ERR_INVALID_ARGUMENT, "inductor-cuda: no kernel list");
+  int32_t n = list->n_kernels > 0 ? list->n_kernels : 1;
+  icuda_kernel_plan *plans = calloc((size_t)n, sizeof *plans);
+  if (!plans) return tck_error(host, TC_ERR_OUT_OF_MEMORY, "inductor-cuda: out of memory");
+  icuda_codegen_options o = {.sm = sm, .n_sms = 0};
+  char *source = NULL;
+  tc_status st = icuda_codegen(list, &o, &source, plans, err, sizeof err);
+  free(plans);
+  if (st != TC_OK)
+    return tck_error(host, st, "inductor-cuda: graph %s: %s", list->name ? list->name : "?", err);
+  void *cubin = NULL;
+  size_t size = 0;
+  st = icuda_nvrtc_compile(nv, source, list->name, sm, &cubin, &size, err, sizeof err);
+  free(cubin);
+  if (st != TC_OK) {
+    tc_error *e = tck_error(host, st, "inductor-cuda: graph %s does not compile: %s", list->name ? list->name : "?", err);
+    if (source_out) *source_out = source;
+    else free(source);
+    return e;
+  }
+  if (source_out) *source_out = source;
+  else free(source);
+  return NULL;
+}
+
+const icuda_codegen_check_ext icuda_codegen_check = {
+    .base = {sizeof(icuda_codegen_check_ext), ICUDA_EXT_CODEGEN_CHECK, NULL},
+    .check = check,
+};

@@ -1,0 +1,76 @@
+/*
+ * tc_cuda_prelude.cuh — the top of every module inductor-cuda generates, before the kit's
+ * scalar helpers (plugin-api/kit/prelude/tc_scalar.h) and the kernels. NVRTC compiles the
+ * module without any header: what C's headers would give is defined here (fixed-width types,
+ * limits, INFINITY/NAN), plus what CUDA kernels need beyond the scalar helpers (atomics for
+ * STORE_ADD, warp shuffles for row reductions, the kernels' argument block).
+ *
+ * Not included by anything: the build embeds it (plugin-api/kit/embed_text.cmake) and the code
+ * generator pastes section "common", then the kit's "scalar" section, then "device". Everything
+ * before the first marker (this comment) and the marker lines are left out.
+ */
+//@section common
+typedef signed char int8_t;
+typedef unsigned char uint8_t;
+typedef int int32_t;
+typedef unsigned int uint32_t;
+typedef long long int64_t;
+typedef unsigned long long uint64_t;
+#define INT32_MIN (-2147483647 - 1)
+#define INT32_MAX 2147483647
+#define INT64_MIN (-9223372036854775807LL - 1)
+#define INT64_MAX 9223372036854775807LL
+#define INT64_C(x) x##LL
+#define UINT64_C(x) x##ULL
+/* glibc's bit patterns, so a NaN constant is the same NaN on every backend */
+#define INFINITY __int_as_float(0x7f800000)
+#define NAN __int_as_float(0x7fc00000)
+
+/* What the kit's scalar helpers are written with (tc_scalar.h). No fast math anywhere: the
+ * module is compiled with --fmad=false, and the polynomials fuse where they say so. */
+#define TC_FN static __device__ __forceinline__
+#define TC_FMAF(a, b, c) fmaf(a, b, c)
+#define TC_F32_BITS(x) __float_as_int(x)
+#define TC_BITS_F32(i) __int_as_float(i)
+//@section device
+
+/* The one parameter of every kernel (icuda.h's icuda_args): a device pointer per buffer (byte
+ * offset applied, in the kernel's buffer order) and the values of the size symbols. */
+typedef struct tc_cu_args {
+  void *buf[32];
+  long long s[32];
+} tc_cu_args;
+
+/* STORE_ADD where outer points may race (scatter_add): atomics per dtype. i64 through the
+ * unsigned 64-bit atomic (two's complement: the same bits); bool sets the byte when v != 0
+ * (an OR on the 32-bit word holding it). */
+TC_FN void tc_atomic_add(float *p, float v) { atomicAdd(p, v); }
+TC_FN void tc_atomic_add(double *p, double v) { atomicAdd(p, v); }
+TC_FN void tc_atomic_add(int32_t *p, int32_t v) { atomicAdd((int *)p, (int)v); }
+TC_FN void tc_atomic_add(int64_t *p, int64_t v) { atomicAdd((unsigned long long *)p, (unsigned long long)v); }
+TC_FN void tc_atomic_add(uint8_t *p, uint8_t v) {
+  if (!v) return;
+  const unsigned long long addr = (unsigned long long)p;
+  atomicOr((unsigned int *)(addr & ~3ull), 1u << (8 * (unsigned)(addr & 3ull)));
+}
+
+/* A lane's partner value in a butterfly over the warp (float, double, int, long long). */
+#define tc_shfl_xor(v, o) __shfl_xor_sync(0xffffffffu, (v), (o))
+
+/* argmax/argmin partials (value, index) of a row's threads: true when (b, ib) beats (a, ia),
+ * NaN counting as the extreme and the first index winning ties. */
+#define TC_BETTER(S, T)                                                                       \
+  TC_FN bool tc_better_max_##S(T a, long long ia, T b, long long ib) {                        \
+    if (b != b) return a == a || ib < ia;                                                     \
+    if (a != a) return false;                                                                 \
+    return b > a || (b == a && ib < ia);                                                      \
+  }                                                                                           \
+  TC_FN bool tc_better_min_##S(T a, long long ia, T b, long long ib) {                        \
+    if (b != b) return a == a || ib < ia;                                                     \
+    if (a != a) return false;                                                                 \
+    return b < a || (b == a && ib < ia);                                                      \
+  }
+TC_BETTER(f32, float)
+TC_BETTER(f64, double)
+TC_BETTER(i32, int32_t)
+TC_BETTER(i64, int64_t)

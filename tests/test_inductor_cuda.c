@@ -1,0 +1,377 @@
+/* test_inductor_cuda.c — inductor-cuda's code generator without a GPU: hand-built kernel lists
+ * (softmax and layer_norm+gelu rows, gather/argmax/random, scatter-add, a matmul epilogue) must
+ * generate CUDA C that NVRTC compiles for sm_90; and the CI check: every conformance graph,
+ * compiled by a backend that wraps inductor-cpu but first runs the plugin's codegen check on the
+ * same kernel list, so a graph whose CUDA does not compile fails the suite. Skipped where NVRTC
+ * cannot be loaded. */
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conformance.h"
+#include "tc/tc.h"
+#include "tc_kit.h"
+#include "tc_plugin.h"
+
+/* The extension's layout (plugins/inductor-cuda/icuda.h), restated: tests see only the ABI. */
+#define ICUDA_EXT_CODEGEN_CHECK (TC_EXT_VENDOR_FIRST + 0x100)
+typedef struct icuda_codegen_check_ext {
+  tc_ext_base base;
+  tc_error *(*check)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, char **source_out);
+} icuda_codegen_check_ext;
+
+static tck_test_host *th;
+static tc_plugin_api cuda_table;
+static void *cuda_dl;
+static const icuda_codegen_check_ext *ext;
+
+/* Loads tc-inductor-cuda.so and finds the check; skips the test when NVRTC is missing. */
+static void open_cuda(void) {
+  th = tck_test_host_new(NULL, NULL);
+  cr_assert_not_null(th);
+  char path[1024], err[512] = "";
+  snprintf(path, sizeof path, "%s/tc-inductor-cuda.so", TC_BUILD_PLUGIN_DIR);
+  if (!tck_test_plugin_open(th, path, &cuda_table, &cuda_dl, err, sizeof err)) cr_skip_test("%s", err);
+  ext = (const icuda_codegen_check_ext *)tc_ext_find(cuda_table.extensions, ICUDA_EXT_CODEGEN_CHECK);
+  cr_assert_not_null(ext, "inductor-cuda has no codegen-check extension");
+  /* an empty list: generates a prelude only; tells whether NVRTC is there */
+  tc_kernel_list empty = {.struct_size = sizeof empty, .name = "empty", .expr_size = sizeof(tc_size_expr),
+                          .kernel_size = sizeof(tc_kernel_desc)};
+  const char *msg = NULL;
+  tc_status st = tck_test_host_take(th, ext->check(tck_test_host_api(th), &empty, 90, NULL), &msg);
+  if (st == TC_ERR_UNAVAILABLE) cr_skip_test("NVRTC: %s", msg);
+  cr_assert_eq(st, TC_OK, "%s", msg);
+}
+
+static void close_cuda(void) {
+  if (th) tck_test_host_free(th);
+  th = NULL;
+}
+
+/* ---------------------------------------------------------------- building descriptors */
+#define MAXK 8
+#define MAXOPS 48
+typedef struct kl {
+  tc_size_expr ex[64];
+  int32_t nex;
+  tc_kop ops[MAXK][MAXOPS];
+  int32_t args[MAXK][MAXOPS][3];
+  tc_index ix[MAXK][MAXOPS];
+  int32_t strides[MAXK][MAXOPS][TC_MAX_RANK + 1];
+  int32_t nops[MAXK];
+  tc_kbuffer bufs[MAXK][8];
+  int32_t nbufs[MAXK];
+  int32_t outer[MAXK][TC_MAX_RANK];
+  tc_matmul_desc mm[MAXK];
+  tc_kernel_desc k[MAXK];
+  int32_t nk;
+} kl;
+
+static int32_t ex_add(kl *l, int32_t op, int32_t a, int32_t b, int64_t v) {
+  l->ex[l->nex] = (tc_size_expr){.struct_size = sizeof(tc_size_expr), .op = op, .a = a, .b = b, .value = v};
+  return l->nex++;
+}
+static int32_t C(kl *l, int64_t v) { return ex_add(l, TC_SX_CONST, 0, 0, v); }
+static int32_t S(kl *l, int64_t k) { return ex_add(l, TC_SX_SYM, 0, 0, k); }
+static int32_t MUL(kl *l, int32_t a, int32_t b) { return ex_add(l, TC_SX_MUL, a, b, 0); }
+
+/* An index spec: offset and the strides of vars 0..2 (-1: none); the op makes the tc_index. */
+typedef struct ixspec {
+  int32_t offset, s[3], indirect, indirect_stride;
+} ixspec;
+static ixspec IX(int32_t offset, int32_t s0, int32_t s1, int32_t s2) {
+  return (ixspec){.offset = offset, .s = {s0, s1, s2}, .indirect = -1, .indirect_stride = -1};
+}
+
+static tc_kernel_desc *K(kl *l, const char *name, int32_t kind, int32_t n_outer, const int32_t *outer, int32_t inner) {
+  int32_t i = l->nk++;
+  tc_kernel_desc *k = &l->k[i];
+  memset(k, 0, sizeof *k);
+  k->struct_size = sizeof *k;
+  k->name = name;
+  k->kind = kind;
+  k->n_outer = n_outer;
+  for (int d = 0; d < n_outer; d++) l->outer[i][d] = outer[d];
+  k->outer = l->outer[i];
+  k->inner = inner;
+  k->ops = l->ops[i];
+  k->op_size = sizeof(tc_kop);
+  k->buffers = l->bufs[i];
+  k->buffer_size = sizeof(tc_kbuffer);
+  return k;
+}
+/* The matmul descriptor of the last kernel (batch_levels 1 unless set). */
+static tc_matmul_desc *MM(kl *l) {
+  int32_t i = l->nk - 1;
+  l->k[i].matmul = &l->mm[i];
+  return &l->mm[i];
+}
+static int32_t BUF(kl *l, const char *name, int32_t dtype, int32_t role, int32_t numel) {
+  int32_t i = l->nk - 1, b = l->nbufs[i]++;
+  l->bufs[i][b] = (tc_kbuffer){.struct_size = sizeof(tc_kbuffer), .name = name, .dtype = dtype, .role = role, .numel = numel};
+  l->k[i].n_buffers = l->nbufs[i];
+  return b;
+}
+static int32_t OP(kl *l, int32_t kind, int32_t dtype, int32_t loop, int32_t prim, int32_t a, int32_t b, int32_t c,
+                  int32_t buffer, ixspec ix) {
+  int32_t i = l->nk - 1, o = l->nops[i]++;
+  int32_t *args = l->args[i][o];
+  args[0] = a;
+  args[1] = b;
+  args[2] = c;
+  int32_t n_args = c >= 0 ? 3 : b >= 0 ? 2 : a >= 0 ? 1 : 0;
+  const tc_index *index = NULL;
+  if (kind == TC_KOP_LOAD || kind == TC_KOP_STORE || kind == TC_KOP_STORE_ADD || kind == TC_KOP_INDEX ||
+      kind == TC_KOP_RANDOM) {
+    int32_t nv = l->k[i].n_outer + 1, *st = l->strides[i][o];
+    for (int v = 0; v < nv; v++) st[v] = v < 3 ? ix.s[v] : -1;
+    for (int v = nv; v < 3; v++) cr_assert_eq(ix.s[v], -1, "a stride past the kernel's vars");
+    l->ix[i][o] = (tc_index){.struct_size = sizeof(tc_index), .offset = ix.offset, .n_vars = nv, .strides = st,
+                             .indirect = ix.indirect, .indirect_stride = ix.indirect_stride};
+    index = &l->ix[i][o];
+  }
+  l->ops[i][o] = (tc_kop){.struct_size = sizeof(tc_kop), .kind = kind, .dtype = dtype, .loop = loop, .prim = prim,
+                          .n_args = n_args, .args = args, .buffer = buffer, .index = index, .reuse = -1};
+  l->k[i].n_ops = l->nops[i];
+  return o;
+}
+static const ixspec NOIX = {-1, {-1, -1, -1}, -1, -1};
+static int32_t LOAD(kl *l, int32_t loop, int32_t buf, ixspec ix) { return OP(l, TC_KOP_LOAD, TC_F32, loop, 0, -1, -1, -1, buf, ix); }
+static int32_t PRIM(kl *l, int32_t loop, int32_t prim, int32_t a, int32_t b) { return OP(l, TC_KOP_PRIM, TC_F32, loop, prim, a, b, -1, -1, NOIX); }
+static int32_t RED(kl *l, int32_t loop, int32_t prim, int32_t a) { return OP(l, TC_KOP_REDUCE, TC_F32, loop, prim, a, -1, -1, -1, NOIX); }
+static int32_t STORE(kl *l, int32_t loop, int32_t buf, ixspec ix, int32_t a) { return OP(l, TC_KOP_STORE, TC_F32, loop, 0, a, -1, -1, buf, ix); }
+static int32_t CONSTF(kl *l, int32_t loop, double v) {
+  int32_t o = OP(l, TC_KOP_CONST, TC_F32, loop, 0, -1, -1, -1, -1, NOIX);
+  l->ops[l->nk - 1][o].fconst = v;
+  return o;
+}
+
+static tc_kernel_list LIST(kl *l, const char *name, int32_t n_syms) {
+  return (tc_kernel_list){.struct_size = sizeof(tc_kernel_list), .name = name, .n_exprs = l->nex, .exprs = l->ex,
+                          .expr_size = sizeof(tc_size_expr), .n_syms = n_syms, .n_kernels = l->nk, .kernels = l->k,
+                          .kernel_size = sizeof(tc_kernel_desc)};
+}
+
+/* Generates and compiles list for sm_90; returns the source (caller frees). */
+static char *check_ok(const tc_kernel_list *list) {
+  char *source = NULL;
+  const char *msg = NULL;
+  tc_status st = tck_test_host_take(th, ext->check(tck_test_host_api(th), list, 90, &source), &msg);
+  cr_assert_eq(st, TC_OK, "%s\n--- source ---\n%s", msg, source ? source : "(none)");
+  cr_assert_not_null(source);
+  return source;
+}
+
+static void assert_has(const char *text, const char *needle) {
+  cr_assert(strstr(text, needle), "'%s' not in the generated source:\n%s", needle, text);
+}
+
+TestSuite(inductor_cuda, .init = open_cuda, .fini = close_cuda);
+
+/* softmax as the scheduler emits it: rows of a static 1024, exp(x - max) parked in the output
+ * (a store a later loop overwrites) and read back through `reuse`. */
+Test(inductor_cuda, softmax_row_kernel) {
+  kl l = {0};
+  int32_t s0 = S(&l, 0), n = C(&l, 1024), one = C(&l, 1), numel = MUL(&l, s0, n);
+  int32_t outer[1] = {s0};
+  K(&l, "softmax", TC_KERNEL_LOOP, 1, outer, n);
+  int32_t bx = BUF(&l, "in_x", TC_F32, TC_BUF_INPUT, numel), by = BUF(&l, "out_y", TC_F32, TC_BUF_OUTPUT, numel);
+  ixspec row = IX(-1, n, one, -1);
+  int32_t x0 = LOAD(&l, 0, bx, row);
+  int32_t m = RED(&l, 0, TC_PRIM_REDUCE_MAX, x0);
+  int32_t x1 = LOAD(&l, 1, bx, row);
+  int32_t e = PRIM(&l, 1, TC_PRIM_EXP, PRIM(&l, 1, TC_PRIM_SUB, x1, m), -1);
+  int32_t st1 = STORE(&l, 1, by, row, e);
+  int32_t sum = RED(&l, 1, TC_PRIM_REDUCE_SUM, e);
+  int32_t e2 = LOAD(&l, 2, by, row);
+  STORE(&l, 2, by, row, PRIM(&l, 2, TC_PRIM_DIV, e2, sum));
+  l.ops[0][x1].reuse = x0;
+  l.ops[0][e2].reuse = st1;
+  l.ops[0][st1].flags = TC_KOP_OVERWRITTEN | TC_KOP_ROW_VALUE;
+  l.ops[0][x0].flags = TC_KOP_ROW_VALUE;
+  tc_kernel_list list = LIST(&l, "softmax_test", 1);
+  char *src = check_ok(&list);
+  if (getenv("TC_TEST_DUMP_CUDA")) fprintf(stderr, "%s\n", src);
+  assert_has(src, "extern \"C\" __global__ void __launch_bounds__(64) k_softmax(const tc_cu_args a)");
+  assert_has(src, "*(const float4 *)&in_x[");
+  assert_has(src, "from registers");
+  assert_has(src, "not stored, a later inner loop overwrites it");
+  assert_has(src, "tc_shfl_xor");
+  free(src);
+}
+
+/* layer_norm + gelu over rows of 4096 (three inner loops), gamma and beta per column. */
+Test(inductor_cuda, layer_norm_gelu_rows) {
+  kl l = {0};
+  int32_t s0 = S(&l, 0), n = C(&l, 4096), one = C(&l, 1), numel = MUL(&l, s0, n);
+  int32_t outer[1] = {s0};
+  K(&l, "layer_norm_gelu", TC_KERNEL_LOOP, 1, outer, n);
+  int32_t bx = BUF(&l, "in_x", TC_F32, TC_BUF_INPUT, numel), bg = BUF(&l, "in_g", TC_F32, TC_BUF_INPUT, n);
+  int32_t bb = BUF(&l, "in_b", TC_F32, TC_BUF_INPUT, n), by = BUF(&l, "out_y", TC_F32, TC_BUF_OUTPUT, numel);
+  ixspec row = IX(-1, n, one, -1), col = IX(-1, -1, one, -1);
+  int32_t x0 = LOAD(&l, 0, bx, row);
+  int32_t sum = RED(&l, 0, TC_PRIM_REDUCE_SUM, x0);
+  int32_t mean = PRIM(&l, -1, TC_PRIM_DIV, sum, CONSTF(&l, -1, 4096));
+  int32_t x1 = LOAD(&l, 1, bx, row);
+  int32_t d = PRIM(&l, 1, TC_PRIM_SUB, x1, mean);
+  int32_t var = RED(&l, 1, TC_PRIM_REDUCE_SUM, PRIM(&l, 1, TC_PRIM_MUL, d, d));
+  int32_t rstd = PRIM(&l, -1, TC_PRIM_RSQRT,
+                      PRIM(&l, -1, TC_PRIM_ADD, PRIM(&l, -1, TC_PRIM_DIV, var, CONSTF(&l, -1, 4096)), CONSTF(&l, -1, 1e-5)), -1);
+  int32_t x2 = LOAD(&l, 2, bx, row);
+  int32_t z = PRIM(&l, 2, TC_PRIM_ADD,
+                   PRIM(&l, 2, TC_PRIM_MUL, PRIM(&l, 2, TC_PRIM_MUL, PRIM(&l, 2, TC_PRIM_SUB, x2, mean), rstd), LOAD(&l, 2, bg, col)),
+                   LOAD(&l, 2, bb, col));
+  int32_t er = PRIM(&l, 2, TC_PRIM_ERF, PRIM(&l, 2, TC_PRIM_MUL, z, CONSTF(&l, 2, 0.70710678118654752)), -1);
+  int32_t y = PRIM(&l, 2, TC_PRIM_MUL, PRIM(&l, 2, TC_PRIM_MUL, z, PRIM(&l, 2, TC_PRIM_ADD, er, CONSTF(&l, 2, 1))),
+                   CONSTF(&l, 2, 0.5));
+  STORE(&l, 2, by, row, y);
+  l.ops[0][x1].reuse = x0;
+  l.ops[0][x2].reuse = x0;
+  l.ops[0][x0].flags = TC_KOP_ROW_VALUE;
+  tc_kernel_list list = LIST(&l, "ln_gelu_test", 1);
+  char *src = check_ok(&list);
+  assert_has(src, "__launch_bounds__(256) k_layer_norm_gelu");
+  assert_has(src, "tc_erf_f32(");
+  assert_has(src, "float4 c0[4]");
+  free(src);
+}
+
+/* gather (indirect load), argmax over short rows (POINTS), random and iota. */
+Test(inductor_cuda, gather_argmax_random) {
+  kl l = {0};
+  int32_t n = C(&l, 6), one = C(&l, 1), cols = C(&l, 5), zero = C(&l, 0), off = C(&l, 100), big = C(&l, 512);
+  int32_t outer[1] = {n};
+  K(&l, "gather", TC_KERNEL_LOOP, 1, outer, -1);
+  int32_t bx = BUF(&l, "in_x", TC_F32, TC_BUF_INPUT, cols), bi = BUF(&l, "in_idx", TC_I64, TC_BUF_INPUT, n);
+  int32_t by = BUF(&l, "out_y", TC_F32, TC_BUF_OUTPUT, n);
+  int32_t iv = OP(&l, TC_KOP_LOAD, TC_I64, -1, 0, -1, -1, -1, bi, IX(-1, one, -1, -1));
+  ixspec g = IX(-1, -1, -1, -1);
+  g.indirect = iv;
+  g.indirect_stride = one;
+  STORE(&l, -1, by, IX(-1, one, -1, -1), LOAD(&l, -1, bx, g));
+  for (int pass = 0; pass < 2; pass++) { /* short rows (POINTS), then long ones (ROWS) */
+    int32_t w = pass ? big : cols;
+    K(&l, pass ? "argmax_long" : "argmax", TC_KERNEL_LOOP, 1, outer, w);
+    int32_t bm = BUF(&l, "in_m", TC_F32, TC_BUF_INPUT, MUL(&l, n, w)), bo = BUF(&l, "out_arg", TC_I64, TC_BUF_OUTPUT, n);
+    int32_t br = BUF(&l, "out_rand", TC_F32, TC_BUF_OUTPUT, n), bio = BUF(&l, "out_iota", TC_I64, TC_BUF_OUTPUT, n);
+    int32_t mv = LOAD(&l, 0, bm, IX(-1, w, one, -1));
+    int32_t am = OP(&l, TC_KOP_REDUCE, TC_I64, 0, pass ? TC_PRIM_ARGMAX : TC_PRIM_ARGMIN, mv, -1, -1, -1, NOIX);
+    OP(&l, TC_KOP_STORE, TC_I64, -1, 0, am, -1, -1, bo, IX(-1, one, -1, -1));
+    int32_t rv = OP(&l, TC_KOP_RANDOM, TC_F32, -1, 0, -1, -1, -1, -1, IX(off, one, -1, -1));
+    l.ops[l.nk - 1][rv].iconst = 42;
+    STORE(&l, -1, br, IX(-1, one, -1, -1), rv);
+    int32_t io = OP(&l, TC_KOP_INDEX, TC_I64, -1, 0, -1, -1, -1, -1, IX(zero, one, -1, -1));
+    OP(&l, TC_KOP_STORE, TC_I64, -1, 0, io, -1, -1, bio, IX(-1, one, -1, -1));
+  }
+  tc_kernel_list list = LIST(&l, "index_test", 0);
+  char *src = check_ok(&list);
+  assert_has(src, "tc_philox_uniform(UINT64_C(42)");
+  assert_has(src, "tc_better_max_f32(");
+  free(src);
+}
+
+/* scatter_add: out = x, then out[idx[i]] += src[i] with atomics, for each dtype. */
+Test(inductor_cuda, scatter_add_atomics) {
+  kl l = {0};
+  int32_t n = C(&l, 8), one = C(&l, 1), m = C(&l, 4);
+  int32_t outer[1] = {n};
+  const int32_t dts[] = {TC_F32, TC_F64, TC_I32, TC_I64, TC_BOOL};
+  static const char *const names[] = {"scatter_f32", "scatter_f64", "scatter_i32", "scatter_i64", "scatter_bool"};
+  for (int t = 0; t < 5; t++) {
+    K(&l, names[t], TC_KERNEL_LOOP, 1, outer, -1);
+    int32_t bi = BUF(&l, "in_idx", TC_I32, TC_BUF_INPUT, n), bs = BUF(&l, "in_src", dts[t], TC_BUF_INPUT, n);
+    int32_t bo = BUF(&l, "out_y", dts[t], TC_BUF_INOUT, m);
+    int32_t iv = OP(&l, TC_KOP_LOAD, TC_I32, -1, 0, -1, -1, -1, bi, IX(-1, one, -1, -1));
+    int32_t sv = OP(&l, TC_KOP_LOAD, dts[t], -1, 0, -1, -1, -1, bs, IX(-1, one, -1, -1));
+    ixspec g = IX(-1, -1, -1, -1);
+    g.indirect = iv;
+    g.indirect_stride = one;
+    OP(&l, TC_KOP_STORE_ADD, dts[t], -1, 0, sv, -1, -1, bo, g);
+  }
+  tc_kernel_list list = LIST(&l, "scatter_test", 0);
+  char *src = check_ok(&list);
+  assert_has(src, "tc_atomic_add(&out_y[");
+  free(src);
+}
+
+/* matmul + bias + gelu: the epilogue reads the product from c (cuBLASLt's output). */
+Test(inductor_cuda, matmul_epilogue) {
+  kl l = {0};
+  int32_t M = S(&l, 0), N = C(&l, 48), Kd = C(&l, 40), one = C(&l, 1), zero = C(&l, 0), nb = C(&l, 1);
+  int32_t outer[3] = {nb, M, N};
+  K(&l, "matmul_add_gelu", TC_KERNEL_MATMUL, 3, outer, -1);
+  int32_t ba = BUF(&l, "in_a", TC_F32, TC_BUF_INPUT, MUL(&l, M, Kd)), bb = BUF(&l, "in_w", TC_F32, TC_BUF_INPUT, MUL(&l, N, Kd));
+  int32_t bias = BUF(&l, "in_bias", TC_F32, TC_BUF_INPUT, N), by = BUF(&l, "out_y", TC_F32, TC_BUF_OUTPUT, MUL(&l, M, N));
+  *MM(&l) = (tc_matmul_desc){.struct_size = sizeof(tc_matmul_desc), .a = ba, .b = bb, .c = by, .batch = nb, .m = M, .n = N,
+                             .k = Kd, .a_offset = zero, .a_stride_batch = zero, .a_stride_m = Kd, .a_stride_k = one,
+                             .b_offset = zero, .b_stride_batch = zero, .b_stride_k = one, .b_stride_n = Kd,
+                             .c_offset = zero, .c_stride_batch = zero, .c_stride_m = N, .c_stride_n = one,
+                             .batch_levels = 1, .batch2 = -1, .a_stride_batch2 = -1, .b_stride_batch2 = -1,
+                             .c_stride_batch2 = -1};
+  int32_t acc = OP(&l, TC_KOP_ACC, TC_F32, -1, 0, -1, -1, -1, -1, NOIX);
+  int32_t bv = LOAD(&l, -1, bias, IX(-1, -1, -1, one));
+  int32_t z = PRIM(&l, -1, TC_PRIM_ADD, acc, bv);
+  int32_t e = PRIM(&l, -1, TC_PRIM_ERF, PRIM(&l, -1, TC_PRIM_MUL, z, CONSTF(&l, -1, 0.70710678118654752)), -1);
+  int32_t y = PRIM(&l, -1, TC_PRIM_MUL, PRIM(&l, -1, TC_PRIM_MUL, z, PRIM(&l, -1, TC_PRIM_ADD, e, CONSTF(&l, -1, 1))),
+                   CONSTF(&l, -1, 0.5));
+  STORE(&l, -1, by, IX(-1, -1, N, one), y);
+  tc_kernel_list list = LIST(&l, "mlp_test", 1);
+  char *src = check_ok(&list);
+  assert_has(src, "k_matmul_add_gelu(const tc_cu_args a)");
+  assert_has(src, "out_y[0LL + i0*0LL + i1*48LL + i2*1LL]");
+  free(src);
+}
+
+/* ---------------------------------------------------------------- the CI check
+ * Backend "cuda-check": inductor-cpu (the build tree's plugin) registered in process, whose
+ * compile first runs inductor-cuda's codegen check on the same kernel list and fails with its
+ * error. The whole conformance suite on it: every graph must generate CUDA that compiles. */
+static tc_plugin_query_fn cpu_query;
+static tc_error *(*cpu_compile)(tc_compile_args *);
+static const tc_host_api *check_host;
+static int checked;
+
+static tc_error *checking_compile(tc_compile_args *a) {
+  if (a->kernels) {
+    tc_error *e = ext->check(check_host, a->kernels, 90, NULL);
+    if (e) return e;
+    checked++;
+  }
+  return cpu_compile(a);
+}
+
+static tc_error *checking_query(tc_query_args *q) {
+  tc_error *err = cpu_query(q);
+  if (err) return err;
+  check_host = q->host;
+  q->table->name = "cuda-check";
+  q->table->option_prefix = "cuda-check";
+  q->table->n_options = 0;
+  cpu_compile = q->table->compile;
+  q->table->compile = checking_compile;
+  return NULL;
+}
+
+Test(inductor_cuda, conformance_graphs_compile_for_sm90, .timeout = 900) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/tc-inductor-cpu.so", TC_BUILD_PLUGIN_DIR);
+  void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!dl) cr_skip_test("%s: %s", path, dlerror());
+  void *sym = dlsym(dl, TC_PLUGIN_ENTRY_SYMBOL);
+  cr_assert_not_null(sym);
+  memcpy(&cpu_query, &sym, sizeof cpu_query);
+  cr_assert_eq(tc_backend_register(checking_query), TC_OK, "%s", tc_last_error());
+  char *text = NULL;
+  size_t len = 0;
+  FILE *log = open_memstream(&text, &len);
+  cr_assert(log);
+  conf_result r = conf_run_all("cuda-check", NULL, false, log);
+  fclose(log);
+  cr_expect(r.passed > 0 && checked > 0, "no case ran (%d registered, %d lists checked)", conf_case_count(), checked);
+  cr_expect_eq(r.failed, 0, "%d of %d conformance graphs fail the CUDA check:\n%s", r.failed, r.passed + r.failed, text);
+  fprintf(stderr, "inductor_cuda: %d conformance cases, %d kernel lists generated and compiled for sm_90\n",
+          r.passed + r.failed, checked);
+  free(text);
+}
