@@ -80,6 +80,8 @@ static void blaslt_load_once(void) {
     lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
     if (!lib && i == 0) {
       const char *e = dlerror();
+      size_t nl = strlen(names[i]); /* dlerror repeats the name: "libx.so: cannot open ..." */
+      if (e && !strncmp(e, names[i], nl) && e[nl] == ':' && e[nl + 1] == ' ') e += nl + 2;
       snprintf(first_err, sizeof first_err, "%s", e ? e : "not found");
     }
   }
@@ -290,9 +292,10 @@ tc_error *icuda_blaslt_matmul(tc_plugin_ctx *ctx, tc_executable *exe, icuda_kern
   cublasComputeType_t ct = dtype == TC_F64 ? CUBLAS_COMPUTE_64F : exe->allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   uint64_t b2_bits1 = B2 > 1 ? (uint64_t)(p1_s2 * es) : 0, b2_bits2 = B2 > 1 ? (uint64_t)(p2_s2 * es) : 0,
            b2_bitsc = B2 > 1 ? (uint64_t)(c_s2 * es) : 0;
-  int64_t al1 = align_of((uint64_t)(uintptr_t)p1 | (B1 > 1 ? (uint64_t)(s1 * es) : 0) | b2_bits1);
-  int64_t al2 = align_of((uint64_t)(uintptr_t)p2 | (B1 > 1 ? (uint64_t)(s2 * es) : 0) | b2_bits2);
-  int64_t alc = align_of((uint64_t)(uintptr_t)pc | (B1 > 1 ? (uint64_t)(c_sb * es) : 0) | b2_bitsc);
+  /* every column start counts: base, leading dimension, batch strides (conservative) */
+  int64_t al1 = align_of((uint64_t)(uintptr_t)p1 | (uint64_t)(mx1.ld * es) | (B1 > 1 ? (uint64_t)(s1 * es) : 0) | b2_bits1);
+  int64_t al2 = align_of((uint64_t)(uintptr_t)p2 | (uint64_t)(mx2.ld * es) | (B1 > 1 ? (uint64_t)(s2 * es) : 0) | b2_bits2);
+  int64_t alc = align_of((uint64_t)(uintptr_t)pc | (uint64_t)(mc.ld * es) | (B1 > 1 ? (uint64_t)(c_sb * es) : 0) | b2_bitsc);
 
   mm_call c = {0};
   const char *call = "cublasLtMatmulDescCreate";

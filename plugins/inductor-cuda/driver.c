@@ -31,6 +31,8 @@ static void driver_load_once(void) {
     lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
     if (!lib && i == 0) {
       const char *e = dlerror();
+      size_t nl = strlen(names[i]); /* dlerror repeats the name: "libx.so: cannot open ..." */
+      if (e && !strncmp(e, names[i], nl) && e[nl] == ':' && e[nl + 1] == ' ') e += nl + 2;
       snprintf(first_err, sizeof first_err, "%s", e ? e : "not found");
     }
   }
@@ -110,6 +112,15 @@ const icuda_driver *icuda_driver_load(char *err, size_t cap) {
 const char *icuda_cu_name(const icuda_driver *d, CUresult r, char *buf, size_t cap) {
   const char *s = NULL;
   if (d && d->cuGetErrorName && d->cuGetErrorName(r, &s) == CUDA_SUCCESS && s) return s;
+  /* the codes a driver that cannot name them (the toolkit's stub libcuda) gives at cuInit */
+  switch (r) {
+  case CUDA_ERROR_NOT_INITIALIZED: return "CUDA_ERROR_NOT_INITIALIZED";
+  case CUDA_ERROR_STUB_LIBRARY: return "CUDA_ERROR_STUB_LIBRARY";
+  case CUDA_ERROR_NO_DEVICE: return "CUDA_ERROR_NO_DEVICE";
+  case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: return "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH";
+  case CUDA_ERROR_OPERATING_SYSTEM: return "CUDA_ERROR_OPERATING_SYSTEM";
+  default: break;
+  }
   snprintf(buf, cap, "CUresult %d", (int)r);
   return buf;
 }

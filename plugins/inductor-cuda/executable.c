@@ -83,6 +83,9 @@ static tc_error *kernel_copy(tc_plugin_ctx *ctx, const tc_kernel_list *list, int
   }
   if (k->kind == TC_KERNEL_MATMUL) {
     const tc_matmul_desc *m = k->matmul;
+    if (!m || m->a < 0 || m->a >= k->n_buffers || m->b < 0 || m->b >= k->n_buffers || m->c < 0 || m->c >= k->n_buffers)
+      return tck_error(ctx->host, TC_ERR_INVALID_ARGUMENT, "inductor-cuda compile '%s': matmul operands are not buffers of the kernel",
+                       out->name);
     memset(&out->mm, 0, sizeof out->mm);
     size_t have = m->struct_size < sizeof out->mm ? m->struct_size : sizeof out->mm;
     memcpy(&out->mm, m, have);
