@@ -89,4 +89,189 @@ typedef struct icuda_codegen_check_ext {
  * capabilities extension. */
 extern const icuda_codegen_check_ext icuda_codegen_check;
 
+/* =============================================================================================
+ * RUNTIME (driver.c, plugin.c, memory.c, executable.c, launch.c, blaslt.c): the half that
+ * needs a GPU. Everything below is private to those files; the code generator half needs none
+ * of it.
+ * ============================================================================================= */
+#include <cuda.h> /* types and constants only: every driver function goes through icuda_driver */
+
+/* The vendor extension's instance, defined by the codegen half (codegen_check.c); plugin.c
+ * chains it after the capabilities. (Declared here too: identical extern declarations are
+ * harmless in C, so either half builds alone.) */
+extern const icuda_codegen_check_ext icuda_codegen_check;
+
+/* ---------------------------------------------------------------- driver.c
+ * libcuda.so.1 (then libcuda.so), dlopen'd once per process and never closed; every function
+ * looked up by dlsym under the versioned name cuda.h maps its API name to (cuMemAlloc ->
+ * cuMemAlloc_v2, ...), the default-stream (non-_ptsz) variants: the plugin only ever uses its
+ * own stream. cuInit(0) runs once, right after the lookup. */
+typedef struct icuda_driver {
+  void *lib;
+  int version; /* cuDriverGetVersion: 13000 for 13.0 */
+  CUresult (*cuInit)(unsigned int);
+  CUresult (*cuDriverGetVersion)(int *);
+  CUresult (*cuGetErrorName)(CUresult, const char **);
+  CUresult (*cuGetErrorString)(CUresult, const char **);
+  CUresult (*cuDeviceGetCount)(int *);
+  CUresult (*cuDeviceGet)(CUdevice *, int);
+  CUresult (*cuDeviceGetName)(char *, int, CUdevice);
+  CUresult (*cuDeviceTotalMem)(size_t *, CUdevice);                   /* cuDeviceTotalMem_v2 */
+  CUresult (*cuDeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);                    /* _v2 */
+  CUresult (*cuCtxGetCurrent)(CUcontext *);
+  CUresult (*cuCtxPushCurrent)(CUcontext);                            /* _v2 */
+  CUresult (*cuCtxPopCurrent)(CUcontext *);                           /* _v2 */
+  CUresult (*cuStreamCreate)(CUstream *, unsigned int);
+  CUresult (*cuStreamDestroy)(CUstream);                              /* _v2 */
+  CUresult (*cuStreamSynchronize)(CUstream);
+  CUresult (*cuStreamQuery)(CUstream);
+  CUresult (*cuDeviceGetDefaultMemPool)(CUmemoryPool *, CUdevice);
+  CUresult (*cuMemPoolSetAttribute)(CUmemoryPool, CUmemPool_attribute, void *);
+  CUresult (*cuMemAllocAsync)(CUdeviceptr *, size_t, CUstream);
+  CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
+  CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);                      /* _v2: devices without pools */
+  CUresult (*cuMemFree)(CUdeviceptr);                                 /* _v2 */
+  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream); /* _v2 */
+  CUresult (*cuMemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);       /* _v2 */
+  CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+  CUresult (*cuPointerGetAttribute)(void *, CUpointer_attribute, CUdeviceptr);
+  CUresult (*cuModuleLoadData)(CUmodule *, const void *);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuFuncSetAttribute)(CUfunction, CUfunction_attribute, int);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
+                             unsigned int, unsigned int, CUstream, void **, void **);
+} icuda_driver;
+
+/* The loaded driver with cuInit done, or NULL with why in err: "no CUDA driver (libcuda.so.1:
+ * <dlerror>)", "libcuda.so.1 lacks cuMemAllocAsync (driver too old?)", "cuInit failed:
+ * CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)". Thread-safe; tried once. */
+const icuda_driver *icuda_driver_load(char *err, size_t cap);
+/* "CUDA_ERROR_OUT_OF_MEMORY", or "CUresult <n>" for a code the driver does not name. buf: 48+ bytes. */
+const char *icuda_cu_name(const icuda_driver *d, CUresult r, char *buf, size_t cap);
+/* What the device is, for probe and init. */
+typedef struct icuda_device_facts {
+  char name[128];
+  uint64_t memory_bytes;
+  int32_t sm;           /* compute capability x10 */
+  int32_t n_sms;
+  bool integrated;
+  bool mempools;        /* CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED */
+  int32_t smem_optin;   /* CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, bytes */
+} icuda_device_facts;
+/* Fills f for device ordinal i; the failing call and its CUresult name in err. */
+bool icuda_device_query(const icuda_driver *d, int i, icuda_device_facts *f, char *err, size_t cap);
+
+/* ---------------------------------------------------------------- the context (plugin.c) */
+typedef struct icuda_blaslt icuda_blaslt; /* blaslt.c: the dlopen'd cuBLASLt and its handle */
+
+struct tc_plugin_ctx {
+  const tc_host_api *host;
+  const icuda_driver *cu;
+  int32_t device;              /* ordinal */
+  CUdevice dev;
+  CUcontext cuctx;             /* the device's primary context (retained) */
+  CUstream stream;             /* the one stream: CU_STREAM_NON_BLOCKING; every operation on it */
+  icuda_device_facts facts;
+  bool sync_launches;          /* cuda.sync_launches */
+  size_t workspace_bytes;      /* cuda.workspace_mb, for cuBLASLt */
+  CUdeviceptr workspace;       /* allocated at the first matmul */
+  icuda_blaslt *blaslt;        /* created at the first matmul */
+  /* asynchronous failures: the newest call launched since the last successful wait */
+  bool pending;
+  uint64_t pending_call;
+};
+
+/* A device buffer. ptr 0 for zero bytes. pooled: from cuMemAllocAsync (freed stream-ordered). */
+struct tc_buffer {
+  CUdeviceptr ptr;
+  size_t size;
+  bool pooled;
+};
+
+/* Makes the context current on the calling thread for one entry (pushes it unless it already
+ * is); icuda_ctx_leave undoes exactly that. */
+typedef struct icuda_ctx_scope {
+  bool pushed;
+} icuda_ctx_scope;
+tc_error *icuda_ctx_enter(tc_plugin_ctx *ctx, const char *what, icuda_ctx_scope *scope);
+void icuda_ctx_leave(tc_plugin_ctx *ctx, icuda_ctx_scope *scope);
+
+/* An error for a failed driver call: "inductor-cuda <what>: <call> failed: <NAME> (<string>)",
+ * status from the code (out of memory, device failures -> TC_ERR_DEVICE, else INTERNAL). */
+tc_error *icuda_cu_error(tc_plugin_ctx *ctx, CUresult r, const char *call, const char *what_fmt, ...)
+    TCK_PRINTF(4, 5);
+/* True for the codes of a kernel or copy that failed on the device (illegal address, launch
+ * failure, ...): sticky, and returned by every later call. */
+bool icuda_cu_is_device_failure(CUresult r);
+/* Waits for the stream (cuStreamSynchronize). A failure is an asynchronous one: it goes to
+ * host->report_async_error against the newest pending call as well as being returned. */
+tc_error *icuda_stream_wait(tc_plugin_ctx *ctx, const char *what);
+
+/* ---------------------------------------------------------------- memory.c */
+tc_error *icuda_mem_setup(tc_plugin_ctx *ctx); /* the pool's release threshold */
+tc_error *icuda_buffer_alloc(tc_plugin_ctx *ctx, size_t bytes, tc_buffer **out);
+void icuda_buffer_free(tc_plugin_ctx *ctx, tc_buffer *b);
+tc_error *icuda_buffer_write(tc_plugin_ctx *ctx, tc_buffer *b, size_t offset, const void *host, size_t bytes);
+tc_error *icuda_buffer_read(tc_plugin_ctx *ctx, tc_buffer *b, size_t offset, void *host, size_t bytes);
+/* Stream-ordered device scratch (the cuBLASLt workspace). */
+tc_error *icuda_device_alloc(tc_plugin_ctx *ctx, size_t bytes, CUdeviceptr *out, const char *what);
+void icuda_device_free(tc_plugin_ctx *ctx, CUdeviceptr p);
+
+/* ---------------------------------------------------------------- executable.c */
+#define ICUDA_MM_ALGO_SLOTS 8
+typedef struct icuda_mm_algo_slot icuda_mm_algo_slot; /* blaslt.c: one cached heuristic answer */
+
+/* One compiled kernel: what launch needs, copied out of the borrowed list. */
+typedef struct icuda_kernel {
+  char name[128];             /* the tc kernel's name, for messages */
+  icuda_kernel_plan plan;
+  CUfunction fn;              /* NULL for a MATMUL without epilogue */
+  int32_t kind;               /* tc_kernel_kind */
+  int32_t n_outer;
+  int32_t outer[TC_MAX_RANK]; /* expr ids */
+  int32_t n_buffers;
+  int32_t numel[ICUDA_MAX_BUFS];     /* expr ids, for bounds checks */
+  int32_t elem_size[ICUDA_MAX_BUFS]; /* bytes */
+  int32_t dtype[ICUDA_MAX_BUFS];
+  tc_matmul_desc mm;          /* MATMUL: a copy (ids only) */
+  icuda_mm_algo_slot *algos;  /* MATMUL: ICUDA_MM_ALGO_SLOTS heuristic answers, by shape */
+  int32_t next_algo;
+} icuda_kernel;
+
+struct tc_executable {
+  char *name;
+  char *source;
+  bool from_cache;
+  double compile_seconds;
+  bool allow_tf32;
+  CUmodule module;
+  int32_t n_exprs, n_syms;
+  tc_size_expr *exprs;
+  int32_t n_kernels;
+  icuda_kernel *kernels;
+};
+
+typedef struct icuda_compile_opts {
+  bool allow_tf32;
+} icuda_compile_opts;
+tc_error *icuda_compile(tc_plugin_ctx *ctx, const tc_kernel_list *list, const icuda_compile_opts *o,
+                        tc_executable **out);
+void icuda_executable_free(tc_plugin_ctx *ctx, tc_executable *exe);
+
+/* ---------------------------------------------------------------- launch.c */
+tc_error *icuda_launch(tc_plugin_ctx *ctx, const tc_launch_args *a);
+/* Launches plan's function as POINTS over `points` outer points (nothing for 0). */
+tc_error *icuda_launch_points(tc_plugin_ctx *ctx, const icuda_kernel *k, uint64_t points, icuda_args *args);
+
+/* ---------------------------------------------------------------- blaslt.c */
+/* C = A.B of kernel k through cuBLASLt, sizes and strides from vals (every expr evaluated),
+ * operands from args (the kernel's buffers). Queued on ctx->stream. */
+tc_error *icuda_blaslt_matmul(tc_plugin_ctx *ctx, tc_executable *exe, icuda_kernel *k, const int64_t *vals,
+                              const icuda_args *args);
+void icuda_blaslt_release(tc_plugin_ctx *ctx);
+void icuda_mm_algos_free(icuda_mm_algo_slot *slots);
+
 #endif

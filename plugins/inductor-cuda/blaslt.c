@@ -1,0 +1,383 @@
+/* blaslt.c — MATMUL kernels through cuBLASLt, dlopen'd (libcublasLt.so.<CUBLAS_VER_MAJOR>, then
+ * libcublasLt.so) once per process; the handle per context, created at its first matmul.
+ *
+ * tc's matmul is row-major: C[b2,b] (m x n) = A[b2,b] (m x k) . B[b2,b] (k x n), every stride
+ * evaluated at launch. cuBLASLt is column-major, and a row-major matrix with inner stride 1 is
+ * the column-major view of its transpose; so the product is computed as C^T = B^T . A^T (n x m,
+ * leading dimension C's row stride). A C whose column stride is 1 instead (a column-major C) is
+ * computed directly as C = A . B. An operand whose inner stride is not 1 but whose other stride
+ * is goes in transposed (CUBLAS_OP_T); one with neither stride 1 (or rows overlapping: a leading
+ * dimension below the row count) is refused with TC_ERR_UNSUPPORTED. A dimension of extent 1
+ * places no constraint on its stride.
+ *
+ * Batches: the inner batch level through CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT and
+ * STRIDED_BATCH_OFFSET (in elements; 0 broadcasts an operand); a second level is a loop of such
+ * calls. k = 0 writes zeros (cuMemsetD8Async) when C is dense. Compute type CUBLAS_COMPUTE_32F
+ * for f32 (CUBLAS_COMPUTE_32F_FAST_TF32 with cuda.allow_tf32), CUBLAS_COMPUTE_64F for f64;
+ * alpha 1, beta 0, host pointer mode. The algorithm is the heuristic's first answer for the
+ * shape, strides and pointer alignment, cached per kernel (ICUDA_MM_ALGO_SLOTS shapes, round
+ * robin). The workspace (cuda.workspace_mb) is one stream-ordered allocation per context. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cublasLt.h>
+
+#include "icuda.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+typedef struct blaslt_fns {
+  void *lib;
+  size_t version;
+  cublasStatus_t (*Create)(cublasLtHandle_t *);
+  cublasStatus_t (*Destroy)(cublasLtHandle_t);
+  const char *(*GetStatusName)(cublasStatus_t);
+  size_t (*GetVersion)(void);
+  cublasStatus_t (*MatmulDescCreate)(cublasLtMatmulDesc_t *, cublasComputeType_t, cudaDataType_t);
+  cublasStatus_t (*MatmulDescDestroy)(cublasLtMatmulDesc_t);
+  cublasStatus_t (*MatmulDescSetAttribute)(cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t, const void *, size_t);
+  cublasStatus_t (*MatrixLayoutCreate)(cublasLtMatrixLayout_t *, cudaDataType, uint64_t, uint64_t, int64_t);
+  cublasStatus_t (*MatrixLayoutDestroy)(cublasLtMatrixLayout_t);
+  cublasStatus_t (*MatrixLayoutSetAttribute)(cublasLtMatrixLayout_t, cublasLtMatrixLayoutAttribute_t, const void *, size_t);
+  cublasStatus_t (*MatmulPreferenceCreate)(cublasLtMatmulPreference_t *);
+  cublasStatus_t (*MatmulPreferenceDestroy)(cublasLtMatmulPreference_t);
+  cublasStatus_t (*MatmulPreferenceSetAttribute)(cublasLtMatmulPreference_t, cublasLtMatmulPreferenceAttributes_t,
+                                                 const void *, size_t);
+  cublasStatus_t (*MatmulAlgoGetHeuristic)(cublasLtHandle_t, cublasLtMatmulDesc_t, cublasLtMatrixLayout_t,
+                                           cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
+                                           cublasLtMatmulPreference_t, int, cublasLtMatmulHeuristicResult_t[], int *);
+  cublasStatus_t (*Matmul)(cublasLtHandle_t, cublasLtMatmulDesc_t, const void *, const void *, cublasLtMatrixLayout_t,
+                           const void *, cublasLtMatrixLayout_t, const void *, const void *, cublasLtMatrixLayout_t, void *,
+                           cublasLtMatrixLayout_t, const cublasLtMatmulAlgo_t *, void *, size_t, cudaStream_t);
+} blaslt_fns;
+
+struct icuda_blaslt {
+  cublasLtHandle_t handle;
+};
+
+/* One cached heuristic answer: the key is every input the answer depends on. */
+#define MM_KEY_LEN 20
+struct icuda_mm_algo_slot {
+  bool used;
+  int64_t key[MM_KEY_LEN];
+  cublasLtMatmulAlgo_t algo;
+};
+
+static blaslt_fns g_lt;
+static bool g_lt_ok;
+static char g_lt_why[512];
+static pthread_once_t g_lt_once = PTHREAD_ONCE_INIT;
+
+static void blaslt_load_once(void) {
+  const char *names[] = {"libcublasLt.so." STR(CUBLAS_VER_MAJOR), "libcublasLt.so"};
+  char first_err[256] = "";
+  void *lib = NULL;
+  for (size_t i = 0; i < sizeof names / sizeof names[0] && !lib; i++) {
+    lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!lib && i == 0) {
+      const char *e = dlerror();
+      size_t nl = strlen(names[i]); /* dlerror repeats the name: "libx.so: cannot open ..." */
+      if (e && !strncmp(e, names[i], nl) && e[nl] == ':' && e[nl + 1] == ' ') e += nl + 2;
+      snprintf(first_err, sizeof first_err, "%s", e ? e : "not found");
+    }
+  }
+  if (!lib) {
+    snprintf(g_lt_why, sizeof g_lt_why, "no cuBLASLt (%s: %s)", names[0], first_err);
+    return;
+  }
+  blaslt_fns f = {.lib = lib};
+  const char *missing = NULL;
+#define SYM(field, symbol)                 \
+  do {                                     \
+    void *p_ = dlsym(lib, symbol);         \
+    if (!p_ && !missing) missing = symbol; \
+    memcpy(&f.field, &p_, sizeof p_);      \
+  } while (0)
+  SYM(Create, "cublasLtCreate");
+  SYM(Destroy, "cublasLtDestroy");
+  SYM(GetStatusName, "cublasLtGetStatusName");
+  SYM(GetVersion, "cublasLtGetVersion");
+  SYM(MatmulDescCreate, "cublasLtMatmulDescCreate");
+  SYM(MatmulDescDestroy, "cublasLtMatmulDescDestroy");
+  SYM(MatmulDescSetAttribute, "cublasLtMatmulDescSetAttribute");
+  SYM(MatrixLayoutCreate, "cublasLtMatrixLayoutCreate");
+  SYM(MatrixLayoutDestroy, "cublasLtMatrixLayoutDestroy");
+  SYM(MatrixLayoutSetAttribute, "cublasLtMatrixLayoutSetAttribute");
+  SYM(MatmulPreferenceCreate, "cublasLtMatmulPreferenceCreate");
+  SYM(MatmulPreferenceDestroy, "cublasLtMatmulPreferenceDestroy");
+  SYM(MatmulPreferenceSetAttribute, "cublasLtMatmulPreferenceSetAttribute");
+  SYM(MatmulAlgoGetHeuristic, "cublasLtMatmulAlgoGetHeuristic");
+  SYM(Matmul, "cublasLtMatmul");
+#undef SYM
+  if (missing) {
+    snprintf(g_lt_why, sizeof g_lt_why, "cuBLASLt lacks %s", missing);
+    dlclose(lib);
+    return;
+  }
+  f.version = f.GetVersion();
+  g_lt = f;
+  g_lt_ok = true;
+}
+
+static const char *st_name(cublasStatus_t s) {
+  const char *n = g_lt_ok && g_lt.GetStatusName ? g_lt.GetStatusName(s) : NULL;
+  return n ? n : "CUBLAS_STATUS_?";
+}
+
+void icuda_mm_algos_free(icuda_mm_algo_slot *slots) { free(slots); }
+
+void icuda_blaslt_release(tc_plugin_ctx *ctx) {
+  if (!ctx->blaslt) return;
+  if (ctx->blaslt->handle) {
+    cublasStatus_t s = g_lt.Destroy(ctx->blaslt->handle);
+    if (s != CUBLAS_STATUS_SUCCESS)
+      tck_log(ctx->host, TC_LOG_WARN, "inductor-cuda", "inductor-cuda release: cublasLtDestroy failed: %s", st_name(s));
+  }
+  free(ctx->blaslt);
+  ctx->blaslt = NULL;
+}
+
+/* The handle and the workspace, made at the first matmul of the context. */
+static tc_error *blaslt_ready(tc_plugin_ctx *ctx) {
+  if (ctx->blaslt) return NULL;
+  pthread_once(&g_lt_once, blaslt_load_once);
+  if (!g_lt_ok) return tck_error(ctx->host, TC_ERR_UNAVAILABLE, "inductor-cuda matmul: %s", g_lt_why);
+  icuda_blaslt *b = calloc(1, sizeof *b);
+  if (!b) return tck_error(ctx->host, TC_ERR_OUT_OF_MEMORY, "inductor-cuda matmul: out of memory");
+  cublasStatus_t s = g_lt.Create(&b->handle);
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    free(b);
+    return tck_error(ctx->host, TC_ERR_UNAVAILABLE, "inductor-cuda matmul: cublasLtCreate failed: %s", st_name(s));
+  }
+  if (ctx->workspace_bytes && !ctx->workspace) {
+    tc_error *e = icuda_device_alloc(ctx, ctx->workspace_bytes, &ctx->workspace, "matmul (cuBLASLt workspace)");
+    if (e) {
+      g_lt.Destroy(b->handle);
+      free(b);
+      return e;
+    }
+  }
+  ctx->blaslt = b;
+  tck_log(ctx->host, TC_LOG_INFO, "inductor-cuda", "inductor-cuda: cuBLASLt %zu, workspace %zu MiB", g_lt.version,
+          ctx->workspace_bytes >> 20);
+  return NULL;
+}
+
+/* A column-major operand: op, rows x cols as stored, leading dimension. */
+typedef struct mm_mat {
+  cublasOperation_t op;
+  int64_t rows, cols, ld;
+} mm_mat;
+
+/* Logical X (r x c), X(i,j) at i*s_row + j*s_col, as op(stored) of a column-major matrix.
+ * false when no layout fits. */
+static bool mm_operand(int64_t r, int64_t c, int64_t s_row, int64_t s_col, bool may_transpose, mm_mat *out) {
+  if (r == 1 || s_row == 1) {
+    int64_t ld = c == 1 ? r : s_col;
+    if (ld < r || ld < 1) return false;
+    *out = (mm_mat){CUBLAS_OP_N, r, c, ld};
+    return true;
+  }
+  if (may_transpose && (c == 1 || s_col == 1)) {
+    int64_t ld = s_row;
+    if (ld < c || ld < 1) return false;
+    *out = (mm_mat){CUBLAS_OP_T, c, r, ld};
+    return true;
+  }
+  return false;
+}
+
+static int64_t ev(const int64_t *vals, int32_t id) { return id >= 0 ? vals[id] : 0; }
+static int64_t ev_extent(const int64_t *vals, int32_t id) { return id >= 0 ? vals[id] : 1; }
+
+/* The largest power of two (up to 256) dividing every value: what cuBLASLt may assume. */
+static int64_t align_of(uint64_t bits) {
+  int64_t a = 1;
+  while (a < 256 && !(bits & (uint64_t)a)) a <<= 1;
+  return a;
+}
+
+typedef struct mm_call {
+  cublasLtMatmulDesc_t desc;
+  cublasLtMatrixLayout_t la, lb, lc;
+  cublasLtMatmulPreference_t pref;
+} mm_call;
+
+static void mm_call_free(mm_call *c) {
+  if (c->desc) g_lt.MatmulDescDestroy(c->desc);
+  if (c->la) g_lt.MatrixLayoutDestroy(c->la);
+  if (c->lb) g_lt.MatrixLayoutDestroy(c->lb);
+  if (c->lc) g_lt.MatrixLayoutDestroy(c->lc);
+  if (c->pref) g_lt.MatmulPreferenceDestroy(c->pref);
+}
+
+static cublasStatus_t layout(cublasLtMatrixLayout_t *l, cudaDataType dt, const mm_mat *m, int64_t batch, int64_t stride) {
+  cublasStatus_t s = g_lt.MatrixLayoutCreate(l, dt, (uint64_t)m->rows, (uint64_t)m->cols, m->ld);
+  if (s != CUBLAS_STATUS_SUCCESS || batch <= 1) return s;
+  int32_t count = (int32_t)batch;
+  s = g_lt.MatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count);
+  if (s == CUBLAS_STATUS_SUCCESS) s = g_lt.MatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride);
+  return s;
+}
+
+tc_error *icuda_blaslt_matmul(tc_plugin_ctx *ctx, tc_executable *exe, icuda_kernel *k, const int64_t *vals,
+                              const icuda_args *args) {
+  const tc_matmul_desc *d = &k->mm;
+  bool two = d->batch_levels == 2;
+  int64_t M = ev_extent(vals, d->m), N = ev_extent(vals, d->n), K = ev_extent(vals, d->k);
+  int64_t B1 = ev_extent(vals, d->batch), B2 = two ? ev_extent(vals, d->batch2) : 1;
+  if (M <= 0 || N <= 0 || B1 <= 0 || B2 <= 0) return NULL; /* an empty product */
+  int32_t dtype = k->dtype[d->a];
+  int64_t es = (int64_t)k->elem_size[d->a];
+  int64_t a_sm = ev(vals, d->a_stride_m), a_sk = ev(vals, d->a_stride_k), a_sb = ev(vals, d->a_stride_batch);
+  int64_t b_sk = ev(vals, d->b_stride_k), b_sn = ev(vals, d->b_stride_n), b_sb = ev(vals, d->b_stride_batch);
+  int64_t c_sm = ev(vals, d->c_stride_m), c_sn = ev(vals, d->c_stride_n), c_sb = ev(vals, d->c_stride_batch);
+  int64_t a_s2 = two ? ev(vals, d->a_stride_batch2) : 0, b_s2 = two ? ev(vals, d->b_stride_batch2) : 0,
+          c_s2 = two ? ev(vals, d->c_stride_batch2) : 0;
+  if (a_sm < 0 || a_sk < 0 || a_sb < 0 || b_sk < 0 || b_sn < 0 || b_sb < 0 || c_sm < 0 || c_sn < 0 || c_sb < 0 ||
+      a_s2 < 0 || b_s2 < 0 || c_s2 < 0)
+    return tck_error(ctx->host, TC_ERR_UNSUPPORTED, "inductor-cuda launch '%s': a negative matmul stride", k->name);
+  char *pa = (char *)args->buf[d->a] + ev(vals, d->a_offset) * es;
+  char *pb = (char *)args->buf[d->b] + ev(vals, d->b_offset) * es;
+  char *pc = (char *)args->buf[d->c] + ev(vals, d->c_offset) * es;
+
+  if (K <= 0) { /* sum over nothing: zeros, where C is one dense block */
+    bool dense = (N == 1 || c_sn == 1) && (M == 1 || c_sm == N) && (B1 == 1 || c_sb == M * N) && (B2 == 1 || c_s2 == B1 * M * N);
+    if (!dense)
+      return tck_error(ctx->host, TC_ERR_UNSUPPORTED, "inductor-cuda launch '%s': a matmul with k = 0 into a strided C", k->name);
+    CUresult r = ctx->cu->cuMemsetD8Async((CUdeviceptr)(uintptr_t)pc, 0, (size_t)(B2 * B1 * M * N * es), ctx->stream);
+    if (r != CUDA_SUCCESS) return icuda_cu_error(ctx, r, "cuMemsetD8Async", "launch '%s' (k = 0: zeros)", k->name);
+    return NULL;
+  }
+
+  /* orientation: C^T = B^T . A^T (C row-major), else C = A . B (C column-major) */
+  mm_mat mx1, mx2, mc;
+  bool swapped;
+  const char *bad = NULL;
+  int64_t s1, s2; /* batch strides of the first and second operands */
+  char *p1, *p2;
+  int64_t p1_s2, p2_s2;
+  if (mm_operand(N, M, c_sn, c_sm, false, &mc)) {
+    swapped = true;
+    if (!mm_operand(N, K, b_sn, b_sk, true, &mx1)) bad = "B";
+    else if (!mm_operand(K, M, a_sk, a_sm, true, &mx2)) bad = "A";
+    p1 = pb, p2 = pa, s1 = b_sb, s2 = a_sb, p1_s2 = b_s2, p2_s2 = a_s2;
+  } else if (mm_operand(M, N, c_sm, c_sn, false, &mc)) {
+    swapped = false;
+    if (!mm_operand(M, K, a_sm, a_sk, true, &mx1)) bad = "A";
+    else if (!mm_operand(K, N, b_sk, b_sn, true, &mx2)) bad = "B";
+    p1 = pa, p2 = pb, s1 = a_sb, s2 = b_sb, p1_s2 = a_s2, p2_s2 = b_s2;
+  } else {
+    return tck_error(ctx->host, TC_ERR_UNSUPPORTED,
+                     "inductor-cuda launch '%s': matmul output C (%lld x %lld) has strides (%lld, %lld): neither is 1, or "
+                     "rows overlap; cuBLASLt needs one unit stride",
+                     k->name, (long long)M, (long long)N, (long long)c_sm, (long long)c_sn);
+  }
+  if (bad) {
+    bool is_a = bad[0] == 'A';
+    return tck_error(ctx->host, TC_ERR_UNSUPPORTED,
+                     "inductor-cuda launch '%s': matmul operand %s (%lld x %lld) has strides (%lld, %lld): neither is 1, or "
+                     "rows overlap; cuBLASLt needs one unit stride (the scheduler normally makes it contiguous)",
+                     k->name, bad, (long long)(is_a ? M : K), (long long)(is_a ? K : N), (long long)(is_a ? a_sm : b_sk),
+                     (long long)(is_a ? a_sk : b_sn));
+  }
+
+  tc_error *e = blaslt_ready(ctx);
+  if (e) return e;
+  cudaDataType dt = dtype == TC_F64 ? CUDA_R_64F : CUDA_R_32F;
+  cublasComputeType_t ct = dtype == TC_F64 ? CUBLAS_COMPUTE_64F : exe->allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  uint64_t b2_bits1 = B2 > 1 ? (uint64_t)(p1_s2 * es) : 0, b2_bits2 = B2 > 1 ? (uint64_t)(p2_s2 * es) : 0,
+           b2_bitsc = B2 > 1 ? (uint64_t)(c_s2 * es) : 0;
+  /* every column start counts: base, leading dimension, batch strides (conservative) */
+  int64_t al1 = align_of((uint64_t)(uintptr_t)p1 | (uint64_t)(mx1.ld * es) | (B1 > 1 ? (uint64_t)(s1 * es) : 0) | b2_bits1);
+  int64_t al2 = align_of((uint64_t)(uintptr_t)p2 | (uint64_t)(mx2.ld * es) | (B1 > 1 ? (uint64_t)(s2 * es) : 0) | b2_bits2);
+  int64_t alc = align_of((uint64_t)(uintptr_t)pc | (uint64_t)(mc.ld * es) | (B1 > 1 ? (uint64_t)(c_sb * es) : 0) | b2_bitsc);
+
+  mm_call c = {0};
+  const char *call = "cublasLtMatmulDescCreate";
+  cublasStatus_t s = g_lt.MatmulDescCreate(&c.desc, ct, dtype == TC_F64 ? CUDA_R_64F : CUDA_R_32F);
+  if (s == CUBLAS_STATUS_SUCCESS) {
+    call = "cublasLtMatmulDescSetAttribute";
+    int32_t ta = (int32_t)mx1.op, tb = (int32_t)mx2.op;
+    s = g_lt.MatmulDescSetAttribute(c.desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
+    if (s == CUBLAS_STATUS_SUCCESS) s = g_lt.MatmulDescSetAttribute(c.desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
+  }
+  if (s == CUBLAS_STATUS_SUCCESS) {
+    call = "cublasLtMatrixLayoutCreate";
+    s = layout(&c.la, dt, &mx1, B1, s1);
+    if (s == CUBLAS_STATUS_SUCCESS) s = layout(&c.lb, dt, &mx2, B1, s2);
+    if (s == CUBLAS_STATUS_SUCCESS) s = layout(&c.lc, dt, &mc, B1, c_sb);
+  }
+
+  /* the algorithm: cached per shape */
+  int64_t key[MM_KEY_LEN] = {dtype, ct, mx1.op, mx2.op, mx1.rows, mx1.cols, mx1.ld, mx2.rows, mx2.cols, mx2.ld,
+                             mc.rows, mc.cols, mc.ld, B1, s1, s2, c_sb, al1, al2, alc};
+  icuda_mm_algo_slot *slot = NULL;
+  if (s == CUBLAS_STATUS_SUCCESS && !k->algos && !(k->algos = calloc(ICUDA_MM_ALGO_SLOTS, sizeof *k->algos))) {
+    mm_call_free(&c);
+    return tck_error(ctx->host, TC_ERR_OUT_OF_MEMORY, "inductor-cuda matmul: out of memory");
+  }
+  for (int i = 0; s == CUBLAS_STATUS_SUCCESS && i < ICUDA_MM_ALGO_SLOTS && !slot; i++)
+    if (k->algos[i].used && !memcmp(k->algos[i].key, key, sizeof key)) slot = &k->algos[i];
+  if (s == CUBLAS_STATUS_SUCCESS && !slot) {
+    call = "cublasLtMatmulPreferenceCreate";
+    s = g_lt.MatmulPreferenceCreate(&c.pref);
+    uint64_t ws = ctx->workspace ? (uint64_t)ctx->workspace_bytes : 0;
+    uint32_t a1 = (uint32_t)al1, a2 = (uint32_t)al2, a3 = (uint32_t)alc;
+    if (s == CUBLAS_STATUS_SUCCESS) {
+      call = "cublasLtMatmulPreferenceSetAttribute";
+      s = g_lt.MatmulPreferenceSetAttribute(c.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+    }
+    if (s == CUBLAS_STATUS_SUCCESS) s = g_lt.MatmulPreferenceSetAttribute(c.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &a1, sizeof a1);
+    if (s == CUBLAS_STATUS_SUCCESS) s = g_lt.MatmulPreferenceSetAttribute(c.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &a2, sizeof a2);
+    if (s == CUBLAS_STATUS_SUCCESS) s = g_lt.MatmulPreferenceSetAttribute(c.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &a3, sizeof a3);
+    if (s == CUBLAS_STATUS_SUCCESS) s = g_lt.MatmulPreferenceSetAttribute(c.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &a3, sizeof a3);
+    cublasLtMatmulHeuristicResult_t res;
+    memset(&res, 0, sizeof res);
+    int got = 0;
+    if (s == CUBLAS_STATUS_SUCCESS) {
+      call = "cublasLtMatmulAlgoGetHeuristic";
+      s = g_lt.MatmulAlgoGetHeuristic(ctx->blaslt->handle, c.desc, c.la, c.lb, c.lc, c.lc, c.pref, 1, &res, &got);
+      if (s == CUBLAS_STATUS_SUCCESS && (got < 1 || res.state != CUBLAS_STATUS_SUCCESS))
+        s = got < 1 ? CUBLAS_STATUS_NOT_SUPPORTED : res.state;
+    }
+    if (s == CUBLAS_STATUS_SUCCESS) {
+      slot = &k->algos[k->next_algo];
+      k->next_algo = (k->next_algo + 1) % ICUDA_MM_ALGO_SLOTS;
+      slot->used = true;
+      memcpy(slot->key, key, sizeof key);
+      slot->algo = res.algo;
+    }
+  }
+
+  if (s == CUBLAS_STATUS_SUCCESS) {
+    call = "cublasLtMatmul";
+    float f_one = 1.0f, f_zero = 0.0f;
+    double d_one = 1.0, d_zero = 0.0;
+    const void *alpha = dtype == TC_F64 ? (const void *)&d_one : (const void *)&f_one;
+    const void *beta = dtype == TC_F64 ? (const void *)&d_zero : (const void *)&f_zero;
+    void *ws = (void *)(uintptr_t)ctx->workspace;
+    size_t ws_bytes = ctx->workspace ? ctx->workspace_bytes : 0;
+    for (int64_t b2 = 0; b2 < B2 && s == CUBLAS_STATUS_SUCCESS; b2++) {
+      const char *x1 = p1 + b2 * p1_s2 * es, *x2 = p2 + b2 * p2_s2 * es;
+      char *y = pc + b2 * c_s2 * es;
+      s = g_lt.Matmul(ctx->blaslt->handle, c.desc, alpha, x1, c.la, x2, c.lb, beta, y, c.lc, y, c.lc, &slot->algo, ws,
+                      ws_bytes, (cudaStream_t)ctx->stream);
+    }
+  }
+  mm_call_free(&c);
+  if (s == CUBLAS_STATUS_SUCCESS) return NULL;
+  if (s == CUBLAS_STATUS_EXECUTION_FAILED) {
+    /* perhaps a sticky failure of earlier work: if the stream says so, report it as that */
+    CUresult r = ctx->cu->cuStreamQuery(ctx->stream);
+    if (icuda_cu_is_device_failure(r)) return icuda_stream_wait(ctx, "launch (cublasLtMatmul)");
+  }
+  return tck_error(ctx->host, s == CUBLAS_STATUS_NOT_SUPPORTED ? TC_ERR_UNSUPPORTED : TC_ERR_INTERNAL,
+                   "inductor-cuda launch '%s': %s failed: %s (%s, m %lld, n %lld, k %lld, batch %lld x %lld, %s)", k->name,
+                   call, st_name(s), tck_dtype_name(dtype), (long long)M, (long long)N, (long long)K, (long long)B2,
+                   (long long)B1, swapped ? "as C^T = B^T A^T" : "as C = A B");
+}

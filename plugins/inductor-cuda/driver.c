@@ -1,0 +1,171 @@
+/* driver.c — the CUDA driver API, dlopen'd: libcuda.so.1 (the name the driver package
+ * installs), then libcuda.so. No link-time dependency, so the plugin loads on any machine and
+ * says why it is unavailable.
+ *
+ * Lookup: plain dlsym of the exact symbol cuda.h maps each API name to (cuMemAlloc ->
+ * cuMemAlloc_v2, cuCtxPushCurrent -> cuCtxPushCurrent_v2, ...: the names below), not
+ * cuGetProcAddress: the versioned names are stable exports of every driver since CUDA 11.2
+ * (cuMemAllocAsync's first release), and a missing one names itself in the error. The default
+ * (legacy) stream variants are taken, not the _ptsz ones: the plugin passes its own stream to
+ * every call, so the per-thread default stream never matters.
+ *
+ * Loaded once per process (pthread_once), never unloaded: the driver does not support being
+ * unloaded while contexts exist, and the plugin itself may be dlclosed and dlopened again. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "icuda.h"
+
+static icuda_driver g_drv;
+static bool g_ok;
+static char g_why[512];
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+static void driver_load_once(void) {
+  const char *names[] = {"libcuda.so.1", "libcuda.so"};
+  char first_err[256] = "";
+  void *lib = NULL;
+  for (size_t i = 0; i < sizeof names / sizeof names[0] && !lib; i++) {
+    lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!lib && i == 0) {
+      const char *e = dlerror();
+      size_t nl = strlen(names[i]); /* dlerror repeats the name: "libx.so: cannot open ..." */
+      if (e && !strncmp(e, names[i], nl) && e[nl] == ':' && e[nl + 1] == ' ') e += nl + 2;
+      snprintf(first_err, sizeof first_err, "%s", e ? e : "not found");
+    }
+  }
+  if (!lib) {
+    snprintf(g_why, sizeof g_why, "no CUDA driver (libcuda.so.1: %s)", first_err);
+    return;
+  }
+  icuda_driver d = {.lib = lib};
+  const char *missing = NULL;
+#define SYM(field, symbol)                                   \
+  do {                                                       \
+    void *p_ = dlsym(lib, symbol);                           \
+    if (!p_ && !missing) missing = symbol;                   \
+    memcpy(&d.field, &p_, sizeof p_); /* object -> function pointer */ \
+  } while (0)
+  SYM(cuInit, "cuInit");
+  SYM(cuDriverGetVersion, "cuDriverGetVersion");
+  SYM(cuGetErrorName, "cuGetErrorName");
+  SYM(cuGetErrorString, "cuGetErrorString");
+  SYM(cuDeviceGetCount, "cuDeviceGetCount");
+  SYM(cuDeviceGet, "cuDeviceGet");
+  SYM(cuDeviceGetName, "cuDeviceGetName");
+  SYM(cuDeviceTotalMem, "cuDeviceTotalMem_v2");
+  SYM(cuDeviceGetAttribute, "cuDeviceGetAttribute");
+  SYM(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+  SYM(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
+  SYM(cuCtxGetCurrent, "cuCtxGetCurrent");
+  SYM(cuCtxPushCurrent, "cuCtxPushCurrent_v2");
+  SYM(cuCtxPopCurrent, "cuCtxPopCurrent_v2");
+  SYM(cuStreamCreate, "cuStreamCreate");
+  SYM(cuStreamDestroy, "cuStreamDestroy_v2");
+  SYM(cuStreamSynchronize, "cuStreamSynchronize");
+  SYM(cuStreamQuery, "cuStreamQuery");
+  SYM(cuDeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool");
+  SYM(cuMemPoolSetAttribute, "cuMemPoolSetAttribute");
+  SYM(cuMemAllocAsync, "cuMemAllocAsync");
+  SYM(cuMemFreeAsync, "cuMemFreeAsync");
+  SYM(cuMemAlloc, "cuMemAlloc_v2");
+  SYM(cuMemFree, "cuMemFree_v2");
+  SYM(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
+  SYM(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+  SYM(cuMemsetD8Async, "cuMemsetD8Async");
+  SYM(cuPointerGetAttribute, "cuPointerGetAttribute");
+  SYM(cuModuleLoadData, "cuModuleLoadData");
+  SYM(cuModuleUnload, "cuModuleUnload");
+  SYM(cuModuleGetFunction, "cuModuleGetFunction");
+  SYM(cuFuncSetAttribute, "cuFuncSetAttribute");
+  SYM(cuLaunchKernel, "cuLaunchKernel");
+#undef SYM
+  if (missing) {
+    snprintf(g_why, sizeof g_why, "the CUDA driver lacks %s (a driver for CUDA 11.2 or newer is needed)", missing);
+    dlclose(lib);
+    return;
+  }
+  CUresult r = d.cuInit(0);
+  if (r != CUDA_SUCCESS) {
+    char nb[48];
+    const char *s = NULL;
+    if (d.cuGetErrorString(r, &s) != CUDA_SUCCESS) s = NULL;
+    snprintf(g_why, sizeof g_why, "cuInit failed: %s%s%s%s", icuda_cu_name(&d, r, nb, sizeof nb), s ? " (" : "",
+             s ? s : "", s ? ")" : "");
+    /* keep the library loaded: cuInit may have started threads */
+    return;
+  }
+  if (d.cuDriverGetVersion(&d.version) != CUDA_SUCCESS) d.version = 0;
+  g_drv = d;
+  g_ok = true;
+}
+
+const icuda_driver *icuda_driver_load(char *err, size_t cap) {
+  pthread_once(&g_once, driver_load_once);
+  if (g_ok) return &g_drv;
+  if (err && cap) snprintf(err, cap, "%s", g_why);
+  return NULL;
+}
+
+const char *icuda_cu_name(const icuda_driver *d, CUresult r, char *buf, size_t cap) {
+  const char *s = NULL;
+  if (d && d->cuGetErrorName && d->cuGetErrorName(r, &s) == CUDA_SUCCESS && s) return s;
+  /* the codes a driver that cannot name them (the toolkit's stub libcuda) gives at cuInit */
+  switch (r) {
+  case CUDA_ERROR_NOT_INITIALIZED: return "CUDA_ERROR_NOT_INITIALIZED";
+  case CUDA_ERROR_STUB_LIBRARY: return "CUDA_ERROR_STUB_LIBRARY";
+  case CUDA_ERROR_NO_DEVICE: return "CUDA_ERROR_NO_DEVICE";
+  case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: return "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH";
+  case CUDA_ERROR_OPERATING_SYSTEM: return "CUDA_ERROR_OPERATING_SYSTEM";
+  default: break;
+  }
+  snprintf(buf, cap, "CUresult %d", (int)r);
+  return buf;
+}
+
+bool icuda_device_query(const icuda_driver *d, int i, icuda_device_facts *f, char *err, size_t cap) {
+  memset(f, 0, sizeof *f);
+  char nb[48];
+  CUdevice dev;
+  CUresult r = d->cuDeviceGet(&dev, i);
+  const char *call = "cuDeviceGet";
+  if (r == CUDA_SUCCESS) {
+    call = "cuDeviceGetName";
+    r = d->cuDeviceGetName(f->name, (int)sizeof f->name, dev);
+  }
+  size_t mem = 0;
+  if (r == CUDA_SUCCESS) {
+    call = "cuDeviceTotalMem_v2";
+    r = d->cuDeviceTotalMem(&mem, dev);
+  }
+  int major = 0, minor = 0, sms = 0, integrated = 0, pools = 0, optin = 0;
+  struct {
+    CUdevice_attribute attr;
+    int *out;
+  } attrs[] = {
+      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &major},
+      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &minor},
+      {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &sms},
+      {CU_DEVICE_ATTRIBUTE_INTEGRATED, &integrated},
+      {CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, &pools},
+      {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &optin},
+  };
+  for (size_t a = 0; a < sizeof attrs / sizeof attrs[0] && r == CUDA_SUCCESS; a++) {
+    call = "cuDeviceGetAttribute";
+    r = d->cuDeviceGetAttribute(attrs[a].out, attrs[a].attr, dev);
+  }
+  if (r != CUDA_SUCCESS) {
+    snprintf(err, cap, "device %d: %s failed: %s", i, call, icuda_cu_name(d, r, nb, sizeof nb));
+    return false;
+  }
+  f->name[sizeof f->name - 1] = '\0';
+  f->memory_bytes = mem;
+  f->sm = major * 10 + minor;
+  f->n_sms = sms;
+  f->integrated = integrated != 0;
+  f->mempools = pools != 0;
+  f->smem_optin = optin;
+  return true;
+}

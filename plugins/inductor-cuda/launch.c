@@ -1,0 +1,137 @@
+/* launch.c — one kernel of an executable, queued on the context's stream; returns once queued.
+ *
+ * The size expressions are evaluated with the call's symbols, one icuda_args is filled (a
+ * device pointer per buffer, byte offset applied; the symbols), and the grid comes from the
+ * plan:
+ *   POINTS: blocks = min(ceil(points / block), max_blocks or 32 x SMs), grid-stride beyond;
+ *   ROWS:   blocks = min(rows, max_blocks or 8 x SMs), grid-stride over rows;
+ *   MATMUL: cuBLASLt (blaslt.c) writes the product, then the epilogue (if any) as POINTS over
+ *           the kernel's outer domain.
+ * An empty domain launches nothing. The kernel's one parameter is the icuda_args struct by
+ * value: cuLaunchKernel copies it when queuing, so a stack copy is enough. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "icuda.h"
+
+static uint64_t outer_points(const icuda_kernel *k, const int64_t *vals) {
+  uint64_t n = 1;
+  for (int32_t d = 0; d < k->n_outer; d++) {
+    int64_t v = k->outer[d] >= 0 ? vals[k->outer[d]] : 1;
+    if (v <= 0) return 0;
+    n *= (uint64_t)v;
+  }
+  return n;
+}
+
+static tc_error *launch_fn(tc_plugin_ctx *ctx, const icuda_kernel *k, uint64_t blocks, icuda_args *args) {
+  void *params[] = {args};
+  CUresult r = ctx->cu->cuLaunchKernel(k->fn, (unsigned)blocks, 1, 1, (unsigned)k->plan.block, 1, 1,
+                                       (unsigned)k->plan.smem_bytes, ctx->stream, params, NULL);
+  if (r == CUDA_SUCCESS) return NULL;
+  /* a sticky failure of earlier work shows here first: it is that work's asynchronous failure */
+  if (icuda_cu_is_device_failure(r)) return icuda_stream_wait(ctx, "launch");
+  return icuda_cu_error(ctx, r, "cuLaunchKernel", "launch '%s' (%s: grid %llu, block %d, %d bytes of shared memory)", k->name,
+                        k->plan.name, (unsigned long long)blocks, (int)k->plan.block, (int)k->plan.smem_bytes);
+}
+
+tc_error *icuda_launch_points(tc_plugin_ctx *ctx, const icuda_kernel *k, uint64_t points, icuda_args *args) {
+  if (points == 0) return NULL;
+  uint64_t block = (uint64_t)k->plan.block;
+  uint64_t cap = k->plan.max_blocks > 0 ? (uint64_t)k->plan.max_blocks : 32u * (uint64_t)(ctx->facts.n_sms > 0 ? ctx->facts.n_sms : 1);
+  uint64_t blocks = (points + block - 1) / block;
+  if (blocks > cap) blocks = cap;
+  if (blocks > INT32_MAX) blocks = INT32_MAX;
+  return launch_fn(ctx, k, blocks, args);
+}
+
+static tc_error *launch_rows(tc_plugin_ctx *ctx, const icuda_kernel *k, uint64_t rows, icuda_args *args) {
+  if (rows == 0) return NULL;
+  uint64_t cap = k->plan.max_blocks > 0 ? (uint64_t)k->plan.max_blocks : 8u * (uint64_t)(ctx->facts.n_sms > 0 ? ctx->facts.n_sms : 1);
+  uint64_t blocks = rows < cap ? rows : cap;
+  if (blocks > INT32_MAX) blocks = INT32_MAX;
+  return launch_fn(ctx, k, blocks, args);
+}
+
+/* Every expression of exe, evaluated with syms, into vals. */
+static tc_error *eval_sizes(tc_plugin_ctx *ctx, const tc_executable *exe, const tc_launch_args *a, int64_t *vals) {
+  if (exe->n_syms > 0 && (!a->syms || a->n_syms < exe->n_syms))
+    return tck_error(ctx->host, TC_ERR_INVALID_ARGUMENT, "inductor-cuda launch '%s': the graph has %d symbols, the call gives %d",
+                     exe->name, (int)exe->n_syms, a->syms ? (int)a->n_syms : 0);
+  for (int32_t i = 0; i < exe->n_exprs; i++)
+    if (exe->exprs[i].op == TC_SX_SYM && (exe->exprs[i].value < 0 || exe->exprs[i].value >= exe->n_syms))
+      return tck_error(ctx->host, TC_ERR_INVALID_ARGUMENT, "inductor-cuda launch '%s': expression %d names symbol %lld of %d",
+                       exe->name, (int)i, (long long)exe->exprs[i].value, (int)exe->n_syms);
+  tck_size_eval_all(exe->exprs, sizeof(tc_size_expr), exe->n_exprs, a->syms, vals);
+  return NULL;
+}
+
+/* One device pointer per buffer (byte offset applied), each range checked against what the
+ * kernel may touch (numel elements). */
+static tc_error *fill_args(tc_plugin_ctx *ctx, const tc_executable *exe, const icuda_kernel *k, const tc_launch_args *a,
+                           const int64_t *vals, icuda_args *args) {
+  memset(args, 0, sizeof *args);
+  if (a->n_args < k->n_buffers || (k->n_buffers > 0 && !a->args))
+    return tck_error(ctx->host, TC_ERR_INVALID_ARGUMENT, "inductor-cuda launch '%s': %d args for %d buffers", k->name,
+                     (int)a->n_args, (int)k->n_buffers);
+  for (int32_t i = 0; i < k->n_buffers; i++) {
+    const tc_buffer_arg *ba = TC_ELEM(tc_buffer_arg, a->args, a->arg_size, i);
+    int64_t n = k->numel[i] >= 0 && k->numel[i] < exe->n_exprs ? vals[k->numel[i]] : 0;
+    if (n < 0) n = 0;
+    const tc_buffer *b = ba->buffer;
+    uint64_t need = (uint64_t)n * (uint64_t)k->elem_size[i];
+    if (need > 0 && (!b || ba->byte_offset > b->size || need > b->size - ba->byte_offset))
+      return tck_error(ctx->host, TC_ERR_INVALID_ARGUMENT,
+                       "inductor-cuda launch '%s': buffer %d holds %zu bytes; the kernel needs %lld elements of %d bytes "
+                       "from byte %zu",
+                       k->name, (int)i, b ? b->size : (size_t)0, (long long)n, (int)k->elem_size[i], ba->byte_offset);
+    args->buf[i] = b ? (void *)(uintptr_t)(b->ptr + ba->byte_offset) : NULL;
+  }
+  for (int32_t s = 0; s < exe->n_syms; s++) args->s[s] = (long long)a->syms[s];
+  return NULL;
+}
+
+tc_error *icuda_launch(tc_plugin_ctx *ctx, const tc_launch_args *a) {
+  tc_executable *exe = a->exe;
+  if (!exe || a->kernel < 0 || a->kernel >= exe->n_kernels)
+    return tck_error(ctx->host, TC_ERR_INVALID_ARGUMENT, "inductor-cuda launch: kernel %d out of range (%d kernels)",
+                     (int)a->kernel, exe ? (int)exe->n_kernels : 0);
+  icuda_kernel *k = &exe->kernels[a->kernel];
+  int64_t local[256];
+  int64_t *vals = exe->n_exprs <= 256 ? local : malloc(sizeof(int64_t) * (size_t)exe->n_exprs);
+  if (!vals) return tck_error(ctx->host, TC_ERR_OUT_OF_MEMORY, "inductor-cuda launch: out of memory");
+  icuda_args args;
+  tc_error *e = eval_sizes(ctx, exe, a, vals);
+  if (!e) e = fill_args(ctx, exe, k, a, vals, &args);
+  bool queued = false;
+  if (!e) {
+    switch (k->plan.kind) {
+    case ICUDA_LAUNCH_POINTS: {
+      uint64_t points = outer_points(k, vals);
+      e = icuda_launch_points(ctx, k, points, &args);
+      queued = points > 0;
+      break;
+    }
+    case ICUDA_LAUNCH_ROWS: {
+      uint64_t rows = outer_points(k, vals);
+      e = launch_rows(ctx, k, rows, &args);
+      queued = rows > 0;
+      break;
+    }
+    case ICUDA_LAUNCH_MATMUL:
+      e = icuda_blaslt_matmul(ctx, exe, k, vals, &args);
+      queued = true;
+      if (!e && k->plan.has_epilogue) e = icuda_launch_points(ctx, k, outer_points(k, vals), &args);
+      break;
+    default:
+      e = tck_error(ctx->host, TC_ERR_INTERNAL, "inductor-cuda launch '%s': plan kind %d", k->name, (int)k->plan.kind);
+    }
+  }
+  if (vals != local) free(vals);
+  if (e || !queued) return e;
+  ctx->pending = true;
+  ctx->pending_call = a->call_id;
+  if (ctx->sync_launches) return icuda_stream_wait(ctx, "launch (cuda.sync_launches)");
+  return NULL;
+}
