@@ -17,7 +17,7 @@
 #include "tc_plugin.h"
 
 /* ---------------------------------------------------------------- the generated code's ABI
- * Every generated kernel is `extern "C" __global__ void k_<name>(tc_cu_args a)`: one struct by
+ * Every generated kernel is `extern "C" __global__ void k_<name>(tc_cu_args a)` (tc_cu_args has icuda_args' layout): one struct by
  * value holding a device pointer per kernel buffer (byte offset applied, in the kernel's buffer
  * order) and the values of the symbols s0..s{n_syms-1}. One struct for every kernel keeps the
  * launch code generic; its 512 bytes are well inside CUDA's 4 KB of parameters. */
@@ -95,11 +95,6 @@ extern const icuda_codegen_check_ext icuda_codegen_check;
  * of it.
  * ============================================================================================= */
 #include <cuda.h> /* types and constants only: every driver function goes through icuda_driver */
-
-/* The vendor extension's instance, defined by the codegen half (codegen_check.c); plugin.c
- * chains it after the capabilities. (Declared here too: identical extern declarations are
- * harmless in C, so either half builds alone.) */
-extern const icuda_codegen_check_ext icuda_codegen_check;
 
 /* ---------------------------------------------------------------- driver.c
  * libcuda.so.1 (then libcuda.so), dlopen'd once per process and never closed; every function
