@@ -461,6 +461,30 @@ Test(registry, context_options_reach_init) {
   options_free(o);
 }
 
+static tc_tensor *identity_fn(tc_tensor *x) { return tc_retain(x); }
+
+/* The same through the public API: tc_compile_options.options reach the context's init. */
+Test(registry, compile_options_reach_init_through_tc_compile) {
+  const char *dir = dir_new("p");
+  plugin_add(dir, "two_devices");
+  plugin_path_use(dir);
+  tc_compile_options co = {.struct_size = sizeof co, .backend = "two_devices",
+                           .options = "two_devices.device=1,two_devices.threads=3"};
+  tc_compiled *c = tc_compile(TC_FN(identity_fn), 1, &co);
+  cr_assert_not_null(c, "%s", tc_last_error());
+  tc_options *o = options_parse(co.options);
+  tc_backend *be = backend_find("two_devices", o); /* the context tc_compile made */
+  cr_assert_not_null(be, "%s", tc_last_error());
+  cr_assert_eq(((const two_devices_ctx *)be->ctx)->device, 1);
+  cr_assert_eq(((const two_devices_ctx *)be->ctx)->threads, 3);
+  options_free(o);
+  tc_compiled_free(c);
+  co.options = "two_devices.threads=99";
+  cr_assert_null(tc_compile(TC_FN(identity_fn), 1, &co));
+  assert_contains(tc_last_error(), "two_devices.threads=99");
+  assert_contains(tc_last_error(), "valid keys: two_devices.device, two_devices.threads, two_devices.tile");
+}
+
 Test(registry, bad_option_value_names_key_backend_and_valid_keys) {
   const char *dir = dir_new("p");
   plugin_add(dir, "two_devices");
