@@ -59,7 +59,9 @@ static tc_tensor *eager_view(const tc_node *n, tc_tensor *x, const int64_t *size
   case TC_PRIM_SLICE:
     for (int i = 0; i < r; i++) {
       if (sizes[i] > 0) offset += n->iattrs[i] * x->strides[i];
-      strides[i] = x->strides[i] * n->iattrs[r + i];
+      /* A dim of one element never steps: its stride is free, and step * stride could overflow
+       * (a huge step keeps one element). With two or more, step < size keeps it in range. */
+      strides[i] = sizes[i] > 1 ? x->strides[i] * n->iattrs[r + i] : x->strides[i];
     }
     break;
   case TC_PRIM_RESHAPE:
