@@ -533,3 +533,30 @@ Test(capture, bad_arguments) {
   tc_release(x);
   tc_compiled_free(c);
 }
+
+/* disable (torch.compile's disable): the wrapper calls the C function eagerly, nothing traced. */
+Test(capture, disable_calls_the_function_eagerly) {
+  tc_compile_options o = opts_for("disabled");
+  o.disable = true;
+  tc_compiled *c = tc_compile(TC_FN(row_softmax), 1, &o);
+  cr_assert_not_null(c, "%s", tc_last_error());
+  tc_tensor *x = seq(2, (int64_t[]){3, 5}, 0.3f);
+  tc_tensor *y = tc_call(c, (tc_tensor *[]){x});
+  tc_tensor *want = row_softmax(x);
+  assert_close(y, want);
+  cr_assert_eq(stats_of(c).n_compiles, 0, "nothing compiled");
+  tc_release(y);
+  tc_release(want);
+  tc_compiled_free(c);
+  /* $TC_COMPILE_DISABLE=1 does the same for every compiled function. */
+  setenv("TC_COMPILE_DISABLE", "1", 1);
+  o.disable = false;
+  c = tc_compile(TC_FN(row_softmax), 1, &o);
+  y = tc_call(c, (tc_tensor *[]){x});
+  cr_assert_not_null(y, "%s", tc_last_error());
+  cr_assert_eq(stats_of(c).n_compiles, 0);
+  unsetenv("TC_COMPILE_DISABLE");
+  tc_release(y);
+  tc_release(x);
+  tc_compiled_free(c);
+}

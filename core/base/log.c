@@ -11,9 +11,39 @@
 static pthread_once_t logs_once = PTHREAD_ONCE_INIT;
 static char logs_spec[512];
 
+/* The categories tc itself logs under; plugins add their own (queue, profile, ...). */
+static const char *const logs_known[] = {"graph",    "guards", "recompiles", "graph_breaks", "fusion",
+                                         "schedule", "output_code", "cache",  "errors",       "fallback",
+                                         "init",     "plugins", "queue",      "profile",      "all"};
+
+static bool logs_is_known(const char *name, size_t n) {
+  for (size_t i = 0; i < sizeof logs_known / sizeof logs_known[0]; i++)
+    if (strlen(logs_known[i]) == n && !strncmp(logs_known[i], name, n)) return true;
+  return false;
+}
+
 static void logs_init(void) {
   const char *env = getenv("TC_LOGS");
-  if (env) snprintf(logs_spec, sizeof logs_spec, ",%s,", env);
+  if (!env) return;
+  snprintf(logs_spec, sizeof logs_spec, ",%s,", env);
+  /* A misspelt category would silently show nothing: say so once (plugins may log categories of
+   * their own, so it is a note, not an error); TC_LOGS=help lists them. */
+  bool help = false;
+  for (const char *p = env; *p;) {
+    size_t n = strcspn(p, ",");
+    if (n == 4 && !strncmp(p, "help", 4))
+      help = true;
+    else if (n && !logs_is_known(p, n))
+      fprintf(stderr, "[tc] TC_LOGS: '%.*s' is not a category tc logs under (TC_LOGS=help lists them); kept for "
+                      "plugins that log their own\n",
+              (int)n, p);
+    p += n + (p[n] == ',');
+  }
+  if (help) {
+    fprintf(stderr, "[tc] TC_LOGS categories (comma-separated):");
+    for (size_t i = 0; i < sizeof logs_known / sizeof logs_known[0]; i++) fprintf(stderr, " %s", logs_known[i]);
+    fprintf(stderr, "; a plugin may add its own\n");
+  }
 }
 
 bool tc_logs_on(const char *category) {

@@ -528,6 +528,11 @@ tc_tensor *tc_call(tc_compiled *c, tc_tensor *const *inputs) {
 
 /* tc_call's body, with c->lock held on entry; it releases the lock (and sets *unlocked) before
  * running an entry without graph breaks. */
+static bool compile_disabled(const tc_compiled *c) {
+  const char *env = getenv("TC_COMPILE_DISABLE");
+  return c->opts.disable || (env && env[0] && strcmp(env, "0") != 0);
+}
+
 static tc_tensor *call_locked(tc_compiled *c, tc_tensor *const *inputs, bool *unlocked) {
   if (c->n_params > 0 && !inputs)
     return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_call(%s): inputs is NULL (the function takes %d inputs)", c->name,
@@ -539,8 +544,9 @@ static tc_tensor *call_locked(tc_compiled *c, tc_tensor *const *inputs, bool *un
                            c->name, (int)i, (int)c->n_params);
     }
   }
-  /* A compiled function called from a traced one is inlined into the caller's trace. */
-  if (trace_current()) return call_fn(c, inputs);
+  /* A compiled function called from a traced one is inlined into the caller's trace; a disabled
+   * one is just the C function, called eagerly (torch.compile's disable). */
+  if (trace_current() || compile_disabled(c)) return call_fn(c, inputs);
   for (int32_t i = 0; i < c->n_params; i++)
     if (inputs[i]->trace)
       return core_error_null(TC_ERR_INVALID_ARGUMENT,

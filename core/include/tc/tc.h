@@ -282,6 +282,7 @@ typedef struct tc_compile_options {
   const char *options;    /* "cpu.threads=2,vulkan.device=1": backend options, checked against each backend's
                              declared table (tc options BACKEND lists them); over $TC_OPTIONS */
   const char *input_names; /* "x,w1,b1": parameter names for guards and logs; NULL: by position */
+  bool disable;            /* call the function eagerly, uncompiled (also $TC_COMPILE_DISABLE=1) */
 } tc_compile_options;
 
 typedef struct tc_compiled tc_compiled;
