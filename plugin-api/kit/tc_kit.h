@@ -291,6 +291,44 @@ bool tck_c_prim_expr(tck_str *s, int32_t prim, int32_t in, int32_t out, const ch
  * With it a plugin pastes plugin-api/kit/prelude/tc_scalar.h ("scalar") into its output. */
 void tck_text_section(tck_str *s, const char *const *lines, size_t n_lines, const char *section);
 
+/* ---------------------------------------------------------------- kernel ops as C (c_body.c)
+ * One op of a kernel body as C statements, as inductor-cpu's C and inductor-cuda's CUDA C both
+ * write it: "const float v3 = in_x[j3];", bounds-checked gathers and scatters (j<i>, ok<i>),
+ * literals, prims (tck_c_prim_expr), index values, Philox draws (tc_philox_uniform), reduction
+ * steps into accumulator v<i>, stores, the matmul accumulator (ACC). What the targets write
+ * differently is the emitter's: */
+typedef struct tck_c_body tck_c_body;
+struct tck_c_body {
+  const tc_kernel_desc *k;
+  const tck_exprs *x;      /* the kernel's expressions (marked and declared by the generator) */
+  const char *index_type;  /* element indices j<i> and argmax positions: "int64_t", "long long" */
+  const char *bool_type;   /* bounds flags ok<i>: "int", "bool" */
+  bool int_reduce_wraps;   /* integer sums and products as tc_add_<t> / tc_mul_<t> (else += / *=) */
+  bool typed_identities;   /* reduction identities as typed float literals ("0.0f"; else "0") */
+  void *ctx;               /* the generator's, for the callbacks */
+  /* The name of op j's value (j may be -1) in the copy `sfx` of the body ("" or e.g. "_2"). */
+  void (*value_name)(const tck_c_body *e, int32_t j, const char *sfx, char *out, size_t cap);
+  /* The C name of buffer b. */
+  void (*buffer_name)(const tck_c_body *e, int32_t b, char *out, size_t cap);
+  /* Writes `elem += value` atomically at depth; guard: the bounds flag to test ("ok4"), or NULL;
+   * index: the element index's name ("j4"). */
+  void (*atomic_add)(const tck_c_body *e, tck_str *s, int depth, const char *guard, const char *index,
+                     const char *elem, const char *value);
+};
+/* Writes op i at depth d. vars: the outer vars then the inner var (an expression); sfx: as for
+ * value_name; acc_expr: what TC_KOP_ACC reads (matmul epilogues), NULL elsewhere. Float max/min
+ * reductions step through tc_max_<t> / tc_min_<t>. */
+tc_status tck_c_op(const tck_c_body *e, tck_str *s, int32_t i, const char *const *vars, int d, const char *sfx,
+                   const char *acc_expr, char *err, size_t cap);
+/* Declares reduction op i's accumulator at depth: "T v<i> = identity;"; argmax / argmin:
+ * "T v<i>_best = identity;" and "<index_type> v<i> = arg_none;". */
+void tck_c_declare_accumulator(const tck_c_body *e, tck_str *s, int32_t i, int depth, const char *arg_none);
+/* The value reduction prim starts from, as C text for dtype (limits by name: INT32_MIN,
+ * -INFINITY); typed: float literals carry their type ("1.0f", "0.0"). */
+const char *tck_c_reduce_identity(int32_t prim, int32_t dtype, bool typed, char buf[48]);
+/* The literal of a CONST op ("1.5f", "INT64_C(3)", "-INFINITY", "(double)NAN"). */
+void tck_c_literal(tck_str *s, const tc_kop *op);
+
 #ifdef __cplusplus
 }
 #endif
