@@ -290,6 +290,9 @@ bool tck_c_prim_expr(tck_str *s, int32_t prim, int32_t in, int32_t out, const ch
  * one string per line; a line "//@section NAME" starts a section, marker lines are left out).
  * With it a plugin pastes plugin-api/kit/prelude/tc_scalar.h ("scalar") into its output. */
 void tck_text_section(tck_str *s, const char *const *lines, size_t n_lines, const char *section);
+/* prefix + name as a C identifier (each character outside [A-Za-z0-9_] becomes '_', at most 79
+ * of them), or prefix + "kernel<i>" for an empty or NULL name: "k_ln_gelu". */
+void tck_c_ident(const char *prefix, const char *name, int32_t i, char *out, size_t cap);
 
 /* ---------------------------------------------------------------- kernel ops as C (c_body.c)
  * One op of a kernel body as C statements, as inductor-cpu's C and inductor-cuda's CUDA C both

@@ -16,20 +16,11 @@ bool unit_uses_blas(const tc_kernel_list *list) {
 
 /* "k_" + the kernel's name as an identifier, made unique within the unit. */
 static void kernel_c_name(const tc_kernel_list *list, int32_t i, char (*names)[96]) {
-  const char *n = tck_list_kernel(list, i)->name;
-  char base[80];
-  size_t j = 0;
-  for (const char *p = n ? n : ""; *p && j < sizeof base - 1; p++) {
-    char c = *p;
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-    base[j++] = ok ? c : '_';
-  }
-  base[j] = 0;
-  if (!j) snprintf(base, sizeof base, "kernel%d", i);
-  snprintf(names[i], 96, "k_%s", base);
+  tck_c_ident("k_", tck_list_kernel(list, i)->name, i, names[i], 96);
   for (int32_t prev = 0; prev < i; prev++)
     if (strcmp(names[prev], names[i]) == 0) {
-      snprintf(names[i], 96, "k_%s_%d", base, i);
+      size_t n = strlen(names[i]);
+      snprintf(names[i] + n, 96 - n, "_%d", i);
       break;
     }
 }

@@ -14,20 +14,12 @@ extern const size_t tck_scalar_prelude_n_lines;
 
 /* "k_" + the kernel's name as an identifier, unique within the module. */
 static void kernel_name(const tc_kernel_list *list, int32_t i, icuda_kernel_plan *plans) {
-  const char *n = tck_list_kernel(list, i)->name;
-  char base[80];
-  size_t j = 0;
-  for (const char *p = n ? n : ""; *p && j < sizeof base - 1; p++) {
-    char c = *p;
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-    base[j++] = ok ? c : '_';
-  }
-  base[j] = 0;
-  if (!j) snprintf(base, sizeof base, "kernel%d", (int)i);
-  snprintf(plans[i].name, sizeof plans[i].name, "k_%s", base);
+  char *name = plans[i].name;
+  tck_c_ident("k_", tck_list_kernel(list, i)->name, i, name, sizeof plans[i].name);
   for (int32_t prev = 0; prev < i; prev++)
-    if (strcmp(plans[prev].name, plans[i].name) == 0) {
-      snprintf(plans[i].name, sizeof plans[i].name, "k_%s_%d", base, (int)i);
+    if (strcmp(plans[prev].name, name) == 0) {
+      size_t n = strlen(name);
+      snprintf(name + n, sizeof plans[i].name - n, "_%d", (int)i);
       break;
     }
 }
