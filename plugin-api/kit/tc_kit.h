@@ -61,6 +61,9 @@ const char *tck_status_name(tc_status s);      /* "invalid argument", ... */
  * the type's lowest / highest value (max / min of integers; bool: 0 / 1). */
 double tck_reduce_identity_f(int32_t reduce_prim, int32_t dtype);
 int64_t tck_reduce_identity_i(int32_t reduce_prim, int32_t dtype);
+/* Every prim of this ABI (tc_prim, 1..TC_PRIM_MATMUL) as a capabilities bitmap
+ * (tc_capabilities_ext.prims, n_prim_words 2): what a backend that runs them all declares. */
+extern const uint64_t tck_prims_all[2];
 
 /* Row-major strides (in elements) of a contiguous tensor of these sizes; dims of size 0 or 1
  * count as 1, as PyTorch's do. */

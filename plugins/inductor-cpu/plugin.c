@@ -281,19 +281,12 @@ static tc_error *icpu_executable_info(tc_executable_info_args *args) {
 }
 
 /* ---------------------------------------------------------------- the table */
-/* Bits lo..hi (inclusive, one 64-bit word) of the prim set. */
-#define PRIM_BITS(lo, hi) ((~0ull >> (63 - ((hi) - (lo)))) << ((lo) % 64))
-static const uint64_t icpu_prims[2] = {
-    PRIM_BITS(TC_PRIM_NEG, TC_PRIM_ISNAN) | PRIM_BITS(TC_PRIM_ADD, TC_PRIM_OR) | PRIM_BITS(TC_PRIM_WHERE, TC_PRIM_CONVERT),
-    PRIM_BITS(TC_PRIM_REDUCE_SUM, TC_PRIM_ARGMIN) | PRIM_BITS(TC_PRIM_RESHAPE, TC_PRIM_REVERSE) |
-        PRIM_BITS(TC_PRIM_GATHER, TC_PRIM_SCATTER_ADD) | PRIM_BITS(TC_PRIM_IOTA, TC_PRIM_RANDOM) |
-        PRIM_BITS(TC_PRIM_MATMUL, TC_PRIM_MATMUL)};
 
 static const tc_capabilities_ext icpu_capabilities = {
     .base = {.struct_size = sizeof(tc_capabilities_ext), .type = TC_EXT_CAPABILITIES, .next = NULL},
     .dtypes = (1u << TC_F32) | (1u << TC_F64) | (1u << TC_I32) | (1u << TC_I64) | (1u << TC_BOOL),
     .n_prim_words = 2,
-    .prims = icpu_prims,
+    .prims = tck_prims_all,
     .kernel_kinds = (1u << TC_KERNEL_LOOP) | (1u << TC_KERNEL_MATMUL)};
 
 static const tc_plugin_api icpu_table = {
