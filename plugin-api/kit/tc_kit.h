@@ -49,6 +49,8 @@ void tck_str_indent(tck_str *s, int depth); /* two spaces per level */
 /* The string (caller frees), "" for an empty one, NULL when memory ran out; resets s. */
 char *tck_str_take(tck_str *s);
 void tck_str_free(tck_str *s);
+/* A malloc'd copy of s ("" for NULL); NULL when out of memory. */
+char *tck_strdup(const char *s);
 
 /* ---------------------------------------------------------------- dtypes and prims (names.c) */
 size_t tck_dtype_size(int32_t dtype);          /* 0 for an unknown dtype */
@@ -169,6 +171,18 @@ void tck_log(const tc_host_api *h, tc_log_level level, const char *category, con
 /* The query handshake: checks host->abi_major, copies table into the host's buffer (at most
  * table_size bytes; struct_size = what was copied). */
 tc_error *tck_query_answer(tc_query_args *args, const tc_plugin_api *table);
+/* The host's disk cache (cache_get / cache_put / cache_release), for backends that keep compiled
+ * code in it: whether the host offers it; an entry's bytes as a malloc'd copy (NULL on a miss,
+ * when the cache is off, or out of memory); storing one (false when it was not stored). A
+ * failing service is logged under "cache" at WARN as "<who> cache: <message>", never fatal. */
+bool tck_host_cache_on(const tc_host_api *h);
+void *tck_host_cache_load(const tc_host_api *h, const char *who, const char *key, size_t key_len, const char *kind,
+                          size_t *size);
+bool tck_host_cache_store(const tc_host_api *h, const char *who, const char *key, size_t key_len, const char *kind,
+                          const void *data, size_t size);
+/* executable_info's answer: the fields of args the host's struct has (by struct_size). */
+void tck_executable_info_fill(tc_executable_info_args *args, const char *source, bool from_cache,
+                              double compile_seconds);
 
 /* ---------------------------------------------------------------- options (options.c) */
 /* The value of option `name` among opts (NULL when absent or unset). */

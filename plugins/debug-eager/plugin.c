@@ -81,10 +81,7 @@ static void de_executable_free(const tc_executable_free_args *a) {
 
 static tc_error *de_executable_info(tc_executable_info_args *a) {
   if (!a || a->struct_size < TC_STRUCT_SIZE(tc_executable_info_args, compile_seconds) || !a->exe) return NULL;
-  a->source = a->exe->listing;
-  a->source_len = a->exe->listing ? strlen(a->exe->listing) : 0;
-  a->from_cache = false;
-  a->compile_seconds = a->exe->compile_seconds;
+  tck_executable_info_fill(a, a->exe->listing, false, a->exe->compile_seconds);
   return NULL;
 }
 

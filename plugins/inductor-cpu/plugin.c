@@ -271,12 +271,7 @@ static void icpu_executable_free(const tc_executable_free_args *args) {
 static tc_error *icpu_executable_info(tc_executable_info_args *args) {
   const icpu_exe *exe = (const icpu_exe *)args->exe;
   if (!exe) return tck_error(((icpu_ctx *)args->ctx)->host, TC_ERR_INVALID_ARGUMENT, "inductor-cpu executable_info: no executable");
-  if (TC_HAS_FIELD(args, tc_executable_info_args, source_len)) {
-    args->source = exe->source;
-    args->source_len = exe->source ? strlen(exe->source) : 0;
-  }
-  if (TC_HAS_FIELD(args, tc_executable_info_args, from_cache)) args->from_cache = exe->cache_hit;
-  if (TC_HAS_FIELD(args, tc_executable_info_args, compile_seconds)) args->compile_seconds = exe->compile_seconds;
+  tck_executable_info_fill(args, exe->source, exe->cache_hit, exe->compile_seconds);
   return NULL;
 }
 

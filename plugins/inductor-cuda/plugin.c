@@ -399,10 +399,7 @@ static void icuda_executable_free_entry(const tc_executable_free_args *a) {
 static tc_error *icuda_executable_info(tc_executable_info_args *a) {
   tc_executable *exe = a->exe;
   if (!exe) return tck_error(a->ctx->host, TC_ERR_INVALID_ARGUMENT, "inductor-cuda executable_info: NULL executable");
-  a->source = exe->source;
-  a->source_len = exe->source ? strlen(exe->source) : 0;
-  a->from_cache = exe->from_cache;
-  a->compile_seconds = exe->compile_seconds;
+  tck_executable_info_fill(a, exe->source, exe->from_cache, exe->compile_seconds);
   return NULL;
 }
 

@@ -336,10 +336,7 @@ static tc_error *vk_compile(tc_compile_args *a) {
 static tc_error *vk_executable_info(tc_executable_info_args *a) {
   tc_executable *exe = a->exe;
   if (!exe) return tck_error(a->ctx->host, TC_ERR_INVALID_ARGUMENT, "vulkan executable_info: NULL executable");
-  a->source = exe->source;
-  a->source_len = exe->source ? strlen(exe->source) : 0;
-  a->from_cache = exe->from_cache;
-  a->compile_seconds = exe->compile_seconds;
+  tck_executable_info_fill(a, exe->source, exe->from_cache, exe->compile_seconds);
   return NULL;
 }
 
