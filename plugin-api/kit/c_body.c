@@ -214,3 +214,17 @@ tc_status tck_c_op(const tck_c_body *e, tck_str *s, int32_t i, const char *const
   }
   return TC_OK;
 }
+
+void tck_c_describe_kernel(tck_str *s, const tc_kernel_desc *k, const tck_exprs *x) {
+  int32_t loops = 0;
+  for (int32_t i = 0; i < k->n_ops; i++)
+    if (tck_kernel_op(k, i)->loop + 1 > loops) loops = tck_kernel_op(k, i)->loop + 1;
+  tck_str_printf(s, "\n/* %s: %s over (", k->name ? k->name : "?", k->kind == TC_KERNEL_MATMUL ? "matmul" : "loop");
+  for (int32_t v = 0; v < k->n_outer; v++) {
+    if (v) tck_str_puts(s, ", ");
+    tck_exprs_ref(s, x, k->outer[v]);
+  }
+  tck_str_puts(s, ")");
+  if (loops) tck_str_printf(s, ", %d inner loop%s", loops, loops > 1 ? "s" : "");
+  tck_str_puts(s, " */\n");
+}

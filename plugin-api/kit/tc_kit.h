@@ -348,6 +348,9 @@ void tck_c_declare_accumulator(const tck_c_body *e, tck_str *s, int32_t i, int d
 const char *tck_c_reduce_identity(int32_t prim, int32_t dtype, bool typed, char buf[48]);
 /* The literal of a CONST op ("1.5f", "INT64_C(3)", "-INFINITY", "(double)NAN"). */
 void tck_c_literal(tck_str *s, const tc_kop *op);
+/* The comment heading a kernel: its name, kind, outer extents and inner loops, as in
+ * "name: loop over (s0, 1024), 2 inner loops", on a line of its own after a blank one. */
+void tck_c_describe_kernel(tck_str *s, const tc_kernel_desc *k, const tck_exprs *x);
 
 #ifdef __cplusplus
 }

@@ -45,22 +45,6 @@ static void emit_launcher(tck_str *s, const tc_kernel_list *list, const tc_kerne
   tck_str_puts(s, "}\n");
 }
 
-static void describe_kernel(tck_str *s, const tc_kernel_desc *k, const tck_exprs *x) {
-  int32_t loops = 0;
-  for (int32_t i = 0; i < k->n_ops; i++) {
-    int32_t l = tck_kernel_op(k, i)->loop;
-    if (l + 1 > loops) loops = l + 1;
-  }
-  tck_str_printf(s, "\n/* %s: %s over (", k->name ? k->name : "?", k->kind == TC_KERNEL_MATMUL ? "matmul" : "loop");
-  for (int32_t v = 0; v < k->n_outer; v++) {
-    if (v) tck_str_puts(s, ", ");
-    tck_exprs_ref(s, x, k->outer[v]);
-  }
-  tck_str_puts(s, ")");
-  if (loops) tck_str_printf(s, ", %d inner loop%s", loops, loops > 1 ? "s" : "");
-  tck_str_puts(s, " */\n");
-}
-
 tc_status codegen_unit(const tc_kernel_list *list, char **source_out, char (*names)[96], char *err, size_t cap) {
   *source_out = NULL;
   bool blas = unit_uses_blas(list);
@@ -85,7 +69,7 @@ tc_status codegen_unit(const tc_kernel_list *list, char **source_out, char (*nam
     kernel_c_name(list, i, names);
     if (list->n_exprs > 0) memset(exprs.used, 0, (size_t)list->n_exprs * sizeof *exprs.used);
     icpu_kgen g = {.list = list, .k = k, .fname = names[i], .exprs = exprs};
-    describe_kernel(&s, k, &g.exprs);
+    tck_c_describe_kernel(&s, k, &g.exprs);
     char kerr[400] = "";
     if (k->kind == TC_KERNEL_LOOP) st = codegen_loop(&s, &g, kerr, sizeof kerr);
     else if (k->kind == TC_KERNEL_MATMUL) st = codegen_matmul(&s, &g, kerr, sizeof kerr);

@@ -41,20 +41,6 @@ static void buffer_name(const tc_kernel_desc *k, int32_t b, char *out, size_t ca
   else snprintf(out, cap, "b%d_", (int)b);
 }
 
-static void describe(tck_str *s, const tc_kernel_desc *k, const tck_exprs *x) {
-  int32_t loops = 0;
-  for (int32_t i = 0; i < k->n_ops; i++)
-    if (tck_kernel_op(k, i)->loop + 1 > loops) loops = tck_kernel_op(k, i)->loop + 1;
-  tck_str_printf(s, "\n/* %s: %s over (", k->name ? k->name : "?", k->kind == TC_KERNEL_MATMUL ? "matmul" : "loop");
-  for (int32_t v = 0; v < k->n_outer; v++) {
-    if (v) tck_str_puts(s, ", ");
-    tck_exprs_ref(s, x, k->outer[v]);
-  }
-  tck_str_puts(s, ")");
-  if (loops) tck_str_printf(s, ", %d inner loop%s", loops, loops > 1 ? "s" : "");
-  tck_str_puts(s, " */\n");
-}
-
 tc_status icuda_codegen(const tc_kernel_list *list, const icuda_codegen_options *o, char **source,
                         icuda_kernel_plan *plans, char *err, size_t cap) {
   *source = NULL;
@@ -101,7 +87,7 @@ tc_status icuda_codegen(const tc_kernel_list *list, const icuda_codegen_options 
     }
     if (st == TC_OK) {
       cg_mark_exprs(&g);
-      describe(&s, k, &g.x);
+      tck_c_describe_kernel(&s, k, &g.x);
       if (k->kind == TC_KERNEL_MATMUL) st = cg_matmul(&s, &g, &plans[i], kerr, sizeof kerr);
       else if (k->kind == TC_KERNEL_LOOP && cg_rows_wanted(&g)) st = cg_rows(&s, &g, &plans[i], kerr, sizeof kerr);
       else if (k->kind == TC_KERNEL_LOOP) st = cg_points(&s, &g, &plans[i], kerr, sizeof kerr);
