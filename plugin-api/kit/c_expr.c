@@ -4,6 +4,7 @@
  * tc_div_i32, tc_rem_f64, tc_f32_to_i64, ...), which the generated code must have in scope.
  * Semantics follow docs/primitives.md: NaN propagates through max/min, integer division by zero
  * gives 0, remainder takes the divisor's sign, float->int conversion truncates (NaN -> 0). */
+#include <stdio.h>
 #include <string.h>
 
 #include "tc_kit.h"
@@ -113,4 +114,17 @@ void tck_text_section(tck_str *s, const char *const *lines, size_t n_lines, cons
     }
     if (in) tck_str_puts(s, line);
   }
+}
+
+void tck_c_ident(const char *prefix, const char *name, int32_t i, char *out, size_t cap) {
+  char base[80];
+  size_t j = 0;
+  for (const char *p = name ? name : ""; *p && j < sizeof base - 1; p++) {
+    char c = *p;
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    base[j++] = ok ? c : '_';
+  }
+  base[j] = 0;
+  if (!j) snprintf(base, sizeof base, "kernel%d", (int)i);
+  snprintf(out, cap, "%s%s", prefix, base);
 }

@@ -72,3 +72,45 @@ tc_error *tck_query_answer(tc_query_args *args, const tc_plugin_api *table) {
   args->table->struct_size = n;
   return NULL;
 }
+
+bool tck_host_cache_on(const tc_host_api *h) { return HAS(h, cache_get) && HAS(h, cache_put) && HAS(h, cache_release); }
+
+void *tck_host_cache_load(const tc_host_api *h, const char *who, const char *key, size_t key_len, const char *kind,
+                          size_t *size) {
+  if (!tck_host_cache_on(h)) return NULL;
+  tc_cache_get_args a = {.struct_size = sizeof a, .key = key, .key_len = key_len, .kind = kind};
+  tc_error *e = h->cache_get(h->host_ctx, &a);
+  if (e) {
+    tck_log(h, TC_LOG_WARN, "cache", "%s cache: %s", who, h->error_message(h->host_ctx, e));
+    h->error_free(h->host_ctx, e);
+    return NULL;
+  }
+  if (!a.entry) return NULL;
+  void *data = malloc(a.size ? a.size : 1);
+  if (data) {
+    memcpy(data, a.data, a.size);
+    *size = a.size;
+  }
+  h->cache_release(h->host_ctx, a.entry);
+  return data;
+}
+
+bool tck_host_cache_store(const tc_host_api *h, const char *who, const char *key, size_t key_len, const char *kind,
+                          const void *data, size_t size) {
+  if (!tck_host_cache_on(h)) return false;
+  tc_cache_put_args a = {.struct_size = sizeof a, .key = key, .key_len = key_len, .kind = kind, .data = data, .size = size};
+  tc_error *e = h->cache_put(h->host_ctx, &a);
+  if (!e) return true;
+  tck_log(h, TC_LOG_WARN, "cache", "%s cache: %s", who, h->error_message(h->host_ctx, e));
+  h->error_free(h->host_ctx, e);
+  return false;
+}
+
+void tck_executable_info_fill(tc_executable_info_args *a, const char *source, bool from_cache, double compile_seconds) {
+  if (TC_HAS_FIELD(a, tc_executable_info_args, source_len)) {
+    a->source = source;
+    a->source_len = source ? strlen(source) : 0;
+  }
+  if (TC_HAS_FIELD(a, tc_executable_info_args, from_cache)) a->from_cache = from_cache;
+  if (TC_HAS_FIELD(a, tc_executable_info_args, compile_seconds)) a->compile_seconds = compile_seconds;
+}

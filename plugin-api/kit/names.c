@@ -145,3 +145,12 @@ void tck_contiguous_strides(int32_t rank, const int64_t *sizes, int64_t *strides
     st *= sizes[d] > 1 ? sizes[d] : 1;
   }
 }
+
+/* Bits lo..hi (inclusive, within one 64-bit word) of a prim set. */
+#define PRIM_BITS(lo, hi) ((~0ull >> (63 - ((hi) - (lo)))) << ((lo) % 64))
+const uint64_t tck_prims_all[2] = {
+    PRIM_BITS(TC_PRIM_NEG, TC_PRIM_ISNAN) | PRIM_BITS(TC_PRIM_ADD, TC_PRIM_OR) | PRIM_BITS(TC_PRIM_WHERE, TC_PRIM_CONVERT),
+    PRIM_BITS(TC_PRIM_REDUCE_SUM, TC_PRIM_ARGMIN) | PRIM_BITS(TC_PRIM_RESHAPE, TC_PRIM_REVERSE) |
+        PRIM_BITS(TC_PRIM_GATHER, TC_PRIM_SCATTER_ADD) | PRIM_BITS(TC_PRIM_IOTA, TC_PRIM_RANDOM) |
+        PRIM_BITS(TC_PRIM_MATMUL, TC_PRIM_MATMUL)};
+#undef PRIM_BITS

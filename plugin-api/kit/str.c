@@ -74,3 +74,10 @@ void tck_str_free(tck_str *s) {
   free(s->data);
   *s = (tck_str){0};
 }
+
+char *tck_strdup(const char *s) {
+  size_t n = strlen(s ? s : "") + 1;
+  char *d = malloc(n);
+  if (d) memcpy(d, s ? s : "", n);
+  return d;
+}

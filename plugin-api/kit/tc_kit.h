@@ -49,6 +49,8 @@ void tck_str_indent(tck_str *s, int depth); /* two spaces per level */
 /* The string (caller frees), "" for an empty one, NULL when memory ran out; resets s. */
 char *tck_str_take(tck_str *s);
 void tck_str_free(tck_str *s);
+/* A malloc'd copy of s ("" for NULL); NULL when out of memory. */
+char *tck_strdup(const char *s);
 
 /* ---------------------------------------------------------------- dtypes and prims (names.c) */
 size_t tck_dtype_size(int32_t dtype);          /* 0 for an unknown dtype */
@@ -61,6 +63,9 @@ const char *tck_status_name(tc_status s);      /* "invalid argument", ... */
  * the type's lowest / highest value (max / min of integers; bool: 0 / 1). */
 double tck_reduce_identity_f(int32_t reduce_prim, int32_t dtype);
 int64_t tck_reduce_identity_i(int32_t reduce_prim, int32_t dtype);
+/* Every prim of this ABI (tc_prim, 1..TC_PRIM_MATMUL) as a capabilities bitmap
+ * (tc_capabilities_ext.prims, n_prim_words 2): what a backend that runs them all declares. */
+extern const uint64_t tck_prims_all[2];
 
 /* Row-major strides (in elements) of a contiguous tensor of these sizes; dims of size 0 or 1
  * count as 1, as PyTorch's do. */
@@ -166,6 +171,18 @@ void tck_log(const tc_host_api *h, tc_log_level level, const char *category, con
 /* The query handshake: checks host->abi_major, copies table into the host's buffer (at most
  * table_size bytes; struct_size = what was copied). */
 tc_error *tck_query_answer(tc_query_args *args, const tc_plugin_api *table);
+/* The host's disk cache (cache_get / cache_put / cache_release), for backends that keep compiled
+ * code in it: whether the host offers it; an entry's bytes as a malloc'd copy (NULL on a miss,
+ * when the cache is off, or out of memory); storing one (false when it was not stored). A
+ * failing service is logged under "cache" at WARN as "<who> cache: <message>", never fatal. */
+bool tck_host_cache_on(const tc_host_api *h);
+void *tck_host_cache_load(const tc_host_api *h, const char *who, const char *key, size_t key_len, const char *kind,
+                          size_t *size);
+bool tck_host_cache_store(const tc_host_api *h, const char *who, const char *key, size_t key_len, const char *kind,
+                          const void *data, size_t size);
+/* executable_info's answer: the fields of args the host's struct has (by struct_size). */
+void tck_executable_info_fill(tc_executable_info_args *args, const char *source, bool from_cache,
+                              double compile_seconds);
 
 /* ---------------------------------------------------------------- options (options.c) */
 /* The value of option `name` among opts (NULL when absent or unset). */
@@ -290,6 +307,50 @@ bool tck_c_prim_expr(tck_str *s, int32_t prim, int32_t in, int32_t out, const ch
  * one string per line; a line "//@section NAME" starts a section, marker lines are left out).
  * With it a plugin pastes plugin-api/kit/prelude/tc_scalar.h ("scalar") into its output. */
 void tck_text_section(tck_str *s, const char *const *lines, size_t n_lines, const char *section);
+/* prefix + name as a C identifier (each character outside [A-Za-z0-9_] becomes '_', at most 79
+ * of them), or prefix + "kernel<i>" for an empty or NULL name: "k_ln_gelu". */
+void tck_c_ident(const char *prefix, const char *name, int32_t i, char *out, size_t cap);
+
+/* ---------------------------------------------------------------- kernel ops as C (c_body.c)
+ * One op of a kernel body as C statements, as inductor-cpu's C and inductor-cuda's CUDA C both
+ * write it: "const float v3 = in_x[j3];", bounds-checked gathers and scatters (j<i>, ok<i>),
+ * literals, prims (tck_c_prim_expr), index values, Philox draws (tc_philox_uniform), reduction
+ * steps into accumulator v<i>, stores, the matmul accumulator (ACC). What the targets write
+ * differently is the emitter's: */
+typedef struct tck_c_body tck_c_body;
+struct tck_c_body {
+  const tc_kernel_desc *k;
+  const tck_exprs *x;      /* the kernel's expressions (marked and declared by the generator) */
+  const char *index_type;  /* element indices j<i> and argmax positions: "int64_t", "long long" */
+  const char *bool_type;   /* bounds flags ok<i>: "int", "bool" */
+  bool int_reduce_wraps;   /* integer sums and products as tc_add_<t> / tc_mul_<t> (else += / *=) */
+  bool typed_identities;   /* reduction identities as typed float literals ("0.0f"; else "0") */
+  void *ctx;               /* the generator's, for the callbacks */
+  /* The name of op j's value (j may be -1) in the copy `sfx` of the body ("" or e.g. "_2"). */
+  void (*value_name)(const tck_c_body *e, int32_t j, const char *sfx, char *out, size_t cap);
+  /* The C name of buffer b. */
+  void (*buffer_name)(const tck_c_body *e, int32_t b, char *out, size_t cap);
+  /* Writes `elem += value` atomically at depth; guard: the bounds flag to test ("ok4"), or NULL;
+   * index: the element index's name ("j4"). */
+  void (*atomic_add)(const tck_c_body *e, tck_str *s, int depth, const char *guard, const char *index,
+                     const char *elem, const char *value);
+};
+/* Writes op i at depth d. vars: the outer vars then the inner var (an expression); sfx: as for
+ * value_name; acc_expr: what TC_KOP_ACC reads (matmul epilogues), NULL elsewhere. Float max/min
+ * reductions step through tc_max_<t> / tc_min_<t>. */
+tc_status tck_c_op(const tck_c_body *e, tck_str *s, int32_t i, const char *const *vars, int d, const char *sfx,
+                   const char *acc_expr, char *err, size_t cap);
+/* Declares reduction op i's accumulator at depth: "T v<i> = identity;"; argmax / argmin:
+ * "T v<i>_best = identity;" and "<index_type> v<i> = arg_none;". */
+void tck_c_declare_accumulator(const tck_c_body *e, tck_str *s, int32_t i, int depth, const char *arg_none);
+/* The value reduction prim starts from, as C text for dtype (limits by name: INT32_MIN,
+ * -INFINITY); typed: float literals carry their type ("1.0f", "0.0"). */
+const char *tck_c_reduce_identity(int32_t prim, int32_t dtype, bool typed, char buf[48]);
+/* The literal of a CONST op ("1.5f", "INT64_C(3)", "-INFINITY", "(double)NAN"). */
+void tck_c_literal(tck_str *s, const tc_kop *op);
+/* The comment heading a kernel: its name, kind, outer extents and inner loops, as in
+ * "name: loop over (s0, 1024), 2 inner loops", on a line of its own after a blank one. */
+void tck_c_describe_kernel(tck_str *s, const tc_kernel_desc *k, const tck_exprs *x);
 
 #ifdef __cplusplus
 }

@@ -81,21 +81,13 @@ static void de_executable_free(const tc_executable_free_args *a) {
 
 static tc_error *de_executable_info(tc_executable_info_args *a) {
   if (!a || a->struct_size < TC_STRUCT_SIZE(tc_executable_info_args, compile_seconds) || !a->exe) return NULL;
-  a->source = a->exe->listing;
-  a->source_len = a->exe->listing ? strlen(a->exe->listing) : 0;
-  a->from_cache = false;
-  a->compile_seconds = a->exe->compile_seconds;
+  tck_executable_info_fill(a, a->exe->listing, false, a->exe->compile_seconds);
   return NULL;
 }
 
 /* Every prim the interpreter runs, every dtype but the reserved ones; no kernels. */
-static const uint64_t de_prim_bits[2] = {
-    /* 1..17, 32..47, 56, 57 */
-    0x3FFFEull | (0xFFFFull << 32) | (1ull << 56) | (1ull << 57),
-    /* 64..69, 80..86, 96, 97, 104..106, 112 (bit id - 64) */
-    0x3Full | (0x7Full << 16) | (3ull << 32) | (7ull << 40) | (1ull << 48)};
 static const tc_capabilities_ext de_caps = {{sizeof(tc_capabilities_ext), TC_EXT_CAPABILITIES, NULL},
-                                            DE_ALL, 2, de_prim_bits, 0};
+                                            DE_ALL, 2, tck_prims_all, 0};
 
 TC_PLUGIN_EXPORT tc_error *tc_plugin_query(tc_query_args *args) {
   static const tc_plugin_api api = {

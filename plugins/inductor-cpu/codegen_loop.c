@@ -3,7 +3,6 @@
  * clauses). When the outer domain is too small to feed every thread but rows are long, a second
  * copy of the body runs the outer points serially and parallelizes each inner loop instead (a
  * two-level reduction: per-thread partials combined by OpenMP). */
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -51,66 +50,47 @@ void kgen_params(tck_str *s, const icpu_kgen *g) {
   tck_str_puts(s, first ? "void)" : ")");
 }
 
-static void const_literal(tck_str *s, const tc_kop *op) {
-  if (op->dtype == TC_BOOL) {
-    tck_str_puts(s, op->fconst != 0 ? "1" : "0");
-  } else if (!tck_dtype_is_float(op->dtype)) {
-    tck_str_printf(s, op->dtype == TC_I64 ? "INT64_C(%lld)" : "%lld", (long long)op->iconst);
-  } else if (isnan(op->fconst)) {
-    tck_str_puts(s, op->dtype == TC_F32 ? "NAN" : "(double)NAN");
-  } else if (isinf(op->fconst)) {
-    tck_str_printf(s, "%sINFINITY", op->fconst < 0 ? "-" : "");
-  } else {
-    char lit[64];
-    snprintf(lit, sizeof lit, op->dtype == TC_F32 ? "%.9g" : "%.17g", op->fconst);
-    /* "1" must read as a float literal: give it a point. */
-    if (!strpbrk(lit, ".eE")) strcat(lit, ".0");
-    tck_str_printf(s, "%s%s", lit, op->dtype == TC_F32 ? "f" : "");
-  }
+/* The kit's emitter of ops as C (tck_c_op), with this backend's spellings. Its ctx: */
+typedef struct body_ctx {
+  const icpu_kgen *g;
+  int32_t cur; /* the inner loop open, -1: none */
+} body_ctx;
+
+/* The name of op j's value where the copy `sfx` of loop `cur`'s body is being emitted: values
+ * of that loop are per copy (v<j><sfx>), the others (per row, per kernel) shared (v<j>). */
+static void body_value_name(const tck_c_body *e, int32_t j, const char *sfx, char *out, size_t cap) {
+  int32_t cur = e->ctx ? ((const body_ctx *)e->ctx)->cur : -1;
+  bool mine = j >= 0 && j < e->k->n_ops && cur >= 0 && op_at(e->k, j)->loop == cur;
+  snprintf(out, cap, "v%d%s", (int)j, mine ? sfx : "");
 }
 
-/* The C spelling of the value reduction `prim` starts from (the kit's identity): limits by
- * name (INT32_MIN, -INFINITY), so the generated code reads as it means. buf: 32 bytes. */
-static const char *reduce_identity(int32_t prim, int32_t dtype, char *buf) {
-  if (prim == TC_PRIM_ARGMAX) prim = TC_PRIM_REDUCE_MAX;
-  if (prim == TC_PRIM_ARGMIN) prim = TC_PRIM_REDUCE_MIN;
-  if (tck_dtype_is_float(dtype)) {
-    double v = tck_reduce_identity_f(prim, dtype);
-    if (isinf(v)) return v < 0 ? "-INFINITY" : "INFINITY";
-    snprintf(buf, 32, "%.17g", v);
-    return buf;
-  }
-  int64_t v = tck_reduce_identity_i(prim, dtype);
-  if (v == INT64_MIN) return "INT64_MIN";
-  if (v == INT64_MAX) return "INT64_MAX";
-  if (dtype == TC_I32 && v == INT32_MIN) return "INT32_MIN";
-  if (dtype == TC_I32 && v == INT32_MAX) return "INT32_MAX";
-  snprintf(buf, 32, "%lld", (long long)v);
-  return buf;
-}
+static void body_buffer_name(const tck_c_body *e, int32_t b, char *out, size_t cap) { kgen_buf_name(e->k, b, out, cap); }
 
-/* Writes the index of a memory op into s as "j<op>" after declaring it, bounds-checked when the
- * index is indirect (an out-of-range gather reads 0; a scatter skips). Returns true when the
- * access needs a guard `if (ok<op>)`. */
-/* sfx: the suffix of the copy of an inner loop's body being emitted (split_loop), "" else;
- * indirect: the index value's name. */
-static bool emit_index(tck_str *s, const icpu_kgen *g, int32_t id, const tc_kop *op, const char *const *vars,
-                       int depth, const char *sfx, const char *indirect) {
+static void body_atomic_add(const tck_c_body *e, tck_str *s, int depth, const char *guard, const char *index,
+                            const char *elem, const char *value) {
+  (void)e;
   tck_str_indent(s, depth);
-  tck_str_printf(s, "const int64_t j%d%s = ", id, sfx);
-  tck_index_emit(s, &g->exprs, op->index, vars);
-  if (indirect_of(op) >= 0) {
-    tck_str_printf(s, " + (int64_t)%s*", indirect);
-    tck_exprs_ref(s, &g->exprs, op->index->indirect_stride);
-    tck_str_puts(s, ";\n");
-    tck_str_indent(s, depth);
-    tck_str_printf(s, "const int ok%d%s = j%d%s >= 0 && j%d%s < ", id, sfx, id, sfx, id, sfx);
-    tck_exprs_ref(s, &g->exprs, buf_at(g->k, op->buffer)->numel);
-    tck_str_puts(s, ";\n");
-    return true;
-  }
-  tck_str_puts(s, ";\n");
-  return false;
+  if (guard) tck_str_printf(s, "if (%s) {\n", guard);
+  else tck_str_printf(s, "if (1 || %s) {\n", index);
+  tck_str_indent(s, depth + 1);
+  tck_str_puts(s, "#pragma omp atomic\n");
+  tck_str_indent(s, depth + 1);
+  tck_str_printf(s, "%s += %s;\n", elem, value);
+  tck_str_indent(s, depth);
+  tck_str_puts(s, "}\n");
+}
+
+static tck_c_body body_emitter(const icpu_kgen *g, const body_ctx *ctx) {
+  return (tck_c_body){.k = g->k,
+                      .x = &g->exprs,
+                      .index_type = "int64_t",
+                      .bool_type = "int",
+                      .int_reduce_wraps = false,
+                      .typed_identities = false,
+                      .ctx = (void *)ctx,
+                      .value_name = body_value_name,
+                      .buffer_name = body_buffer_name,
+                      .atomic_add = body_atomic_add};
 }
 
 static bool loop_is_simd_safe(const tc_kernel_desc *k, int32_t loop) {
@@ -197,26 +177,20 @@ bool kgen_row_buffers(const tc_kernel_list *list, const tc_kernel_desc *k, bool 
  * divisions by loop-invariant values; appends the loop's reduction clauses to red. */
 static void declare_loop_values(tck_str *s, const icpu_kgen *g, int32_t loop, int32_t from, int depth, tck_str *red) {
   const tc_kernel_desc *k = g->k;
-  char idb[32];
+  tck_c_body e = body_emitter(g, NULL);
+  char idb[48];
   for (int32_t i = 0; i < k->n_ops; i++) {
     const tc_kop *op = op_at(k, i);
     if (op->loop != loop || op->kind != TC_KOP_REDUCE) continue;
-    int32_t vt = op_at(k, tck_op_arg(op, 0))->dtype;
-    tck_str_indent(s, depth);
-    if (op->prim == TC_PRIM_ARGMAX || op->prim == TC_PRIM_ARGMIN) {
-      tck_str_printf(s, "%s v%d_best = %s;\n", tck_c_dtype(vt), i, reduce_identity(op->prim, vt, idb));
-      tck_str_indent(s, depth);
-      tck_str_printf(s, "int64_t v%d = 0;\n", i);
-      continue;
-    }
     if (reduce_keyed(op)) {
       const char *mm = op->prim == TC_PRIM_REDUCE_MAX ? "max" : "min";
+      tck_str_indent(s, depth);
       tck_str_printf(s, "%s v%d_key = tc_%skey_%s(%s);\n", op->dtype == TC_F32 ? "int32_t" : "int64_t", i, mm,
-                 tck_dtype_name(op->dtype), reduce_identity(op->prim, op->dtype, idb));
+                 tck_dtype_name(op->dtype), tck_c_reduce_identity(op->prim, op->dtype, false, idb));
       tck_str_printf(red, " reduction(%s:v%d_key)", mm, i);
       continue;
     }
-    tck_str_printf(s, "%s v%d = %s;\n", tck_c_dtype(op->dtype), i, reduce_identity(op->prim, op->dtype, idb));
+    tck_c_declare_accumulator(&e, s, i, depth, "0");
     switch (op->prim) {
     case TC_PRIM_REDUCE_SUM: tck_str_printf(red, " reduction(+:v%d)", i); break;
     case TC_PRIM_REDUCE_PROD: tck_str_printf(red, " reduction(*:v%d)", i); break;
@@ -302,37 +276,14 @@ static void close_inner_loop(tck_str *s, const icpu_kgen *g, int32_t loop, int d
   }
 }
 
-/* acc: the accumulator's name (v<i>, or a copy's v<i>_<c>); a: the value's name. */
-static tc_status emit_reduce_step(tck_str *s, int32_t i, const tc_kop *op, int32_t vt, const char *rvar, int depth,
-                                  const char *acc, const char *a, char *err, size_t cap) {
-  bool fl = tck_dtype_is_float(vt);
+/* One step of a keyed float max/min reduction (reduce_keyed) of value a. */
+static void emit_keyed_step(tck_str *s, int32_t i, const tc_kop *op, int32_t vt, int depth, const char *a) {
+  const char *mm = op->prim == TC_PRIM_REDUCE_MAX ? "max" : "min";
   tck_str_indent(s, depth);
-  switch (op->prim) {
-  case TC_PRIM_REDUCE_SUM: tck_str_printf(s, "%s += %s;\n", acc, a); break;
-  case TC_PRIM_REDUCE_PROD: tck_str_printf(s, "%s *= %s;\n", acc, a); break;
-  case TC_PRIM_REDUCE_MAX: case TC_PRIM_REDUCE_MIN: {
-    const char *mm = op->prim == TC_PRIM_REDUCE_MAX ? "max" : "min";
-    if (fl) {
-      tck_str_printf(s, "const %s v%d_next = tc_%skey_%s(%s);\n", vt == TC_F32 ? "int32_t" : "int64_t", i, mm, tck_dtype_name(vt), a);
-      tck_str_indent(s, depth);
-      tck_str_printf(s, "v%d_key = v%d_next %s v%d_key ? v%d_next : v%d_key;\n", i, i, op->prim == TC_PRIM_REDUCE_MAX ? ">" : "<",
+  tck_str_printf(s, "const %s v%d_next = tc_%skey_%s(%s);\n", vt == TC_F32 ? "int32_t" : "int64_t", i, mm, tck_dtype_name(vt), a);
+  tck_str_indent(s, depth);
+  tck_str_printf(s, "v%d_key = v%d_next %s v%d_key ? v%d_next : v%d_key;\n", i, i, op->prim == TC_PRIM_REDUCE_MAX ? ">" : "<",
                  i, i, i);
-    }
-    else tck_str_printf(s, "%s = %s %s %s ? %s : %s;\n", acc, a, op->prim == TC_PRIM_REDUCE_MAX ? ">" : "<", acc, a, acc);
-    break;
-  }
-  case TC_PRIM_ARGMAX: case TC_PRIM_ARGMIN: {
-    const char *cmp = op->prim == TC_PRIM_ARGMAX ? ">" : "<";
-    if (fl) tck_str_printf(s, "if (%s %s v%d_best || (%s != %s && v%d_best == v%d_best)) { v%d_best = %s; v%d = %s; }\n", a,
-                       cmp, i, a, a, i, i, i, a, i, rvar);
-    else tck_str_printf(s, "if (%s %s v%d_best) { v%d_best = %s; v%d = %s; }\n", a, cmp, i, i, a, i, rvar);
-    break;
-  }
-  default:
-    snprintf(err, cap, "op %d: unknown reduction prim %d", i, op->prim);
-    return TC_ERR_UNSUPPORTED;
-  }
-  return TC_OK;
 }
 
 /* Rows are walked several times each (one inner loop per reduction), with compute between the
@@ -447,116 +398,37 @@ static int32_t blocked_loop(const icpu_kgen *g, bool *streamed) {
   return any ? last : -1;
 }
 
-/* The name of op j's value where the copy `sfx` of loop `cur`'s body is being emitted: values
- * of that loop are per copy (v<j><sfx>), the others (per row, per kernel) shared (v<j>). */
-static void value_name(char *out, size_t cap, const tc_kernel_desc *k, int32_t j, int32_t cur, const char *sfx) {
-  bool mine = j >= 0 && j < k->n_ops && cur >= 0 && op_at(k, j)->loop == cur;
-  snprintf(out, cap, "v%d%s", (int)j, mine ? sfx : "");
-}
-
-/* Emits op i at depth d. cur/from: the inner loop open (-1: none) and the op that opened it;
- * rvar: that loop's variable (an expression for a split copy); sfx: the copy's suffix. */
+/* Emits op i at depth d: scratch rows, keyed max/min and divisions by loop invariants here, the
+ * rest through the kit. cur/from: the inner loop open (-1: none) and the op that opened it;
+ * vars[n_outer]: that loop's variable (an expression for a split copy); sfx: the copy's suffix. */
 static tc_status emit_op(tck_str *s, const icpu_kgen *g, int32_t i, const char *const *vars, int d, int32_t cur,
                          int32_t from, const char *sfx, const char *acc_expr, char *err, size_t cap) {
   const tc_kernel_desc *k = g->k;
   const tc_kop *op = op_at(k, i);
   const char *rvar = vars[k->n_outer];
-  /* Ids (operands earlier, buffers in range) were checked by tck_kernel_list_validate. */
-  char bname[80] = "", V[32], A[32], B[32], C[32], X[32];
-  if (op->buffer >= 0 && op->buffer < k->n_buffers) kgen_buf_name(k, op->buffer, bname, sizeof bname);
-  value_name(V, sizeof V, k, i, cur, sfx);
-  value_name(A, sizeof A, k, tck_op_arg(op, 0), cur, sfx);
-  value_name(B, sizeof B, k, tck_op_arg(op, 1), cur, sfx);
-  value_name(C, sizeof C, k, tck_op_arg(op, 2), cur, sfx);
-  value_name(X, sizeof X, k, indirect_of(op), cur, sfx);
-  const char *T = tck_c_dtype(op->dtype);
-  switch (op->kind) {
-  case TC_KOP_LOAD: {
-    if (g->row_buf && g->row_buf[op->buffer]) {
-      tck_str_indent(s, d);
-      tck_str_printf(s, "const %s %s = row_%s[%s];\n", T, V, bname, rvar);
-      break;
-    }
-    bool guard = emit_index(s, g, i, op, vars, d, sfx, X);
-    tck_str_indent(s, d);
-    if (guard) tck_str_printf(s, "const %s %s = ok%d%s ? %s[j%d%s] : (%s)0;\n", T, V, i, sfx, bname, i, sfx, T);
-    else tck_str_printf(s, "const %s %s = %s[j%d%s];\n", T, V, bname, i, sfx);
-    break;
+  body_ctx ctx = {g, cur};
+  tck_c_body e = body_emitter(g, &ctx);
+  bool row = op->buffer >= 0 && op->buffer < k->n_buffers && g->row_buf && g->row_buf[op->buffer];
+  bool row_access = row && (op->kind == TC_KOP_LOAD || op->kind == TC_KOP_STORE);
+  bool div = cur >= 0 && tck_op_arg(op, 0) >= 0 && div_by_invariant(k, op, from);
+  if (!row_access && !div && !reduce_keyed(op)) return tck_c_op(&e, s, i, vars, d, sfx, acc_expr, err, cap);
+  char bname[80] = "", V[48], A[48], B[48];
+  if (row) kgen_buf_name(k, op->buffer, bname, sizeof bname);
+  body_value_name(&e, i, sfx, V, sizeof V);
+  body_value_name(&e, tck_op_arg(op, 0), sfx, A, sizeof A);
+  body_value_name(&e, tck_op_arg(op, 1), sfx, B, sizeof B);
+  if (reduce_keyed(op)) {
+    emit_keyed_step(s, i, op, op_at(k, tck_op_arg(op, 0))->dtype, d, A);
+    return TC_OK;
   }
-  case TC_KOP_CONST:
-    tck_str_indent(s, d);
-    tck_str_printf(s, "const %s %s = ", T, V);
-    const_literal(s, op);
-    tck_str_puts(s, ";\n");
-    break;
-  case TC_KOP_PRIM: {
-    if (tck_op_arg(op, 0) < 0) { snprintf(err, cap, "op %d: prim without operands", i); return TC_ERR_INVALID_ARGUMENT; }
-    int32_t in = op_at(k, tck_op_arg(op, op->prim == TC_PRIM_WHERE ? 1 : 0))->dtype;
-    tck_str_indent(s, d);
-    tck_str_printf(s, "const %s %s = ", T, V);
-    if (cur >= 0 && div_by_invariant(k, op, from)) {
-      tck_str_printf(s, "%s * %s_recip_l%d * %s_recip_scale_l%d; /* %s / %s */\n", A, B, (int)op->loop, B, (int)op->loop, A, B);
-      break;
-    }
-    if (!tck_c_prim_expr(s, op->prim, in, op->dtype, A, B, C)) {
-      snprintf(err, cap, "op %d: prim %d is not elementwise", i, op->prim);
-      return TC_ERR_UNSUPPORTED;
-    }
-    tck_str_puts(s, ";\n");
-    break;
-  }
-  case TC_KOP_INDEX:
-    tck_str_indent(s, d);
-    tck_str_printf(s, "const %s %s = (%s)(", T, V, T);
-    tck_index_emit(s, &g->exprs, op->index, vars);
-    tck_str_puts(s, ");\n");
-    break;
-  case TC_KOP_RANDOM:
-    tck_str_indent(s, d);
-    tck_str_printf(s, "const %s %s = (%s)tc_philox_uniform(UINT64_C(%llu), (uint64_t)(", T, V, T, (unsigned long long)op->iconst);
-    tck_index_emit(s, &g->exprs, op->index, vars);
-    tck_str_puts(s, "));\n");
-    break;
-  case TC_KOP_REDUCE: {
-    char acc[40];
-    snprintf(acc, sizeof acc, "v%d%s", i, sfx);
-    return emit_reduce_step(s, i, op, op_at(k, tck_op_arg(op, 0))->dtype, rvar, d, acc, A, err, cap);
-  }
-  case TC_KOP_STORE:
-  case TC_KOP_STORE_ADD: {
-    if (op->kind == TC_KOP_STORE && g->row_buf && g->row_buf[op->buffer]) {
-      tck_str_indent(s, d);
-      tck_str_printf(s, "row_%s[%s] = (float)%s;\n", bname, rvar, A);
-      break;
-    }
-    bool guard = emit_index(s, g, i, op, vars, d, sfx, X);
-    const char *bt = tck_c_dtype(buf_at(k, op->buffer)->dtype);
-    if (op->kind == TC_KOP_STORE_ADD) {
-      tck_str_indent(s, d);
-      if (guard) tck_str_printf(s, "if (ok%d%s) {\n", i, sfx);
-      else tck_str_printf(s, "if (1 || j%d%s) {\n", i, sfx);
-      tck_str_indent(s, d + 1);
-      tck_str_puts(s, "#pragma omp atomic\n");
-      tck_str_indent(s, d + 1);
-      tck_str_printf(s, "%s[j%d%s] += (%s)%s;\n", bname, i, sfx, bt, A);
-      tck_str_indent(s, d);
-      tck_str_puts(s, "}\n");
-    } else {
-      tck_str_indent(s, d);
-      if (guard) tck_str_printf(s, "if (ok%d%s) ", i, sfx);
-      tck_str_printf(s, "%s[j%d%s] = (%s)%s;\n", bname, i, sfx, bt, A);
-    }
-    break;
-  }
-  case TC_KOP_ACC:
-    if (!acc_expr) { snprintf(err, cap, "op %d: ACC outside a matmul epilogue", i); return TC_ERR_INVALID_ARGUMENT; }
-    tck_str_indent(s, d);
-    tck_str_printf(s, "const %s %s = %s;\n", T, V, acc_expr);
-    break;
-  default:
-    snprintf(err, cap, "op %d: unknown op kind %d", i, op->kind);
-    return TC_ERR_UNSUPPORTED;
-  }
+  tck_str_indent(s, d);
+  if (op->kind == TC_KOP_LOAD)
+    tck_str_printf(s, "const %s %s = row_%s[%s];\n", tck_c_dtype(op->dtype), V, bname, rvar);
+  else if (op->kind == TC_KOP_STORE)
+    tck_str_printf(s, "row_%s[%s] = (float)%s;\n", bname, rvar, A);
+  else
+    tck_str_printf(s, "const %s %s = %s * %s_recip_l%d * %s_recip_scale_l%d; /* %s / %s */\n", tck_c_dtype(op->dtype), V, A,
+                   B, (int)op->loop, B, (int)op->loop, A, B);
   return TC_OK;
 }
 

@@ -16,20 +16,11 @@ bool unit_uses_blas(const tc_kernel_list *list) {
 
 /* "k_" + the kernel's name as an identifier, made unique within the unit. */
 static void kernel_c_name(const tc_kernel_list *list, int32_t i, char (*names)[96]) {
-  const char *n = tck_list_kernel(list, i)->name;
-  char base[80];
-  size_t j = 0;
-  for (const char *p = n ? n : ""; *p && j < sizeof base - 1; p++) {
-    char c = *p;
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-    base[j++] = ok ? c : '_';
-  }
-  base[j] = 0;
-  if (!j) snprintf(base, sizeof base, "kernel%d", i);
-  snprintf(names[i], 96, "k_%s", base);
+  tck_c_ident("k_", tck_list_kernel(list, i)->name, i, names[i], 96);
   for (int32_t prev = 0; prev < i; prev++)
     if (strcmp(names[prev], names[i]) == 0) {
-      snprintf(names[i], 96, "k_%s_%d", base, i);
+      size_t n = strlen(names[i]);
+      snprintf(names[i] + n, 96 - n, "_%d", i);
       break;
     }
 }
@@ -52,22 +43,6 @@ static void emit_launcher(tck_str *s, const tc_kernel_list *list, const tc_kerne
   else if (list->n_syms == 0) tck_str_puts(s, "  (void)syms;\n");
   else if (k->n_buffers == 0) tck_str_puts(s, "  (void)bufs;\n");
   tck_str_puts(s, "}\n");
-}
-
-static void describe_kernel(tck_str *s, const tc_kernel_desc *k, const tck_exprs *x) {
-  int32_t loops = 0;
-  for (int32_t i = 0; i < k->n_ops; i++) {
-    int32_t l = tck_kernel_op(k, i)->loop;
-    if (l + 1 > loops) loops = l + 1;
-  }
-  tck_str_printf(s, "\n/* %s: %s over (", k->name ? k->name : "?", k->kind == TC_KERNEL_MATMUL ? "matmul" : "loop");
-  for (int32_t v = 0; v < k->n_outer; v++) {
-    if (v) tck_str_puts(s, ", ");
-    tck_exprs_ref(s, x, k->outer[v]);
-  }
-  tck_str_puts(s, ")");
-  if (loops) tck_str_printf(s, ", %d inner loop%s", loops, loops > 1 ? "s" : "");
-  tck_str_puts(s, " */\n");
 }
 
 tc_status codegen_unit(const tc_kernel_list *list, char **source_out, char (*names)[96], char *err, size_t cap) {
@@ -94,7 +69,7 @@ tc_status codegen_unit(const tc_kernel_list *list, char **source_out, char (*nam
     kernel_c_name(list, i, names);
     if (list->n_exprs > 0) memset(exprs.used, 0, (size_t)list->n_exprs * sizeof *exprs.used);
     icpu_kgen g = {.list = list, .k = k, .fname = names[i], .exprs = exprs};
-    describe_kernel(&s, k, &g.exprs);
+    tck_c_describe_kernel(&s, k, &g.exprs);
     char kerr[400] = "";
     if (k->kind == TC_KERNEL_LOOP) st = codegen_loop(&s, &g, kerr, sizeof kerr);
     else if (k->kind == TC_KERNEL_MATMUL) st = codegen_matmul(&s, &g, kerr, sizeof kerr);

@@ -271,29 +271,17 @@ static void icpu_executable_free(const tc_executable_free_args *args) {
 static tc_error *icpu_executable_info(tc_executable_info_args *args) {
   const icpu_exe *exe = (const icpu_exe *)args->exe;
   if (!exe) return tck_error(((icpu_ctx *)args->ctx)->host, TC_ERR_INVALID_ARGUMENT, "inductor-cpu executable_info: no executable");
-  if (TC_HAS_FIELD(args, tc_executable_info_args, source_len)) {
-    args->source = exe->source;
-    args->source_len = exe->source ? strlen(exe->source) : 0;
-  }
-  if (TC_HAS_FIELD(args, tc_executable_info_args, from_cache)) args->from_cache = exe->cache_hit;
-  if (TC_HAS_FIELD(args, tc_executable_info_args, compile_seconds)) args->compile_seconds = exe->compile_seconds;
+  tck_executable_info_fill(args, exe->source, exe->cache_hit, exe->compile_seconds);
   return NULL;
 }
 
 /* ---------------------------------------------------------------- the table */
-/* Bits lo..hi (inclusive, one 64-bit word) of the prim set. */
-#define PRIM_BITS(lo, hi) ((~0ull >> (63 - ((hi) - (lo)))) << ((lo) % 64))
-static const uint64_t icpu_prims[2] = {
-    PRIM_BITS(TC_PRIM_NEG, TC_PRIM_ISNAN) | PRIM_BITS(TC_PRIM_ADD, TC_PRIM_OR) | PRIM_BITS(TC_PRIM_WHERE, TC_PRIM_CONVERT),
-    PRIM_BITS(TC_PRIM_REDUCE_SUM, TC_PRIM_ARGMIN) | PRIM_BITS(TC_PRIM_RESHAPE, TC_PRIM_REVERSE) |
-        PRIM_BITS(TC_PRIM_GATHER, TC_PRIM_SCATTER_ADD) | PRIM_BITS(TC_PRIM_IOTA, TC_PRIM_RANDOM) |
-        PRIM_BITS(TC_PRIM_MATMUL, TC_PRIM_MATMUL)};
 
 static const tc_capabilities_ext icpu_capabilities = {
     .base = {.struct_size = sizeof(tc_capabilities_ext), .type = TC_EXT_CAPABILITIES, .next = NULL},
     .dtypes = (1u << TC_F32) | (1u << TC_F64) | (1u << TC_I32) | (1u << TC_I64) | (1u << TC_BOOL),
     .n_prim_words = 2,
-    .prims = icpu_prims,
+    .prims = tck_prims_all,
     .kernel_kinds = (1u << TC_KERNEL_LOOP) | (1u << TC_KERNEL_MATMUL)};
 
 static const tc_plugin_api icpu_table = {

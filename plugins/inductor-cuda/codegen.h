@@ -43,8 +43,6 @@ void cg_decompose(tck_str *s, const icuda_gen *g, const char *lin, int depth, co
 /* A reduction's accumulator declarations (acc v<i>, argmax: v<i>_best and v<i>) for one loop.
  * arg_none: argmax's initial index (0 serial; a sentinel for per-thread partials). */
 void cg_declare_accumulators(tck_str *s, const icuda_gen *g, int32_t loop, int depth, const char *arg_none);
-/* The identity of reduction prim for values of dtype, as CUDA C text. buf: 48 bytes. */
-const char *cg_reduce_identity(int32_t prim, int32_t dtype, char *buf);
 tc_status cg_points(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, size_t cap);
 tc_status cg_matmul(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, size_t cap);
 

@@ -14,20 +14,12 @@ extern const size_t tck_scalar_prelude_n_lines;
 
 /* "k_" + the kernel's name as an identifier, unique within the module. */
 static void kernel_name(const tc_kernel_list *list, int32_t i, icuda_kernel_plan *plans) {
-  const char *n = tck_list_kernel(list, i)->name;
-  char base[80];
-  size_t j = 0;
-  for (const char *p = n ? n : ""; *p && j < sizeof base - 1; p++) {
-    char c = *p;
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-    base[j++] = ok ? c : '_';
-  }
-  base[j] = 0;
-  if (!j) snprintf(base, sizeof base, "kernel%d", (int)i);
-  snprintf(plans[i].name, sizeof plans[i].name, "k_%s", base);
+  char *name = plans[i].name;
+  tck_c_ident("k_", tck_list_kernel(list, i)->name, i, name, sizeof plans[i].name);
   for (int32_t prev = 0; prev < i; prev++)
-    if (strcmp(plans[prev].name, plans[i].name) == 0) {
-      snprintf(plans[i].name, sizeof plans[i].name, "k_%s_%d", base, (int)i);
+    if (strcmp(plans[prev].name, name) == 0) {
+      size_t n = strlen(name);
+      snprintf(name + n, sizeof plans[i].name - n, "_%d", (int)i);
       break;
     }
 }
@@ -47,20 +39,6 @@ static void buffer_name(const tc_kernel_desc *k, int32_t b, char *out, size_t ca
   }
   if (ok) snprintf(out, cap, "%s", n);
   else snprintf(out, cap, "b%d_", (int)b);
-}
-
-static void describe(tck_str *s, const tc_kernel_desc *k, const tck_exprs *x) {
-  int32_t loops = 0;
-  for (int32_t i = 0; i < k->n_ops; i++)
-    if (tck_kernel_op(k, i)->loop + 1 > loops) loops = tck_kernel_op(k, i)->loop + 1;
-  tck_str_printf(s, "\n/* %s: %s over (", k->name ? k->name : "?", k->kind == TC_KERNEL_MATMUL ? "matmul" : "loop");
-  for (int32_t v = 0; v < k->n_outer; v++) {
-    if (v) tck_str_puts(s, ", ");
-    tck_exprs_ref(s, x, k->outer[v]);
-  }
-  tck_str_puts(s, ")");
-  if (loops) tck_str_printf(s, ", %d inner loop%s", loops, loops > 1 ? "s" : "");
-  tck_str_puts(s, " */\n");
 }
 
 tc_status icuda_codegen(const tc_kernel_list *list, const icuda_codegen_options *o, char **source,
@@ -109,7 +87,7 @@ tc_status icuda_codegen(const tc_kernel_list *list, const icuda_codegen_options 
     }
     if (st == TC_OK) {
       cg_mark_exprs(&g);
-      describe(&s, k, &g.x);
+      tck_c_describe_kernel(&s, k, &g.x);
       if (k->kind == TC_KERNEL_MATMUL) st = cg_matmul(&s, &g, &plans[i], kerr, sizeof kerr);
       else if (k->kind == TC_KERNEL_LOOP && cg_rows_wanted(&g)) st = cg_rows(&s, &g, &plans[i], kerr, sizeof kerr);
       else if (k->kind == TC_KERNEL_LOOP) st = cg_points(&s, &g, &plans[i], kerr, sizeof kerr);

@@ -1,9 +1,8 @@
-/* codegen_points.c — ops as CUDA C, and the generic POINTS kernel: one thread per outer point
- * (grid-stride over the flattened outer domain), inner loops serial in that thread, exactly the
- * semantics of inductor-cpu's C (the same scalar helpers, the same expressions from the kit's
- * tck_c_prim_expr). MATMUL epilogues are POINTS kernels over (batch2,) batch, m, n reading the
- * product from buffer c. */
-#include <math.h>
+/* codegen_points.c — ops as CUDA C (the kit's tck_c_op, which writes inductor-cpu's ops too, with
+ * CUDA's spellings), and the generic POINTS kernel: one thread per outer point (grid-stride over
+ * the flattened outer domain), inner loops serial in that thread, exactly the semantics of
+ * inductor-cpu's C (the same scalar helpers, the same op text). MATMUL epilogues are POINTS
+ * kernels over (batch2,) batch, m, n reading the product from buffer c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,195 +21,50 @@ void cg_value_name(const icuda_gen *g, int32_t j, const char *sfx, char *out, si
   snprintf(out, cap, "v%d%s", (int)j, mine ? sfx : "");
 }
 
-const char *cg_reduce_identity(int32_t prim, int32_t dtype, char *buf) {
-  if (prim == TC_PRIM_ARGMAX) prim = TC_PRIM_REDUCE_MAX;
-  if (prim == TC_PRIM_ARGMIN) prim = TC_PRIM_REDUCE_MIN;
-  if (tck_dtype_is_float(dtype)) {
-    double v = tck_reduce_identity_f(prim, dtype);
-    if (isinf(v)) return v < 0 ? "-INFINITY" : "INFINITY";
-    snprintf(buf, 48, dtype == TC_F32 ? "%.9gf" : "%.17g", v);
-    if (!strpbrk(buf, ".eE")) snprintf(buf, 48, dtype == TC_F32 ? "%.1ff" : "%.1f", v);
-    return buf;
-  }
-  int64_t v = tck_reduce_identity_i(prim, dtype);
-  if (v == INT64_MIN) return "INT64_MIN";
-  if (v == INT64_MAX) return "INT64_MAX";
-  if (dtype == TC_I32 && v == INT32_MIN) return "INT32_MIN";
-  if (dtype == TC_I32 && v == INT32_MAX) return "INT32_MAX";
-  snprintf(buf, 48, "%lld", (long long)v);
-  return buf;
+/* The kit's emitter of ops as C, with CUDA's spellings. */
+static void body_value_name(const tck_c_body *e, int32_t j, const char *sfx, char *out, size_t cap) {
+  cg_value_name(e->ctx, j, sfx, out, cap);
 }
 
-static void const_literal(tck_str *s, const tc_kop *op) {
-  if (op->dtype == TC_BOOL) {
-    tck_str_puts(s, op->fconst != 0 ? "1" : "0");
-  } else if (!tck_dtype_is_float(op->dtype)) {
-    if (op->iconst == INT64_MIN) tck_str_puts(s, "INT64_MIN");
-    else tck_str_printf(s, op->dtype == TC_I64 ? "INT64_C(%lld)" : "%lld", (long long)op->iconst);
-  } else if (isnan(op->fconst)) {
-    tck_str_puts(s, op->dtype == TC_F32 ? "NAN" : "(double)NAN");
-  } else if (isinf(op->fconst)) {
-    tck_str_printf(s, "%s%s", op->fconst < 0 ? "-" : "", op->dtype == TC_F32 ? "INFINITY" : "(double)INFINITY");
-  } else {
-    char lit[64];
-    snprintf(lit, sizeof lit, op->dtype == TC_F32 ? "%.9g" : "%.17g", op->fconst);
-    if (!strpbrk(lit, ".eEn")) strcat(lit, ".0");
-    tck_str_printf(s, "%s%s", lit, op->dtype == TC_F32 ? "f" : "");
-  }
+static void body_buffer_name(const tck_c_body *e, int32_t b, char *out, size_t cap) {
+  snprintf(out, cap, "%s", ((const icuda_gen *)e->ctx)->bname[b]);
 }
 
-/* Declares op id's element index "j<id><sfx>", with its bounds check "ok<id><sfx>" when the
- * index is indirect (a gather out of range reads 0, a scatter skips). */
-static bool emit_index(tck_str *s, icuda_gen *g, int32_t id, const tc_kop *op, const char *const *vars, int depth,
-                       const char *sfx, const char *indirect) {
+static void body_atomic_add(const tck_c_body *e, tck_str *s, int depth, const char *guard, const char *index,
+                            const char *elem, const char *value) {
+  (void)e;
+  (void)index;
   tck_str_indent(s, depth);
-  tck_str_printf(s, "const long long j%d%s = ", (int)id, sfx);
-  tck_index_emit(s, &g->x, op->index, vars);
-  if (indirect_of(op) >= 0) {
-    tck_str_printf(s, " + (long long)%s*", indirect);
-    tck_exprs_ref(s, &g->x, op->index->indirect_stride);
-    tck_str_puts(s, ";\n");
-    tck_str_indent(s, depth);
-    tck_str_printf(s, "const bool ok%d%s = j%d%s >= 0 && j%d%s < ", (int)id, sfx, (int)id, sfx, (int)id, sfx);
-    tck_exprs_ref(s, &g->x, tck_kernel_buffer(g->k, op->buffer)->numel);
-    tck_str_puts(s, ";\n");
-    return true;
-  }
-  tck_str_puts(s, ";\n");
-  return false;
+  if (guard) tck_str_printf(s, "if (%s) ", guard);
+  tck_str_printf(s, "tc_atomic_add(&%s, %s);\n", elem, value);
+}
+
+static tck_c_body body_emitter(const icuda_gen *g) {
+  return (tck_c_body){.k = g->k,
+                      .x = &g->x,
+                      .index_type = "long long",
+                      .bool_type = "bool",
+                      .int_reduce_wraps = true,
+                      .typed_identities = true,
+                      .ctx = (void *)g,
+                      .value_name = body_value_name,
+                      .buffer_name = body_buffer_name,
+                      .atomic_add = body_atomic_add};
 }
 
 void cg_declare_accumulators(tck_str *s, const icuda_gen *g, int32_t loop, int depth, const char *arg_none) {
   const tc_kernel_desc *k = g->k;
-  char idb[48];
+  tck_c_body e = body_emitter(g);
   for (int32_t i = 0; i < k->n_ops; i++) {
     const tc_kop *op = op_at(k, i);
-    if (op->loop != loop || op->kind != TC_KOP_REDUCE) continue;
-    int32_t vt = op_at(k, tck_op_arg(op, 0))->dtype;
-    tck_str_indent(s, depth);
-    if (op->prim == TC_PRIM_ARGMAX || op->prim == TC_PRIM_ARGMIN) {
-      tck_str_printf(s, "%s v%d_best = %s;\n", tck_c_dtype(vt), (int)i, cg_reduce_identity(op->prim, vt, idb));
-      tck_str_indent(s, depth);
-      tck_str_printf(s, "long long v%d = %s;\n", (int)i, arg_none);
-      continue;
-    }
-    tck_str_printf(s, "%s v%d = %s;\n", tck_c_dtype(op->dtype), (int)i, cg_reduce_identity(op->prim, op->dtype, idb));
+    if (op->loop == loop && op->kind == TC_KOP_REDUCE) tck_c_declare_accumulator(&e, s, i, depth, arg_none);
   }
-}
-
-/* One step of reduction i over value a at inner position rvar. */
-static tc_status reduce_step(tck_str *s, int32_t i, const tc_kop *op, int32_t vt, const char *rvar, int depth,
-                             const char *a, char *err, size_t cap) {
-  bool fl = tck_dtype_is_float(vt);
-  tck_str_indent(s, depth);
-  switch (op->prim) {
-  case TC_PRIM_REDUCE_SUM:
-    if (vt == TC_I32 || vt == TC_I64) tck_str_printf(s, "v%d = tc_add_%s(v%d, %s);\n", (int)i, tck_dtype_name(vt), (int)i, a);
-    else tck_str_printf(s, "v%d += %s;\n", (int)i, a);
-    break;
-  case TC_PRIM_REDUCE_PROD:
-    if (vt == TC_I32 || vt == TC_I64) tck_str_printf(s, "v%d = tc_mul_%s(v%d, %s);\n", (int)i, tck_dtype_name(vt), (int)i, a);
-    else tck_str_printf(s, "v%d *= %s;\n", (int)i, a);
-    break;
-  case TC_PRIM_REDUCE_MAX:
-  case TC_PRIM_REDUCE_MIN: {
-    const char *mm = op->prim == TC_PRIM_REDUCE_MAX ? "max" : "min";
-    if (fl) tck_str_printf(s, "v%d = tc_%s_%s(v%d, %s);\n", (int)i, mm, tck_dtype_name(vt), (int)i, a);
-    else tck_str_printf(s, "v%d = %s %s v%d ? %s : v%d;\n", (int)i, a, op->prim == TC_PRIM_REDUCE_MAX ? ">" : "<", (int)i, a, (int)i);
-    break;
-  }
-  case TC_PRIM_ARGMAX:
-  case TC_PRIM_ARGMIN: {
-    const char *cmp = op->prim == TC_PRIM_ARGMAX ? ">" : "<";
-    if (fl)
-      tck_str_printf(s, "if (%s %s v%d_best || (%s != %s && v%d_best == v%d_best)) { v%d_best = %s; v%d = %s; }\n", a, cmp,
-                     (int)i, a, a, (int)i, (int)i, (int)i, a, (int)i, rvar);
-    else tck_str_printf(s, "if (%s %s v%d_best) { v%d_best = %s; v%d = %s; }\n", a, cmp, (int)i, (int)i, a, (int)i, rvar);
-    break;
-  }
-  default: snprintf(err, cap, "op %d: unknown reduction prim %d", (int)i, op->prim); return TC_ERR_UNSUPPORTED;
-  }
-  return TC_OK;
 }
 
 tc_status cg_op(tck_str *s, icuda_gen *g, int32_t i, const char *const *vars, int d, const char *sfx,
                 const char *acc_expr, char *err, size_t cap) {
-  const tc_kernel_desc *k = g->k;
-  const tc_kop *op = op_at(k, i);
-  const char *rvar = vars[k->n_outer];
-  char V[48], A[48], B[48], C[48], X[48];
-  const char *bname = op->buffer >= 0 && op->buffer < k->n_buffers ? g->bname[op->buffer] : "";
-  cg_value_name(g, i, sfx, V, sizeof V);
-  cg_value_name(g, tck_op_arg(op, 0), sfx, A, sizeof A);
-  cg_value_name(g, tck_op_arg(op, 1), sfx, B, sizeof B);
-  cg_value_name(g, tck_op_arg(op, 2), sfx, C, sizeof C);
-  cg_value_name(g, indirect_of(op), sfx, X, sizeof X);
-  const char *T = tck_c_dtype(op->dtype);
-  switch (op->kind) {
-  case TC_KOP_LOAD: {
-    bool guard = emit_index(s, g, i, op, vars, d, sfx, X);
-    tck_str_indent(s, d);
-    if (guard) tck_str_printf(s, "const %s %s = ok%d%s ? %s[j%d%s] : (%s)0;\n", T, V, (int)i, sfx, bname, (int)i, sfx, T);
-    else tck_str_printf(s, "const %s %s = %s[j%d%s];\n", T, V, bname, (int)i, sfx);
-    break;
-  }
-  case TC_KOP_CONST:
-    tck_str_indent(s, d);
-    tck_str_printf(s, "const %s %s = ", T, V);
-    const_literal(s, op);
-    tck_str_puts(s, ";\n");
-    break;
-  case TC_KOP_PRIM: {
-    if (tck_op_arg(op, 0) < 0) {
-      snprintf(err, cap, "op %d: prim without operands", (int)i);
-      return TC_ERR_INVALID_ARGUMENT;
-    }
-    int32_t in = op_at(k, tck_op_arg(op, op->prim == TC_PRIM_WHERE ? 1 : 0))->dtype;
-    tck_str_indent(s, d);
-    tck_str_printf(s, "const %s %s = ", T, V);
-    if (!tck_c_prim_expr(s, op->prim, in, op->dtype, A, B, C)) {
-      snprintf(err, cap, "op %d: prim %d (%s) is not elementwise", (int)i, op->prim, tck_prim_name(op->prim));
-      return TC_ERR_UNSUPPORTED;
-    }
-    tck_str_puts(s, ";\n");
-    break;
-  }
-  case TC_KOP_INDEX:
-    tck_str_indent(s, d);
-    tck_str_printf(s, "const %s %s = (%s)(", T, V, T);
-    tck_index_emit(s, &g->x, op->index, vars);
-    tck_str_puts(s, ");\n");
-    break;
-  case TC_KOP_RANDOM:
-    tck_str_indent(s, d);
-    tck_str_printf(s, "const %s %s = (%s)tc_philox_uniform(UINT64_C(%llu), (uint64_t)(", T, V, T,
-                   (unsigned long long)op->iconst);
-    tck_index_emit(s, &g->x, op->index, vars);
-    tck_str_puts(s, "));\n");
-    break;
-  case TC_KOP_REDUCE:
-    return reduce_step(s, i, op, op_at(k, tck_op_arg(op, 0))->dtype, rvar, d, A, err, cap);
-  case TC_KOP_STORE:
-  case TC_KOP_STORE_ADD: {
-    bool guard = emit_index(s, g, i, op, vars, d, sfx, X);
-    const char *bt = tck_c_dtype(tck_kernel_buffer(k, op->buffer)->dtype);
-    tck_str_indent(s, d);
-    if (guard) tck_str_printf(s, "if (ok%d%s) ", (int)i, sfx);
-    if (op->kind == TC_KOP_STORE_ADD) tck_str_printf(s, "tc_atomic_add(&%s[j%d%s], (%s)%s);\n", bname, (int)i, sfx, bt, A);
-    else tck_str_printf(s, "%s[j%d%s] = (%s)%s;\n", bname, (int)i, sfx, bt, A);
-    break;
-  }
-  case TC_KOP_ACC:
-    if (!acc_expr) {
-      snprintf(err, cap, "op %d: ACC outside a matmul epilogue", (int)i);
-      return TC_ERR_INVALID_ARGUMENT;
-    }
-    tck_str_indent(s, d);
-    tck_str_printf(s, "const %s %s = %s;\n", T, V, acc_expr);
-    break;
-  default: snprintf(err, cap, "op %d: unknown op kind %d", (int)i, op->kind); return TC_ERR_UNSUPPORTED;
-  }
-  return TC_OK;
+  tck_c_body e = body_emitter(g);
+  return tck_c_op(&e, s, i, vars, d, sfx, acc_expr, err, cap);
 }
 
 void cg_mark_exprs(icuda_gen *g) {

@@ -12,49 +12,17 @@
 
 #define ICUDA_SMEM_DEFAULT (48 * 1024) /* above this a kernel must opt in */
 
-static char *dup_str(const char *s) {
-  size_t n = strlen(s ? s : "") + 1;
-  char *d = malloc(n);
-  if (d) memcpy(d, s ? s : "", n);
-  return d;
-}
-
-static bool cache_on(const tc_plugin_ctx *ctx) {
-  const tc_host_api *h = ctx->host;
-  return h && TC_HAS_FIELD(h, tc_host_api, cache_release) && h->cache_get && h->cache_put && h->cache_release;
-}
-
-/* A hit's bytes (malloc'd copy) or NULL; a failing cache service is logged, never fatal. */
+/* A cached cubin (malloc'd) or NULL; an entry that is not a cubin is logged and compiled again. */
 static void *cache_load(tc_plugin_ctx *ctx, const char *key, size_t key_len, size_t *n) {
-  if (!cache_on(ctx)) return NULL;
-  const tc_host_api *h = ctx->host;
-  tc_cache_get_args a = {.struct_size = sizeof a, .key = key, .key_len = key_len, .kind = "cubin"};
-  tc_error *e = h->cache_get(h->host_ctx, &a);
-  if (e) {
-    tck_log(h, TC_LOG_WARN, "cache", "inductor-cuda cache: %s", h->error_message(h->host_ctx, e));
-    h->error_free(h->host_ctx, e);
+  size_t size = 0;
+  void *data = tck_host_cache_load(ctx->host, "inductor-cuda", key, key_len, "cubin", &size);
+  if (data && (size < 4 || memcmp(data, "\x7f" "ELF", 4))) {
+    tck_log(ctx->host, TC_LOG_WARN, "cache", "inductor-cuda cache: an entry of %zu bytes is not a cubin; compiling again", size);
+    free(data);
     return NULL;
   }
-  if (!a.entry) return NULL;
-  void *data = NULL;
-  if (a.size >= 4 && !memcmp(a.data, "\x7f" "ELF", 4) && (data = malloc(a.size))) {
-    memcpy(data, a.data, a.size);
-    *n = a.size;
-  } else if (a.size < 4 || memcmp(a.data, "\x7f" "ELF", 4)) {
-    tck_log(h, TC_LOG_WARN, "cache", "inductor-cuda cache: an entry of %zu bytes is not a cubin; compiling again", a.size);
-  }
-  h->cache_release(h->host_ctx, a.entry);
+  if (data) *n = size;
   return data;
-}
-
-static void cache_store(tc_plugin_ctx *ctx, const char *key, size_t key_len, const void *data, size_t n) {
-  if (!cache_on(ctx)) return;
-  const tc_host_api *h = ctx->host;
-  tc_cache_put_args a = {.struct_size = sizeof a, .key = key, .key_len = key_len, .kind = "cubin", .data = data, .size = n};
-  tc_error *e = h->cache_put(h->host_ctx, &a);
-  if (!e) return;
-  tck_log(h, TC_LOG_WARN, "cache", "inductor-cuda cache: %s", h->error_message(h->host_ctx, e));
-  h->error_free(h->host_ctx, e);
 }
 
 /* What launch needs of kernel i, and the checks that need no code: limits of icuda_args, the
@@ -161,7 +129,7 @@ static tc_error *cubin_get(tc_plugin_ctx *ctx, const char *graph, const char *so
   }
   tck_log(ctx->host, TC_LOG_INFO, "cache", "inductor-cuda cache miss: graph '%s' compiled by NVRTC in %.1f ms (%zu bytes, sm_%d)",
           graph, (tck_now_s() - t0) * 1e3, *size, (int)sm);
-  cache_store(ctx, k, key_len, *cubin, *size);
+  tck_host_cache_store(ctx->host, "inductor-cuda", k, key_len, "cubin", *cubin, *size);
   free(k);
   return NULL;
 }
@@ -191,7 +159,7 @@ tc_error *icuda_compile(tc_plugin_ctx *ctx, const tc_kernel_list *list, const ic
                      (int)list->n_syms, ICUDA_MAX_SYMS);
   tc_executable *exe = calloc(1, sizeof *exe);
   if (!exe) return tck_error(ctx->host, TC_ERR_OUT_OF_MEMORY, "inductor-cuda compile: out of memory");
-  exe->name = dup_str(graph);
+  exe->name = tck_strdup(graph);
   exe->allow_tf32 = o->allow_tf32;
   exe->n_exprs = list->n_exprs;
   exe->n_syms = list->n_syms;

@@ -399,41 +399,19 @@ static void icuda_executable_free_entry(const tc_executable_free_args *a) {
 static tc_error *icuda_executable_info(tc_executable_info_args *a) {
   tc_executable *exe = a->exe;
   if (!exe) return tck_error(a->ctx->host, TC_ERR_INVALID_ARGUMENT, "inductor-cuda executable_info: NULL executable");
-  a->source = exe->source;
-  a->source_len = exe->source ? strlen(exe->source) : 0;
-  a->from_cache = exe->from_cache;
-  a->compile_seconds = exe->compile_seconds;
+  tck_executable_info_fill(a, exe->source, exe->from_cache, exe->compile_seconds);
   return NULL;
 }
 
 /* ---- capabilities: every dtype but the reserved halves, every prim, both kernel kinds;
  * then the codegen half's check (ICUDA_EXT_CODEGEN_CHECK). ---- */
 
-#define PRIM_BIT(p) (1ull << ((p) % 64))
-static const uint64_t k_prims[2] = {
-    PRIM_BIT(TC_PRIM_NEG) | PRIM_BIT(TC_PRIM_ABS) | PRIM_BIT(TC_PRIM_EXP) | PRIM_BIT(TC_PRIM_LOG) |
-        PRIM_BIT(TC_PRIM_SQRT) | PRIM_BIT(TC_PRIM_RSQRT) | PRIM_BIT(TC_PRIM_SIN) | PRIM_BIT(TC_PRIM_COS) |
-        PRIM_BIT(TC_PRIM_TANH) | PRIM_BIT(TC_PRIM_ERF) | PRIM_BIT(TC_PRIM_FLOOR) | PRIM_BIT(TC_PRIM_CEIL) |
-        PRIM_BIT(TC_PRIM_ROUND) | PRIM_BIT(TC_PRIM_SIGN) | PRIM_BIT(TC_PRIM_RECIPROCAL) |
-        PRIM_BIT(TC_PRIM_LOGICAL_NOT) | PRIM_BIT(TC_PRIM_ISNAN) | PRIM_BIT(TC_PRIM_ADD) | PRIM_BIT(TC_PRIM_SUB) |
-        PRIM_BIT(TC_PRIM_MUL) | PRIM_BIT(TC_PRIM_DIV) | PRIM_BIT(TC_PRIM_POW) | PRIM_BIT(TC_PRIM_MAX) |
-        PRIM_BIT(TC_PRIM_MIN) | PRIM_BIT(TC_PRIM_REMAINDER) | PRIM_BIT(TC_PRIM_EQ) | PRIM_BIT(TC_PRIM_NE) |
-        PRIM_BIT(TC_PRIM_LT) | PRIM_BIT(TC_PRIM_LE) | PRIM_BIT(TC_PRIM_GT) | PRIM_BIT(TC_PRIM_GE) |
-        PRIM_BIT(TC_PRIM_AND) | PRIM_BIT(TC_PRIM_OR) | PRIM_BIT(TC_PRIM_WHERE) | PRIM_BIT(TC_PRIM_CONVERT),
-    PRIM_BIT(TC_PRIM_REDUCE_SUM) | PRIM_BIT(TC_PRIM_REDUCE_MAX) | PRIM_BIT(TC_PRIM_REDUCE_MIN) |
-        PRIM_BIT(TC_PRIM_REDUCE_PROD) | PRIM_BIT(TC_PRIM_ARGMAX) | PRIM_BIT(TC_PRIM_ARGMIN) | PRIM_BIT(TC_PRIM_RESHAPE) |
-        PRIM_BIT(TC_PRIM_BROADCAST_IN_DIM) | PRIM_BIT(TC_PRIM_PERMUTE) | PRIM_BIT(TC_PRIM_SLICE) |
-        PRIM_BIT(TC_PRIM_PAD) | PRIM_BIT(TC_PRIM_CONCATENATE) | PRIM_BIT(TC_PRIM_REVERSE) |
-        PRIM_BIT(TC_PRIM_GATHER) | PRIM_BIT(TC_PRIM_SCATTER_ADD) | PRIM_BIT(TC_PRIM_IOTA) |
-        PRIM_BIT(TC_PRIM_CONSTANT) | PRIM_BIT(TC_PRIM_RANDOM) | PRIM_BIT(TC_PRIM_MATMUL),
-};
-#undef PRIM_BIT
 
 static const tc_capabilities_ext k_capabilities = {
     .base = {.struct_size = sizeof(tc_capabilities_ext), .type = TC_EXT_CAPABILITIES, .next = &icuda_codegen_check.base},
     .dtypes = (1u << TC_F32) | (1u << TC_F64) | (1u << TC_I32) | (1u << TC_I64) | (1u << TC_BOOL),
     .n_prim_words = 2,
-    .prims = k_prims,
+    .prims = tck_prims_all,
     .kernel_kinds = (1u << TC_KERNEL_LOOP) | (1u << TC_KERNEL_MATMUL),
 };
 

@@ -18,38 +18,15 @@ static char *spirv_key(tc_plugin_ctx *ctx, const vk_compile_opts *o, const char 
   return tck_str_take(&k);
 }
 
-static bool cache_on(const tc_plugin_ctx *ctx) {
-  const tc_host_api *h = ctx->host;
-  return h && TC_HAS_FIELD(h, tc_host_api, cache_release) && h->cache_get && h->cache_put && h->cache_release;
-}
+static bool cache_on(const tc_plugin_ctx *ctx) { return tck_host_cache_on(ctx->host); }
 
-/* A hit's bytes (malloc'd copy) or NULL; a failing service is logged, never fatal. */
 static void *cache_load(tc_plugin_ctx *ctx, const char *key, size_t key_len, const char *kind, size_t *n) {
-  const tc_host_api *h = ctx->host;
-  tc_cache_get_args a = {.struct_size = sizeof a, .key = key, .key_len = key_len, .kind = kind};
-  tc_error *e = h->cache_get(h->host_ctx, &a);
-  if (e) {
-    tck_log(h, TC_LOG_WARN, "cache", "vulkan cache: %s", h->error_message(h->host_ctx, e));
-    h->error_free(h->host_ctx, e);
-    return NULL;
-  }
-  if (!a.entry) return NULL;
-  void *data = malloc(a.size ? a.size : 1);
-  if (data) memcpy(data, a.data, a.size);
-  *n = a.size;
-  h->cache_release(h->host_ctx, a.entry);
-  return data;
+  return tck_host_cache_load(ctx->host, "vulkan", key, key_len, kind, n);
 }
 
 static bool cache_store(tc_plugin_ctx *ctx, const char *key, size_t key_len, const char *kind, const void *data,
                         size_t n) {
-  const tc_host_api *h = ctx->host;
-  tc_cache_put_args a = {.struct_size = sizeof a, .key = key, .key_len = key_len, .kind = kind, .data = data, .size = n};
-  tc_error *e = h->cache_put(h->host_ctx, &a);
-  if (!e) return true;
-  tck_log(h, TC_LOG_WARN, "cache", "vulkan cache: %s", h->error_message(h->host_ctx, e));
-  h->error_free(h->host_ctx, e);
-  return false;
+  return tck_host_cache_store(ctx->host, "vulkan", key, key_len, kind, data, n);
 }
 
 bool vk_cache_spirv_load(tc_plugin_ctx *ctx, const vk_compile_opts *o, const char *glsl, uint32_t **spirv,

@@ -7,25 +7,12 @@
 
 #include "vk_internal.h"
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static char *dup_str(const char *s) {
-  size_t n = strlen(s ? s : "") + 1;
-  char *d = malloc(n);
-  if (d) memcpy(d, s ? s : "", n);
-  return d;
-}
-
 static tc_status kernel_build(tc_plugin_ctx *ctx, const vk_compile_opts *o, const tc_kernel_list *list, int32_t ki,
                               vk_kernel *out) {
   const tc_kernel_desc *k = tck_list_kernel(list, ki);
   char name[160];
   snprintf(name, sizeof name, "%s", k->name && *k->name ? k->name : "kernel");
-  out->name = dup_str(name);
+  out->name = tck_strdup(name);
   out->n_buffers = k->n_buffers;
   out->n_outer = k->n_outer;
   out->inner = k->inner;
@@ -89,13 +76,13 @@ static tc_status kernel_build(tc_plugin_ctx *ctx, const vk_compile_opts *o, cons
 
   uint32_t *spirv = NULL;
   size_t n_words = 0;
-  double t0 = now_s();
+  double t0 = tck_now_s();
   if (vk_cache_spirv_load(ctx, o, out->glsl, &spirv, &n_words)) {
     out->cache_hit = true;
   } else {
     st = vk_shader_compile(ctx, o, name, out->glsl, &spirv, &n_words);
     if (st != TC_OK) return st;
-    tck_log(ctx->host, TC_LOG_INFO, "cache", "vulkan cache miss: '%s' compiled by shaderc in %.1f ms", name, (now_s() - t0) * 1e3);
+    tck_log(ctx->host, TC_LOG_INFO, "cache", "vulkan cache miss: '%s' compiled by shaderc in %.1f ms", name, (tck_now_s() - t0) * 1e3);
     vk_cache_spirv_store(ctx, o, out->glsl, spirv, n_words);
   }
   vk_spirv_dump(ctx, o, name, spirv, n_words);
@@ -116,7 +103,7 @@ tc_status vk_compile_kernels(tc_plugin_ctx *ctx, const vk_compile_opts *o, const
   *out = NULL;
   tc_executable *exe = calloc(1, sizeof *exe);
   if (!exe) return vk_err(ctx, TC_ERR_OUT_OF_MEMORY, "vulkan compile_kernels: out of memory");
-  exe->name = dup_str(list->name);
+  exe->name = tck_strdup(list->name);
   exe->n_exprs = list->n_exprs;
   exe->n_syms = list->n_syms;
   exe->exprs = calloc((size_t)list->n_exprs + 1, sizeof *exe->exprs);
@@ -129,7 +116,7 @@ tc_status vk_compile_kernels(tc_plugin_ctx *ctx, const vk_compile_opts *o, const
     const tc_size_expr *e = tck_list_expr(list, i);
     exe->exprs[i] = (tc_size_expr){.struct_size = sizeof(tc_size_expr), .op = e->op, .a = e->a, .b = e->b, .value = e->value};
   }
-  double t0 = now_s();
+  double t0 = tck_now_s();
   int32_t hits = 0;
   tck_str src = {0};
   for (int32_t i = 0; i < list->n_kernels; i++) {
@@ -149,7 +136,7 @@ tc_status vk_compile_kernels(tc_plugin_ctx *ctx, const vk_compile_opts *o, const
     return vk_err(ctx, TC_ERR_OUT_OF_MEMORY, "vulkan compile: out of memory");
   }
   exe->from_cache = hits == list->n_kernels;
-  exe->compile_seconds = now_s() - t0;
+  exe->compile_seconds = tck_now_s() - t0;
   tck_log(ctx->host, TC_LOG_INFO, "cache", "vulkan: graph '%s': %d kernels, %d from the SPIR-V cache, %.1f ms",
          list->name ? list->name : "?", (int)list->n_kernels, (int)hits, exe->compile_seconds * 1e3);
   *out = exe;
