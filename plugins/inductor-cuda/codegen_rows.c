@@ -386,6 +386,7 @@ tc_status cg_rows(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, 
   int64_t slots = pl.N > 0 ? (pl.N + 3) / 4 : 1024;
   pl.block = 64;
   while (pl.block < 512 && (int64_t)pl.block * 4 < slots) pl.block *= 2;
+  if (g->o && g->o->row_threads >= 32) pl.block = g->o->row_threads; /* cuda.row_threads */
   bool any_vec = false;
   for (int32_t i = 0; i < k->n_ops; i++) any_vec |= vecable(g, op_at(k, i));
   pl.R = (int)((slots + pl.block - 1) / pl.block);

@@ -50,6 +50,7 @@ typedef struct icuda_kernel_plan {
 typedef struct icuda_codegen_options {
   int32_t sm;          /* compute capability x10 (90 on the H200), for tuning choices */
   int32_t n_sms;       /* multiprocessors (132 on the H200), for grid sizing; 0: unknown */
+  int32_t row_threads; /* ROWS kernels' threads per row (cuda.row_threads); 0: chosen from the row */
 } icuda_codegen_options;
 
 /* The CUDA C of every kernel of a validated list, as one module (readable: kernels named after
@@ -251,6 +252,7 @@ struct tc_executable {
 
 typedef struct icuda_compile_opts {
   bool allow_tf32;
+  int32_t row_threads; /* cuda.row_threads; 0: automatic */
 } icuda_compile_opts;
 tc_error *icuda_compile(tc_plugin_ctx *ctx, const tc_kernel_list *list, const icuda_compile_opts *o,
                         tc_executable **out);

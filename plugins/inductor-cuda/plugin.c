@@ -128,6 +128,8 @@ static const tc_option_decl k_options[] = {
         "synchronize after every launch so a kernel failure is reported by the launch itself (debugging; slow)"),
     OPT("cuda.workspace_mb", TC_OPTION_INT, TC_OPTION_CONTEXT, "32", 0, 4096, NULL,
         "cuBLASLt workspace in MiB, allocated at the first matmul"),
+    OPT("cuda.row_threads", TC_OPTION_ENUM, TC_OPTION_COMPILE, "0", 0, 0, "0|32|64|128|256|512|1024",
+        "threads per row of the row kernels (layer_norm, softmax); 0: about 4 float4 per thread"),
 };
 #undef OPT
 
@@ -377,7 +379,9 @@ static tc_error *icuda_compile_entry(tc_compile_args *a) {
   char why[512];
   if (tck_kernel_list_validate(a->kernels, why, sizeof why) != TC_OK)
     return tck_error(ctx->host, TC_ERR_INVALID_ARGUMENT, "inductor-cuda compile: %s", why);
-  icuda_compile_opts o = {.allow_tf32 = tck_option_bool(a->options, a->n_options, a->option_size, "cuda.allow_tf32", false)};
+  icuda_compile_opts o = {
+      .allow_tf32 = tck_option_bool(a->options, a->n_options, a->option_size, "cuda.allow_tf32", false),
+      .row_threads = (int32_t)tck_option_int(a->options, a->n_options, a->option_size, "cuda.row_threads", 0)};
   ENTER(ctx, "compile");
   tc_error *e = icuda_compile(ctx, a->kernels, &o, &a->exe);
   LEAVE(ctx);
