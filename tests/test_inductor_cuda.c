@@ -20,6 +20,8 @@
 typedef struct icuda_codegen_check_ext {
   tc_ext_base base;
   tc_error *(*check)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, char **source_out);
+  tc_error *(*check_row_threads)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t row_threads,
+                                 char **source_out);
 } icuda_codegen_check_ext;
 
 static tck_test_host *th;
@@ -154,6 +156,19 @@ static tc_kernel_list LIST(kl *l, const char *name, int32_t n_syms) {
                           .kernel_size = sizeof(tc_kernel_desc)};
 }
 
+/* Generates and compiles list for sm_90 with cuda.row_threads (0: automatic); returns the
+ * source (caller frees). */
+static char *check_ok_rt(const tc_kernel_list *list, int32_t row_threads) {
+  char *source = NULL;
+  const char *msg = NULL;
+  cr_assert(ext->base.struct_size >= sizeof(icuda_codegen_check_ext) && ext->check_row_threads);
+  tc_status st =
+      tck_test_host_take(th, ext->check_row_threads(tck_test_host_api(th), list, 90, row_threads, &source), &msg);
+  cr_assert_eq(st, TC_OK, "%s\n--- source ---\n%s", msg, source ? source : "(none)");
+  cr_assert_not_null(source);
+  return source;
+}
+
 /* Generates and compiles list for sm_90; returns the source (caller frees). */
 static char *check_ok(const tc_kernel_list *list) {
   char *source = NULL;
@@ -167,38 +182,90 @@ static char *check_ok(const tc_kernel_list *list) {
 static void assert_has(const char *text, const char *needle) {
   cr_assert(strstr(text, needle), "'%s' not in the generated source:\n%s", needle, text);
 }
+static void assert_lacks(const char *text, const char *needle) {
+  cr_assert(!strstr(text, needle), "'%s' in the generated source:\n%s", needle, text);
+}
+/* The text of kernel fname: from its row-layout comment (the line before its signature) to the
+ * #undef closing it. Caller frees. */
+static char *kernel_text(const char *src, const char *fname) {
+  const char *sig = strstr(src, fname);
+  cr_assert(sig, "no kernel %s in:\n%s", fname, src);
+  const char *start = sig;
+  for (int nl = 0; start > src && nl < 5; start--) /* back over the #defines to the comment */
+    if (start[-1] == '\n') nl++;
+  const char *end = strstr(sig, "#undef TC_RT");
+  cr_assert(end, "kernel %s not closed", fname);
+  return strndup(start, (size_t)(end - start));
+}
 
 TestSuite(inductor_cuda, .init = open_cuda, .fini = close_cuda);
 
-/* softmax as the scheduler emits it: rows of a static 1024, exp(x - max) parked in the output
+/* softmax as the scheduler emits it: rows of a static `cols`, exp(x - max) parked in the output
  * (a store a later loop overwrites) and read back through `reuse`. */
+static tc_kernel_list softmax_list(kl *l, int64_t cols) {
+  int32_t s0 = S(l, 0), n = C(l, cols), one = C(l, 1), numel = MUL(l, s0, n);
+  int32_t outer[1] = {s0};
+  K(l, "softmax", TC_KERNEL_LOOP, 1, outer, n);
+  int32_t bx = BUF(l, "in_x", TC_F32, TC_BUF_INPUT, numel), by = BUF(l, "out_y", TC_F32, TC_BUF_OUTPUT, numel);
+  ixspec row = IX(-1, n, one, -1);
+  int32_t x0 = LOAD(l, 0, bx, row);
+  int32_t m = RED(l, 0, TC_PRIM_REDUCE_MAX, x0);
+  int32_t x1 = LOAD(l, 1, bx, row);
+  int32_t e = PRIM(l, 1, TC_PRIM_EXP, PRIM(l, 1, TC_PRIM_SUB, x1, m), -1);
+  int32_t st1 = STORE(l, 1, by, row, e);
+  int32_t sum = RED(l, 1, TC_PRIM_REDUCE_SUM, e);
+  int32_t e2 = LOAD(l, 2, by, row);
+  STORE(l, 2, by, row, PRIM(l, 2, TC_PRIM_DIV, e2, sum));
+  l->ops[0][x1].reuse = x0;
+  l->ops[0][e2].reuse = st1;
+  l->ops[0][st1].flags = TC_KOP_OVERWRITTEN | TC_KOP_ROW_VALUE;
+  l->ops[0][x0].flags = TC_KOP_ROW_VALUE;
+  return LIST(l, "softmax_test", 1);
+}
+
+/* Rows of 1024: a warp per row (8 rows per block of 256), reductions by shuffles only. */
 Test(inductor_cuda, softmax_row_kernel) {
   kl l = {0};
-  int32_t s0 = S(&l, 0), n = C(&l, 1024), one = C(&l, 1), numel = MUL(&l, s0, n);
-  int32_t outer[1] = {s0};
-  K(&l, "softmax", TC_KERNEL_LOOP, 1, outer, n);
-  int32_t bx = BUF(&l, "in_x", TC_F32, TC_BUF_INPUT, numel), by = BUF(&l, "out_y", TC_F32, TC_BUF_OUTPUT, numel);
-  ixspec row = IX(-1, n, one, -1);
-  int32_t x0 = LOAD(&l, 0, bx, row);
-  int32_t m = RED(&l, 0, TC_PRIM_REDUCE_MAX, x0);
-  int32_t x1 = LOAD(&l, 1, bx, row);
-  int32_t e = PRIM(&l, 1, TC_PRIM_EXP, PRIM(&l, 1, TC_PRIM_SUB, x1, m), -1);
-  int32_t st1 = STORE(&l, 1, by, row, e);
-  int32_t sum = RED(&l, 1, TC_PRIM_REDUCE_SUM, e);
-  int32_t e2 = LOAD(&l, 2, by, row);
-  STORE(&l, 2, by, row, PRIM(&l, 2, TC_PRIM_DIV, e2, sum));
-  l.ops[0][x1].reuse = x0;
-  l.ops[0][e2].reuse = st1;
-  l.ops[0][st1].flags = TC_KOP_OVERWRITTEN | TC_KOP_ROW_VALUE;
-  l.ops[0][x0].flags = TC_KOP_ROW_VALUE;
-  tc_kernel_list list = LIST(&l, "softmax_test", 1);
+  tc_kernel_list list = softmax_list(&l, 1024);
   char *src = check_ok(&list);
   if (getenv("TC_TEST_DUMP_CUDA")) fprintf(stderr, "%s\n", src);
-  assert_has(src, "extern \"C\" __global__ void __launch_bounds__(64) k_softmax(const tc_cu_args a)");
-  assert_has(src, "*(const float4 *)&in_x[");
-  assert_has(src, "from registers");
-  assert_has(src, "not stored, a later inner loop overwrites it");
-  assert_has(src, "tc_shfl_xor");
+  assert_has(src, "extern \"C\" __global__ void __launch_bounds__(256) k_softmax(const tc_cu_args a)");
+  char *kt = kernel_text(src, "k_softmax(");
+  assert_has(kt, "/* warp per row: a block of 8 warps on 8 rows at a time");
+  assert_has(kt, "row = (long long)blockIdx.x * TC_WARPS + warp; row < rows; row += (long long)gridDim.x * TC_WARPS");
+  assert_has(kt, "const int rt = lane;");
+  assert_has(kt, "float4 c0[8]");
+  assert_has(kt, "*(const float4 *)&in_x[");
+  assert_has(kt, "from registers");
+  assert_has(kt, "not stored, a later inner loop overwrites it");
+  assert_has(kt, "v1 = tc_max_f32(v1, tc_shfl_xor(v1, o));");
+  assert_has(kt, "v1 = __shfl_sync(0xffffffffu, v1, 0);");
+  assert_has(kt, "__syncwarp();"); /* the scalar fallback reads back what it stored */
+  assert_lacks(kt, "__syncthreads");
+  assert_lacks(kt, "__shared__");
+  free(kt);
+  free(src);
+}
+
+/* cuda.row_threads forces a block per row; rows not a multiple of 128 keep one too. */
+Test(inductor_cuda, softmax_block_per_row) {
+  kl l = {0};
+  tc_kernel_list list = softmax_list(&l, 1024);
+  char *src = check_ok_rt(&list, 64);
+  char *kt = kernel_text(src, "k_softmax(");
+  assert_has(src, "__launch_bounds__(64) k_softmax(");
+  assert_has(kt, "/* one block of 64 threads per row");
+  assert_has(kt, "for (long long row = blockIdx.x; row < rows; row += gridDim.x)");
+  assert_has(kt, "__syncthreads");
+  assert_has(kt, "__shared__ float red1[TC_WARPS]");
+  assert_lacks(kt, "warp per row");
+  free(kt);
+  free(src);
+  kl l2 = {0};
+  list = softmax_list(&l2, 1000);
+  src = check_ok(&list);
+  assert_has(src, "one block of 64 threads per row"); /* 1000 % 128 != 0 */
+  assert_lacks(src, "warp per row");
   free(src);
 }
 
@@ -235,6 +302,9 @@ Test(inductor_cuda, layer_norm_gelu_rows) {
   assert_has(src, "__launch_bounds__(256) k_layer_norm_gelu");
   assert_has(src, "tc_erf_f32(");
   assert_has(src, "float4 c0[4]");
+  assert_has(src, "/* one block of 256 threads per row"); /* rows of 4096 keep a block per row */
+  assert_has(src, "__syncthreads");
+  assert_lacks(src, "warp per row");
   free(src);
 }
 
@@ -269,6 +339,13 @@ Test(inductor_cuda, gather_argmax_random) {
   char *src = check_ok(&list);
   assert_has(src, "tc_philox_uniform(UINT64_C(42)");
   assert_has(src, "tc_better_max_f32(");
+  /* argmax over rows of 512: a warp per row, the first index's rule through the butterfly */
+  char *kt = kernel_text(src, "k_argmax_long(");
+  assert_has(kt, "warp per row");
+  assert_has(kt, "v1 = __shfl_sync(0xffffffffu, v1, 0);");
+  assert_has(kt, "if (rt == 0) {");
+  assert_lacks(kt, "__syncthreads");
+  free(kt);
   free(src);
 }
 

@@ -12,6 +12,10 @@
 /* ROWS: the most float4 slots one thread keeps per cached value (the row length bound for
  * keeping a row in registers is block * 4 * ICUDA_ROW_REGS elements). */
 #define ICUDA_ROW_REGS 8
+/* ROWS, warp per row: chosen for constant rows of N % 128 == 0 up to this length (longer rows
+ * keep a block per row), and the warps (rows) per block. */
+#define ICUDA_WARP_ROW_MAX 1024
+#define ICUDA_WARP_ROW_WARPS 8
 
 typedef struct icuda_gen {
   const tc_kernel_list *list;

@@ -1,7 +1,16 @@
-/* codegen_rows.c — ROWS kernels: one block per outer point (a row), grid-stride over rows, the
- * block's threads splitting every inner loop; reductions by warp butterflies, then the warps'
- * partials through shared memory (every thread reads them in one fixed order, so every thread
- * holds the same, deterministic row value).
+/* codegen_rows.c — ROWS kernels, in one of two layouts:
+ *   block per row: one block per outer point (a row), grid-stride over rows, the block's
+ *              threads splitting every inner loop; reductions by warp butterflies, then the
+ *              warps' partials through shared memory (every thread reads them in one fixed
+ *              order, so every thread holds the same, deterministic row value).
+ *   warp per row: rows of a constant N, N % 128 == 0, N <= ICUDA_WARP_ROW_MAX, when
+ *              cuda.row_threads is not set: a block of ICUDA_WARP_ROW_WARPS warps handles as
+ *              many rows at a time (warp w on row blockIdx.x * W + w, grid-stride over groups;
+ *              the plan's rows_per_block tells the launch), the warp's lanes splitting every
+ *              inner loop; reductions by a warp butterfly then lane 0's value to every lane:
+ *              no shared memory, no __syncthreads (__syncwarp where a loop reads what an
+ *              earlier one stored), so one warp's arithmetic overlaps another's loads.
+ * The row's threads (block or 32) are TC_RT, a thread's place among them rt.
  *
  * Two bodies, chosen per launch by a uniform flag (vec_ok: sizes and pointer alignment):
  *   registers: the inner extent N is a compile-time constant, a multiple of 4, and at most
@@ -66,7 +75,10 @@ static bool touches(const tc_kop *op, int32_t b) {
 
 typedef struct rows_plan {
   bool regs;       /* the register body exists */
-  int block, R;    /* threads per row; float4 slots per thread */
+  bool warp;       /* warp per row: the block's warps on `warps` rows, reductions by shuffles only */
+  int block, R;    /* threads per block; float4 slots per thread */
+  int rt;          /* threads per row: block, or 32 (warp) */
+  int warps;       /* warps per block */
   int64_t N;       /* the constant inner extent (regs) */
   bool *vec;       /* per op: a float4 access (regs body) */
   int32_t *from;   /* per load: the op whose registers hold its value, or -1 */
@@ -128,6 +140,53 @@ static void combine(tck_str *s, const tc_kop *op, int32_t vt, const char *a, con
     break;
   default: break;
   }
+}
+
+/* Warp per row: after an inner loop, each reduction's per-lane partial becomes the row's value
+ * in every lane: a butterfly over the warp (no shared memory, no barrier), then lane 0's result
+ * to every lane (a butterfly may leave lanes with different bits where the combination is not
+ * commutative bit for bit, e.g. max(+0, -0); the block body likewise uses one value per row). */
+static void warp_reduce(tck_str *s, const icuda_gen *g, int32_t i, int d) {
+  const tc_kop *op = op_at(g->k, i);
+  int32_t vt = op_at(g->k, tck_op_arg(op, 0))->dtype;
+  bool arg = op->prim == TC_PRIM_ARGMAX || op->prim == TC_PRIM_ARGMIN;
+  tck_str_indent(s, d);
+  tck_str_printf(s, "{ /* the row's %s: warp butterfly (one warp per row), lane 0's to every lane */\n",
+                 tck_prim_name(op->prim));
+  d++;
+  tck_str_indent(s, d);
+  tck_str_puts(s, "#pragma unroll\n");
+  tck_str_indent(s, d);
+  if (arg) {
+    const char *mm = op->prim == TC_PRIM_ARGMAX ? "max" : "min";
+    tck_str_printf(s, "for (int o = 16; o > 0; o >>= 1) {\n");
+    tck_str_indent(s, d + 1);
+    tck_str_printf(s, "const %s ob = tc_shfl_xor(v%d_best, o);\n", tck_c_dtype(vt), (int)i);
+    tck_str_indent(s, d + 1);
+    tck_str_printf(s, "const long long oi = tc_shfl_xor(v%d, o);\n", (int)i);
+    tck_str_indent(s, d + 1);
+    tck_str_printf(s, "if (tc_better_%s_%s(v%d_best, v%d, ob, oi)) { v%d_best = ob; v%d = oi; }\n", mm, tck_dtype_name(vt),
+                   (int)i, (int)i, (int)i, (int)i);
+    tck_str_indent(s, d);
+    tck_str_puts(s, "}\n");
+    tck_str_indent(s, d);
+    tck_str_printf(s, "v%d_best = __shfl_sync(0xffffffffu, v%d_best, 0);\n", (int)i, (int)i);
+    tck_str_indent(s, d);
+    tck_str_printf(s, "v%d = __shfl_sync(0xffffffffu, v%d, 0);\n", (int)i, (int)i);
+    tck_str_indent(s, d);
+    tck_str_printf(s, "if (v%d == INT64_MAX) v%d = 0; /* no element beat the identity: the first index */\n", (int)i, (int)i);
+  } else {
+    char me[16], other[64];
+    snprintf(me, sizeof me, "v%d", (int)i);
+    snprintf(other, sizeof other, "tc_shfl_xor(v%d, o)", (int)i);
+    tck_str_printf(s, "for (int o = 16; o > 0; o >>= 1) v%d = ", (int)i);
+    combine(s, op, vt, me, other);
+    tck_str_puts(s, ";\n");
+    tck_str_indent(s, d);
+    tck_str_printf(s, "v%d = __shfl_sync(0xffffffffu, v%d, 0);\n", (int)i, (int)i);
+  }
+  tck_str_indent(s, d - 1);
+  tck_str_puts(s, "}\n");
 }
 
 /* After an inner loop: each reduction's per-thread partial becomes the row's value in every
@@ -229,13 +288,13 @@ static tc_status row_body(tck_str *s, icuda_gen *g, const rows_plan *pl, bool re
       tc_status st;
       if (op->kind == TC_KOP_STORE || op->kind == TC_KOP_STORE_ADD) {
         tck_str_indent(s, d0);
-        tck_str_puts(s, "if (tid == 0) {\n");
+        tck_str_puts(s, "if (rt == 0) {\n");
         st = cg_op(s, g, i, (const char *const *)vars, d0 + 1, "", NULL, err, cap);
         tck_str_indent(s, d0);
         tck_str_puts(s, "}\n");
         if (st == TC_OK && needs_sync(g, pl, regs, i, i + 1)) {
           tck_str_indent(s, d0);
-          tck_str_puts(s, "__syncthreads();\n");
+          tck_str_puts(s, pl->warp ? "__syncwarp(); /* the row's warp reads it next */\n" : "__syncthreads();\n");
         }
       } else {
         st = cg_op(s, g, i, (const char *const *)vars, d0, "", NULL, err, cap);
@@ -252,7 +311,7 @@ static tc_status row_body(tck_str *s, icuda_gen *g, const rows_plan *pl, bool re
     int d = d0 + 1;
     if (!regs) {
       tck_str_indent(s, d0);
-      tck_str_printf(s, "for (long long r = tid; r < N; r += TC_BLOCK) {\n");
+      tck_str_printf(s, "for (long long r = rt; r < N; r += TC_RT) {\n");
       vars[inner] = "r";
       for (int32_t j = i; j < end; j++) {
         tc_status st = cg_op(s, g, j, (const char *const *)vars, d, "", NULL, err, cap);
@@ -274,13 +333,13 @@ static tc_status row_body(tck_str *s, icuda_gen *g, const rows_plan *pl, bool re
         tck_index_emit(s, &g->x, jo->index, names);
         tck_str_puts(s, ";\n");
       }
-      bool exact = (int64_t)pl->R * pl->block * 4 == pl->N;
+      bool exact = (int64_t)pl->R * pl->rt * 4 == pl->N;
       tck_str_indent(s, d0);
       tck_str_puts(s, "#pragma unroll\n");
       tck_str_indent(s, d0);
       tck_str_printf(s, "for (int it = 0; it < %d; it++) { /* the slots of this thread: the same in every loop */\n", pl->R);
       tck_str_indent(s, d);
-      tck_str_puts(s, "const long long r = 4 * (tid + (long long)it * TC_BLOCK);\n");
+      tck_str_puts(s, "const long long r = 4 * (rt + (long long)it * TC_RT);\n");
       if (!exact) {
         tck_str_indent(s, d);
         tck_str_puts(s, "if (r < N) { /* no break: the loop must unroll for c*[it] to stay in registers */\n");
@@ -356,10 +415,14 @@ static tc_status row_body(tck_str *s, icuda_gen *g, const rows_plan *pl, bool re
     }
     vars[inner] = NULL;
     for (int32_t j = i; j < end; j++)
-      if (op_at(k, j)->kind == TC_KOP_REDUCE) block_reduce(s, g, j, d0);
+      if (op_at(k, j)->kind == TC_KOP_REDUCE) {
+        if (pl->warp) warp_reduce(s, g, j, d0);
+        else block_reduce(s, g, j, d0);
+      }
     if (needs_sync(g, pl, regs, i, end)) {
       tck_str_indent(s, d0);
-      tck_str_puts(s, "__syncthreads(); /* later ops read what this loop stored */\n");
+      tck_str_puts(s, pl->warp ? "__syncwarp(); /* later ops read what this loop stored (this warp's row) */\n"
+                               : "__syncthreads(); /* later ops read what this loop stored */\n");
     }
     i = end;
   }
@@ -389,18 +452,39 @@ tc_status cg_rows(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, 
   if (g->o && g->o->row_threads >= 32) pl.block = g->o->row_threads; /* cuda.row_threads */
   bool any_vec = false;
   for (int32_t i = 0; i < k->n_ops; i++) any_vec |= vecable(g, op_at(k, i));
-  pl.R = (int)((slots + pl.block - 1) / pl.block);
+  /* Warp per row: rows of a constant N, a multiple of 128 (each lane R = N / 128 whole float4
+   * slots) up to ICUDA_WARP_ROW_MAX, unless cuda.row_threads asks for a block per row. A block
+   * per row would leave each row's phases (load, reduce, barrier, ...) serialized; warps on
+   * their own rows overlap one row's arithmetic with another's loads, without barriers. */
+  pl.warp = any_vec && !(g->o && g->o->row_threads >= 32) && pl.N > 0 && pl.N % 128 == 0 && pl.N <= ICUDA_WARP_ROW_MAX &&
+            pl.N / 128 <= ICUDA_ROW_REGS;
+  if (pl.warp) {
+    pl.warps = ICUDA_WARP_ROW_WARPS;
+    pl.block = 32 * pl.warps;
+    pl.rt = 32;
+    pl.R = (int)(pl.N / 128);
+  } else {
+    pl.warps = pl.block / 32;
+    pl.rt = pl.block;
+    pl.R = (int)((slots + pl.block - 1) / pl.block);
+  }
   pl.regs = any_vec && pl.N > 0 && pl.N % 4 == 0 && pl.R <= ICUDA_ROW_REGS;
   plan_build(g, &pl);
 
   plan->kind = ICUDA_LAUNCH_ROWS;
   plan->block = pl.block;
+  plan->rows_per_block = pl.warp ? pl.warps : 1;
   plan->smem_bytes = 0; /* the reductions' partials are static __shared__ arrays */
   plan->max_blocks = g->o && g->o->n_sms > 0 ? g->o->n_sms * (2048 / pl.block) : 0;
 
-  tck_str_printf(s, "/* one block of %d threads per row (grid-stride over rows); %s */\n", pl.block,
-                 pl.regs ? "the row in registers across inner loops when aligned, else scalar" : "scalar accesses");
-  tck_str_printf(s, "#define TC_BLOCK %d\n#define TC_WARPS %d\n", pl.block, pl.block / 32);
+  if (pl.warp)
+    tck_str_printf(s, "/* warp per row: a block of %d warps on %d rows at a time (grid-stride over row groups), "
+                      "reductions by warp shuffles only; the row in registers when aligned, else scalar */\n",
+                   pl.warps, pl.warps);
+  else
+    tck_str_printf(s, "/* one block of %d threads per row (grid-stride over rows); %s */\n", pl.block,
+                   pl.regs ? "the row in registers across inner loops when aligned, else scalar" : "scalar accesses");
+  tck_str_printf(s, "#define TC_BLOCK %d\n#define TC_WARPS %d\n#define TC_RT %d\n", pl.block, pl.warps, pl.rt);
   /* the alignment conditions reference offsets and strides: mark them before the prologue */
   for (int32_t i = 0; i < k->n_ops; i++)
     if (pl.vec[i]) tck_exprs_mark_index(&g->x, op_at(k, i)->index);
@@ -416,17 +500,20 @@ tc_status cg_rows(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, 
   tck_exprs_ref(s, &g->x, k->inner);
   tck_str_puts(s, "; /* the inner (reduction) extent */\n");
   tck_str_puts(s, "  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;\n");
+  tck_str_printf(s, "  const int rt = %s; /* this thread's place in its row's %s */\n", pl.warp ? "lane" : "tid",
+                 pl.warp ? "warp" : "block");
   bool any_red = false;
   for (int32_t i = 0; i < k->n_ops; i++) {
     const tc_kop *op = op_at(k, i);
     if (op->kind != TC_KOP_REDUCE) continue;
     any_red = true;
+    if (pl.warp) continue; /* no shared memory: shuffles only */
     int32_t vt = op_at(k, tck_op_arg(op, 0))->dtype;
     bool arg = op->prim == TC_PRIM_ARGMAX || op->prim == TC_PRIM_ARGMIN;
     tck_str_printf(s, "  __shared__ %s red%d[TC_WARPS];\n", tck_c_dtype(arg ? vt : op->dtype), (int)i);
     if (arg) tck_str_printf(s, "  __shared__ long long red%d_ix[TC_WARPS];\n", (int)i);
   }
-  if (!any_red) tck_str_puts(s, "  (void)lane; (void)warp;\n");
+  if (!any_red || pl.warp) tck_str_puts(s, "  (void)lane; (void)warp;\n");
   if (pl.regs) {
     /* float4 accesses need 16-byte alignment of every row's start */
     tck_str_puts(s, "  const bool vec_ok = true");
@@ -452,7 +539,10 @@ tc_status cg_rows(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, 
   static const char *const ovars[TC_MAX_RANK] = {"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7"};
   const char *vars[TC_MAX_RANK + 1] = {0};
   for (int32_t v = 0; v < k->n_outer; v++) vars[v] = ovars[v];
-  tck_str_puts(s, "  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {\n");
+  if (pl.warp) /* the loop is uniform over each warp (no barrier: warps may run different counts) */
+    tck_str_puts(s, "  for (long long row = (long long)blockIdx.x * TC_WARPS + warp; row < rows; row += (long long)gridDim.x * TC_WARPS) {\n");
+  else
+    tck_str_puts(s, "  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {\n");
   cg_decompose(s, g, "row", 2, vars, k->n_outer);
   if (pl.regs) {
     tck_str_puts(s, "    if (vec_ok) { /* the row in registers, float4 accesses */\n");
@@ -466,7 +556,7 @@ tc_status cg_rows(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, 
     st = row_body(s, g, &pl, false, vars, 2, err, cap);
     if (st != TC_OK) goto done;
   }
-  tck_str_puts(s, "  }\n}\n#undef TC_BLOCK\n#undef TC_WARPS\n");
+  tck_str_puts(s, "  }\n}\n#undef TC_BLOCK\n#undef TC_WARPS\n#undef TC_RT\n");
   if (s->oom) st = TC_ERR_OUT_OF_MEMORY;
 done:
   free(pl.vec);

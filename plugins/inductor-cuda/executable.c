@@ -86,6 +86,9 @@ static tc_error *plan_check(tc_plugin_ctx *ctx, icuda_kernel *k) {
   if (p->smem_bytes < 0 || p->max_blocks < 0)
     return tck_error(ctx->host, TC_ERR_INTERNAL, "inductor-cuda compile '%s': plan smem %d, max_blocks %d", k->name,
                      (int)p->smem_bytes, (int)p->max_blocks);
+  if (p->rows_per_block < 0 || (p->rows_per_block > 1 && (p->kind != ICUDA_LAUNCH_ROWS || p->rows_per_block * 32 > p->block)))
+    return tck_error(ctx->host, TC_ERR_INTERNAL, "inductor-cuda compile '%s': plan rows_per_block %d (block %d)", k->name,
+                     (int)p->rows_per_block, (int)p->block);
   if (p->smem_bytes > ICUDA_SMEM_DEFAULT && p->smem_bytes > ctx->facts.smem_optin)
     return tck_error(ctx->host, TC_ERR_UNSUPPORTED,
                      "inductor-cuda compile '%s': %d bytes of shared memory per block; the device allows %d", k->name,

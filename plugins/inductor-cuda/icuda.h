@@ -45,6 +45,11 @@ typedef struct icuda_kernel_plan {
   int32_t smem_bytes;  /* dynamic shared memory per block */
   int32_t max_blocks;  /* grid cap (grid-stride loops beyond it); 0: no cap */
   bool has_epilogue;   /* MATMUL: an epilogue kernel `name` exists */
+  /* ROWS: rows one block handles at a time (a "row group"): 1 for the block-per-row body, the
+   * block's warps for the warp-per-row body (warp w of block b on row b * rows_per_block + w,
+   * grid-stride over groups). The grid is min(ceil(rows / rows_per_block), max_blocks or 8 x
+   * SMs). 0 reads as 1 (POINTS and MATMUL leave it 0). */
+  int32_t rows_per_block;
 } icuda_kernel_plan;
 
 typedef struct icuda_codegen_options {
@@ -85,6 +90,10 @@ typedef struct icuda_codegen_check_ext {
    * compiler's message (made with host->error_new). source_out (may be NULL): the generated
    * source, malloc'd, for the caller to free. */
   tc_error *(*check)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, char **source_out);
+  /* The same with the compile option cuda.row_threads (0: automatic); present when
+   * base.struct_size covers it. */
+  tc_error *(*check_row_threads)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t row_threads,
+                                 char **source_out);
 } icuda_codegen_check_ext;
 /* codegen_check.c: the extension (next = NULL); the plugin table chains it after its
  * capabilities extension. */

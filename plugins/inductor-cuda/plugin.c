@@ -129,7 +129,8 @@ static const tc_option_decl k_options[] = {
     OPT("cuda.workspace_mb", TC_OPTION_INT, TC_OPTION_CONTEXT, "32", 0, 4096, NULL,
         "cuBLASLt workspace in MiB, allocated at the first matmul"),
     OPT("cuda.row_threads", TC_OPTION_ENUM, TC_OPTION_COMPILE, "0", 0, 0, "0|32|64|128|256|512|1024",
-        "threads per row of the row kernels (layer_norm, softmax); 0: about 4 float4 per thread"),
+        "threads per row of the row kernels (layer_norm, softmax), a block per row; 0: automatic (a warp per row for rows "
+        "of a multiple of 128 up to 1024 elements, else a block of about 4 float4 per thread)"),
 };
 #undef OPT
 
