@@ -449,7 +449,8 @@ Test(schedule_e2e, norms_and_cross_entropy, .init = e2e_init) {
   got = tc_call(c, inx);
   want = REF(m_xent(x, t));
   assert_close(got, want, 1e-5);
-  cr_assert_eq(kernels_of(c), 1, "one kernel: per-row log-softmax, each row adding its share of the mean");
+  cr_assert_eq(kernels_of(c), 2, "two kernels: the count of rows kept (ignore_index), then per-row log-softmax, "
+                                   "each row adding its share of the mean");
   tc_release(got);
   tc_release(want);
   tc_compiled_free(c);

@@ -1,5 +1,6 @@
 /* ops_index.c — indexing: gather, index_select, embedding, scatter_add, tril, triu. All are
  * GATHER / SCATTER_ADD / IOTA compositions, so sizes stay symbolic. */
+#include <stdio.h>
 #include "ops/ops_util.h"
 
 /* PyTorch's rule for gather and scatter: index may not be larger than `other` in any dim but
@@ -12,6 +13,13 @@ static bool check_index_fits(const char *op, const char *oname, const tc_tensor 
   return true;
 }
 
+/* "dim 1 of x (x: 3x4)" for index messages. */
+static const char *dim_of(char *buf, size_t cap, int d, const char *oname, const tc_tensor *other) {
+  snprintf(buf, cap, "dim %d of %s (%s: %s)", d, oname, oname, OPS_SHAPE(other));
+  return buf;
+}
+#define DIM_OF(d, oname, other) dim_of((char[160]){0}, 160, (d), (oname), (other))
+
 static bool check_same_rank(const char *op, const char *oname, const tc_tensor *other, const tc_tensor *index) {
   if (index->rank == other->rank) return true;
   core_error_null(TC_ERR_INVALID_ARGUMENT, "%s: index must have the rank of %s (index: %s, %s: %s)", op, oname,
@@ -23,7 +31,8 @@ tc_tensor *tc_gather(tc_tensor *x, int dim, tc_tensor *index) {
   if (!x || !index) return NULL;
   if (!ops_require_index("tc_gather", "index", index)) return NULL;
   int d = ops_dim("tc_gather", "dim", dim, x);
-  if (d < 0 || !check_same_rank("tc_gather", "x", x, index) || !check_index_fits("tc_gather", "x", x, index, d))
+  if (d < 0 || !check_same_rank("tc_gather", "x", x, index) || !check_index_fits("tc_gather", "x", x, index, d) ||
+      !ops_check_index_values("tc_gather", "index", index, x->sizes[d], false, 0, DIM_OF(d, "x", x)))
     return NULL;
   return prim_gather(x, d, index);
 }
@@ -44,6 +53,8 @@ tc_tensor *tc_index_select(tc_tensor *x, int dim, tc_tensor *index) {
   if (index->rank > 1)
     return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_index_select: index must be 1-D (index: %s, x: %s)",
                          OPS_SHAPE(index), OPS_SHAPE(x));
+  if (!ops_check_index_values("tc_index_select", "index", index, x->sizes[d], false, 0, DIM_OF(d, "x", x)))
+    return NULL;
   tc_scope *s = ops_begin();
   tc_tensor *idx = index->rank == 0 ? prim_reshape(index, 1, (tc_sz[]){sz_const(1)}) : index;
   return ops_end(s, select_along(x, d, idx));
@@ -56,6 +67,9 @@ tc_tensor *tc_embedding(tc_tensor *weight, tc_tensor *indices) {
   if (weight->rank != 2 || indices->rank >= TC_MAX_RANK)
     return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_embedding: expected weight (num_embeddings, dim) and indices of "
                          "rank < %d (weight: %s, indices: %s)", TC_MAX_RANK, OPS_SHAPE(weight), OPS_SHAPE(indices));
+  if (!ops_check_index_values("tc_embedding", "indices", indices, weight->sizes[0], false, 0,
+                              DIM_OF(0, "weight", weight)))
+    return NULL;
   tc_scope *s = ops_begin();
   tc_sz flat[1] = {sz_numel(indices)}, shape[TC_MAX_RANK];
   tc_tensor *rows = select_along(weight, 0, prim_reshape(indices, 1, flat));
@@ -73,7 +87,8 @@ tc_tensor *tc_scatter_add(tc_tensor *x, int dim, tc_tensor *index, tc_tensor *sr
                          OPS_DTYPE(src));
   int d = ops_dim(op, "dim", dim, x);
   if (d < 0 || !check_same_rank(op, "x", x, index) || !check_same_rank(op, "src", src, index) ||
-      !check_index_fits(op, "x", x, index, d) || !check_index_fits(op, "src", src, index, -1))
+      !check_index_fits(op, "x", x, index, d) || !check_index_fits(op, "src", src, index, -1) ||
+      !ops_check_index_values(op, "index", index, x->sizes[d], false, 0, DIM_OF(d, "x", x)))
     return NULL;
   /* Only src's leading index-shaped block takes part, as in PyTorch. */
   int64_t start[TC_MAX_RANK], step[TC_MAX_RANK];

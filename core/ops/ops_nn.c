@@ -3,6 +3,7 @@
  * the scheduler sees the reduction/epilogue pattern it fuses into one kernel. */
 #include <stdlib.h>
 
+#include <stdio.h>
 #include "ops/ops_util.h"
 
 /* ---------------------------------------------------------------- softmax */
@@ -182,7 +183,11 @@ tc_tensor *tc_cat(int n, tc_tensor *const *xs, int dim) {
 }
 
 /* ---------------------------------------------------------------- losses and dropout */
-/* mean over rows of -log_softmax(logits)[row, target[row]]. */
+/* PyTorch's default ignore_index: rows whose target is -100 take no part, in the sum or in
+ * the count (all rows ignored gives 0/0 = NaN, as in PyTorch). */
+#define CROSS_ENTROPY_IGNORE (-100)
+
+/* mean over the rows not ignored of -log_softmax(logits)[row, target[row]]. */
 tc_tensor *tc_cross_entropy(tc_tensor *logits, tc_tensor *target) {
   if (!logits || !target) return NULL;
   if (!ops_require_float("tc_cross_entropy", "logits", logits) ||
@@ -191,13 +196,22 @@ tc_tensor *tc_cross_entropy(tc_tensor *logits, tc_tensor *target) {
   if (logits->rank != 2 || target->rank != 1 || target->sizes[0] != logits->sizes[0])
     return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_cross_entropy: expected logits (N, C) and target (N) "
                          "(logits: %s, target: %s)", OPS_SHAPE(logits), OPS_SHAPE(target));
+  char against[128];
+  snprintf(against, sizeof against, "the classes of logits (logits: %s)", OPS_SHAPE(logits));
+  if (!ops_check_index_values("tc_cross_entropy", "target", target, logits->sizes[1], true, CROSS_ENTROPY_IGNORE,
+                              against))
+    return NULL;
   tc_scope *s = ops_begin();
   tc_tensor *logp = softmax_rows(logits, 1, true);
-  tc_tensor *picked = prim_gather(logp, 1, tc_unsqueeze(target, 1)); /* (N, 1) */
+  tc_tensor *kept = ops_binary_scalar(TC_PRIM_NE, target, CROSS_ENTROPY_IGNORE); /* (N) bool */
+  tc_tensor *safe = prim_where(kept, target, ops_full_like(target, 0.0, target->dtype));
+  tc_tensor *kept_col = tc_unsqueeze(kept, 1);
+  tc_tensor *picked = prim_gather(logp, 1, tc_unsqueeze(safe, 1)); /* (N, 1) */
+  picked = prim_where(kept_col, picked, picked ? ops_full_like(picked, 0.0, picked->dtype) : NULL);
   tc_tensor *total = prim_reduce(TC_PRIM_REDUCE_SUM, picked, 2, (int[]){0, 1});
-  if (!total) return ops_end(s, NULL);
-  tc_tensor *n = prim_constant_size(sz_of(logits, 0), logits->dtype, 0, (tc_sz[]){sz_const(1)});
-  return ops_end(s, prim_unary(TC_PRIM_NEG, prim_binary(TC_PRIM_DIV, total, n)));
+  tc_tensor *count = prim_reduce(TC_PRIM_REDUCE_SUM, ops_convert(kept, logits->dtype), 1, (int[]){0});
+  if (!total || !count) return ops_end(s, NULL);
+  return ops_end(s, prim_unary(TC_PRIM_NEG, prim_binary(TC_PRIM_DIV, total, count)));
 }
 
 tc_tensor *tc_dropout(tc_tensor *x, double p, uint64_t seed, bool train) {

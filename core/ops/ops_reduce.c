@@ -40,6 +40,16 @@ static tc_tensor *reduce_as(tc_prim p, tc_tensor *x, const reduce_plan *r, tc_dt
   return ops_convert(prim_reduce(p, ops_convert(x, compute), r->n, r->dims), dtype);
 }
 
+/* max, min, argmax and argmin have no identity: over an empty dim PyTorch raises, so do we
+ * (sum and prod give 0 and 1). Sizes as seen now: a traced size of 0 is specialized anyway. */
+static bool require_nonempty(const char *op, const reduce_plan *r) {
+  for (int i = 0; i < r->n; i++)
+    if (r->x->sizes[r->dims[i]] == 0)
+      return core_error_null(TC_ERR_INVALID_ARGUMENT, "%s: cannot reduce over dim %d of size 0, the op has no identity "
+                           "(x: %s)", op, r->dims[i], OPS_SHAPE(r->orig)), false;
+  return true;
+}
+
 static tc_dtype sum_dtype(tc_dtype d) { return dtype_is_float(d) ? d : TC_I64; }
 
 static tc_tensor *reduce_op(const char *op, tc_prim p, tc_tensor *x, int n, const int *dims, bool keepdim,
@@ -47,6 +57,7 @@ static tc_tensor *reduce_op(const char *op, tc_prim p, tc_tensor *x, int n, cons
   tc_scope *s = ops_begin();
   reduce_plan r;
   if (!plan_reduce(op, x, n, dims, &r)) return ops_end(s, NULL);
+  if ((p == TC_PRIM_REDUCE_MAX || p == TC_PRIM_REDUCE_MIN) && !require_nonempty(op, &r)) return ops_end(s, NULL);
   return ops_end(s, finish(&r, reduce_as(p, r.x, &r, dtype), keepdim));
 }
 
@@ -104,7 +115,7 @@ tc_tensor *tc_var(tc_tensor *x, int n_dims, const int *dims, int correction, boo
 static tc_tensor *argreduce(const char *op, tc_prim p, tc_tensor *x, int dim, bool keepdim) {
   tc_scope *s = ops_begin();
   reduce_plan r;
-  if (!plan_reduce(op, x, 1, &dim, &r)) return ops_end(s, NULL);
+  if (!plan_reduce(op, x, 1, &dim, &r) || !require_nonempty(op, &r)) return ops_end(s, NULL);
   tc_tensor *xr = ops_convert(r.x, r.x->dtype == TC_BOOL ? TC_I32 : r.x->dtype);
   return ops_end(s, finish(&r, prim_argreduce(p, xr, r.dims[0]), keepdim));
 }

@@ -1,4 +1,5 @@
 /* ops_util.c — helpers shared by the op files: scopes, dims, broadcasting, promotion. */
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -265,4 +266,36 @@ bool ops_require_index(const char *op, const char *arg, const tc_tensor *x) {
   core_error_null(TC_ERR_INVALID_ARGUMENT, "%s: %s must be an i32 or i64 tensor, got %s (%s: %s)", op, arg, OPS_DTYPE(x),
                 arg, OPS_SHAPE(x));
   return false;
+}
+
+/* Eager only: a traced index has no values yet, and a compiled kernel keeps the prim's rule
+ * (out of range reads 0 / is skipped; docs/primitives.md). Walks the view in row-major order
+ * so the message can name the first bad position, as PyTorch's does. */
+bool ops_check_index_values(const char *op, const char *arg, tc_tensor *index, int64_t bound, bool has_ignore,
+                            int64_t ignore, const char *against) {
+  if (tensor_is_proxy(index) || bound < 0) return true;
+  int64_t n = tensor_numel(index);
+  if (n == 0) return true;
+  tc_scope *s = ops_begin();
+  tc_tensor *h = tensor_on_host(op, index);
+  bool ok = h != NULL;
+  const char *base = h ? tensor_host_data(h) : NULL;
+  int64_t at[TC_MAX_RANK] = {0};
+  for (int64_t k = 0; ok && k < n; k++) {
+    int64_t off = 0;
+    for (int d = 0; d < h->rank; d++) off += at[d] * h->strides[d];
+    int64_t v = h->dtype == TC_I32 ? ((const int32_t *)base)[off] : ((const int64_t *)base)[off];
+    if ((v < 0 || v >= bound) && !(has_ignore && v == ignore)) {
+      char pos[16 * TC_MAX_RANK + 4] = "[";
+      for (int d = 0; d < h->rank; d++)
+        snprintf(pos + strlen(pos), sizeof pos - strlen(pos), "%s%" PRId64, d ? ", " : "", at[d]);
+      strcat(pos, "]");
+      core_error(TC_ERR_INVALID_ARGUMENT, "%s: %s%s is %" PRId64 ", out of range for %s of size %" PRId64 " (%s: %s)",
+                 op, arg, h->rank ? pos : "", v, against, bound, arg, OPS_SHAPE(index));
+      ok = false;
+    }
+    for (int d = h->rank - 1; d >= 0 && ++at[d] == h->sizes[d]; d--) at[d] = 0;
+  }
+  ops_end(s, NULL);
+  return ok;
 }

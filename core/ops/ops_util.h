@@ -80,5 +80,10 @@ tc_tensor *ops_keepdim(tc_tensor *y, const tc_tensor *x, int n, const int *dims)
 /* Requires a floating dtype: false with "op: x must be a floating tensor (got i64)". */
 bool ops_require_float(const char *op, const char *arg, const tc_tensor *x);
 bool ops_require_index(const char *op, const char *arg, const tc_tensor *x);
+/* PyTorch's index check, in eager mode (no-op on a traced index): every value of index in
+ * [0, bound), or equal to `ignore` when has_ignore; else false with an error naming op, arg, the
+ * first bad position and value, and `against` ("dim 0 of x"). */
+bool ops_check_index_values(const char *op, const char *arg, tc_tensor *index, int64_t bound, bool has_ignore,
+                            int64_t ignore, const char *against);
 
 #endif

@@ -796,11 +796,14 @@ static void kbuild_free(kbuild *k) {
 }
 
 /* The root as a linear function of a sum S (negation, scaling, division by something not
- * depending on S), e.g. a mean loss: its chain (root first) and S, or -1. */
-static int32_t linear_chain(kbuild *k, int32_t *chain, int32_t *n_chain) {
+ * depending on S), e.g. a mean loss: its chain (root first) and S, or -1. When a scale or
+ * divisor needs a reduction of its own (the count of rows a loss keeps), *realize_first names
+ * it: computed first into a buffer, it becomes a plain operand. */
+static int32_t linear_chain(kbuild *k, int32_t *chain, int32_t *n_chain, int32_t *realize_first) {
   sched_ctx *c = k->c;
   int32_t v = k->root;
   *n_chain = 0;
+  *realize_first = -1;
   for (int guard = 0; guard < 64; guard++) {
     const tc_node *n = graph_value_node(k->g, v);
     if (!n || (v != k->root && c->realized[v])) return -1;
@@ -808,8 +811,12 @@ static int32_t linear_chain(kbuild *k, int32_t *chain, int32_t *n_chain) {
     int32_t next = -1;
     if (n->prim == TC_PRIM_NEG) next = n->in[0];
     else if (n->prim == TC_PRIM_MUL || n->prim == TC_PRIM_DIV) {
-      for (int32_t i = 0; i < (n->prim == TC_PRIM_DIV ? 1 : 2); i++)
-        if (find_reduction(c, n->in[i], k->root, 0) >= 0 && find_reduction(c, n->in[1 - i], k->root, 0) < 0) next = n->in[i];
+      for (int32_t i = 0; i < (n->prim == TC_PRIM_DIV ? 1 : 2) && next < 0; i++) {
+        int32_t mine = find_reduction(c, n->in[i], k->root, 0), other = find_reduction(c, n->in[1 - i], k->root, 0);
+        if (mine < 0) continue;
+        next = n->in[i];
+        if (other >= 0 && *realize_first < 0) *realize_first = other;
+      }
     }
     if (next < 0 || !dtype_is_float(n->out.dtype)) return -1;
     chain[(*n_chain)++] = v;
@@ -823,9 +830,13 @@ static int32_t linear_chain(kbuild *k, int32_t *chain, int32_t *n_chain) {
  * result into the zeroed output (STORE_ADD), the linear tail applied to each share. */
 static int build_outer_sum(kbuild *k) {
   sched_ctx *c = k->c;
-  int32_t chain[64], n_chain;
-  int32_t S = linear_chain(k, chain, &n_chain);
+  int32_t chain[64], n_chain, realize_first;
+  int32_t S = linear_chain(k, chain, &n_chain, &realize_first);
   if (S < 0) return 0;
+  if (realize_first >= 0) {
+    fail(k, realize_first, "a scale of the summed rows with a reduction of its own");
+    return -1;
+  }
   const tc_node *sn = graph_value_node(k->g, S);
   int32_t u = sn->in[0];
   int32_t nested = find_reduction(c, u, k->root, 0);

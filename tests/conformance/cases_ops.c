@@ -1076,6 +1076,23 @@ CONF_CASE(ops, nn_cross_entropy) {
             (tc_tensor *[]){mk(TC_F32, x, 2, SIZES(8, 5)), mk(TC_I64, t, 1, SIZES(8))}, 0, NULL, &want, 1e-5, 1e-6);
   run_check(c, "tc_cross_entropy i32 target", TC_FN(m_cross_entropy), 2,
             (tc_tensor *[]){mk(TC_F32, x, 2, SIZES(8, 5)), mk(TC_I32, t, 1, SIZES(8))}, 0, NULL, &want, 1e-5, 1e-6);
+  /* PyTorch's ignore_index -100: rows 1 and 6 take no part in the sum or the count. */
+  double ti[8] = {0, -100, 2, 1, 3, 3, -100, 4}, want_kept = 0;
+  for (int r = 0; r < 8; r++)
+    if (ti[r] != -100) want_kept -= lsm[r * 5 + (int)ti[r]] / 6;
+  run_check(c, "tc_cross_entropy ignore_index -100", TC_FN(m_cross_entropy), 2,
+            (tc_tensor *[]){mk(TC_F32, x, 2, SIZES(8, 5)), mk(TC_I64, ti, 1, SIZES(8))}, 0, NULL, &want_kept, 1e-5,
+            1e-6);
+  double all_ignored[8] = {-100, -100, -100, -100, -100, -100, -100, -100}, nan_want = NAN;
+  run_check(c, "tc_cross_entropy all rows ignored (0/0)", TC_FN(m_cross_entropy), 2,
+            (tc_tensor *[]){mk(TC_F32, x, 2, SIZES(8, 5)), mk(TC_I64, all_ignored, 1, SIZES(8))}, 0, NULL, &nan_want, 0,
+            0);
+  if (!strcmp(conf_backend(c), "eager")) { /* a traced target has no values to check */
+    double bad[8] = {0, 4, 2, 77777, 3, 3, 0, 4};
+    conf_expect_error(c, TC_FN(m_cross_entropy), 2,
+                      (tc_tensor *[]){mk(TC_F32, x, 2, SIZES(8, 5)), mk(TC_I64, bad, 1, SIZES(8))},
+                      "tc_cross_entropy: target[3] is 77777, out of range for the classes of logits");
+  }
   free(x);
 }
 
@@ -1134,6 +1151,13 @@ CONF_CASE(ops, index_select_embedding) {
   run_check(c, "tc_embedding", TC_FN(m_embedding), 2,
             (tc_tensor *[]){mk(TC_F32, x, 2, SIZES(4, 5)), mk(TC_I64, idx, 2, SIZES(2, 3))}, 3, SIZES(2, 3, 5), want, 0,
             0);
+  if (!strcmp(conf_backend(c), "eager")) { /* PyTorch: no wrapping, out of range is an error */
+    double neg[1] = {-1}, big[2] = {0, 4};
+    conf_expect_error(c, TC_FN(m_index_select_0), 2, (tc_tensor *[]){mk(TC_F32, x, 2, SIZES(4, 5)), mk(TC_I64, neg, 1, SIZES(1))},
+                      "tc_index_select: index[0] is -1, out of range for dim 0 of x (x: 4x5) of size 4");
+    conf_expect_error(c, TC_FN(m_embedding), 2, (tc_tensor *[]){mk(TC_F32, x, 2, SIZES(4, 5)), mk(TC_I64, big, 1, SIZES(2))},
+                      "tc_embedding: indices[1] is 4, out of range for dim 0 of weight");
+  }
   free(x), free(idx);
 }
 

@@ -98,6 +98,24 @@ tc_tensor *conf_run(conf_ctx *c, tc_model_fn fn, int n_inputs, tc_tensor *const 
   return out;
 }
 
+bool conf_expect_error(conf_ctx *c, tc_model_fn fn, int n_inputs, tc_tensor *const *inputs, const char *needle) {
+  if (c->failed) return false;
+  tc_error_clear();
+  tc_tensor *out = !strcmp(c->backend, "eager") ? call_eager(c, fn, n_inputs, inputs)
+                                                : call_compiled(c, fn, n_inputs, inputs);
+  if (out) {
+    tc_release(out);
+    conf_fail(c, "%s: expected an error containing \"%s\", got a result", c->backend, needle);
+    return false;
+  }
+  if (!strstr(tc_last_error(), needle)) {
+    conf_fail(c, "%s: expected an error containing \"%s\", got \"%s\"", c->backend, needle, tc_last_error());
+    return false;
+  }
+  tc_error_clear();
+  return true;
+}
+
 /* ---------------------------------------------------------------- checking */
 static void shape_text(char *buf, size_t cap, int rank, const int64_t *sizes) {
   size_t n = 0;

@@ -31,6 +31,9 @@ const char *conf_backend(const conf_ctx *c);
 /* Evaluates fn(inputs) on the backend under test (n_inputs tensors). New reference or NULL;
  * on NULL the case has already been failed with tc_last_error(). */
 tc_tensor *conf_run(conf_ctx *c, tc_model_fn fn, int n_inputs, tc_tensor *const *inputs);
+/* Evaluates fn(inputs) expecting it to fail with an error whose text contains needle; fails
+ * the case (and returns false) on a result or another error. */
+bool conf_expect_error(conf_ctx *c, tc_model_fn fn, int n_inputs, tc_tensor *const *inputs, const char *needle);
 /* Fails the case with a message (printf-style). */
 void conf_fail(conf_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Compares out (any real dtype; converted to double) with want[numel] (row-major) and the

@@ -181,7 +181,8 @@ TC_API tc_tensor *tc_gelu_tanh(tc_tensor *x); /* the tanh approximation */
 TC_API tc_tensor *tc_silu(tc_tensor *x);
 
 /* ---------------------------------------------------------------- reductions
- * dims: n_dims entries (n_dims == 0 reduces over all dims). */
+ * dims: n_dims entries (n_dims == 0 reduces over all dims). max, min, argmax and argmin over
+ * a dim of size 0 are an error, as in PyTorch (they have no identity). */
 TC_API tc_tensor *tc_sum(tc_tensor *x, int n_dims, const int *dims, bool keepdim);
 TC_API tc_tensor *tc_mean(tc_tensor *x, int n_dims, const int *dims, bool keepdim);
 TC_API tc_tensor *tc_max(tc_tensor *x, int n_dims, const int *dims, bool keepdim);
@@ -203,13 +204,18 @@ TC_API tc_tensor *tc_matmul(tc_tensor *a, tc_tensor *b);
 /* x @ w^T + b, w is (out_features, in_features) as in PyTorch; b may be NULL. */
 TC_API tc_tensor *tc_linear(tc_tensor *x, tc_tensor *w, tc_tensor *b);
 TC_API tc_tensor *tc_cat(int n, tc_tensor *const *xs, int dim);
+/* Index values follow PyTorch: no wrapping, and a value outside [0, size) is an error naming
+ * the op, the position and the bound. Checked in eager mode; inside tc_compile the values are
+ * not known while tracing and the kernels read 0 / skip (docs/primitives.md, GATHER). */
 TC_API tc_tensor *tc_gather(tc_tensor *x, int dim, tc_tensor *index);
 TC_API tc_tensor *tc_index_select(tc_tensor *x, int dim, tc_tensor *index);
 TC_API tc_tensor *tc_embedding(tc_tensor *weight, tc_tensor *indices);
 TC_API tc_tensor *tc_scatter_add(tc_tensor *x, int dim, tc_tensor *index, tc_tensor *src);
 TC_API tc_tensor *tc_tril(tc_tensor *x, int64_t diagonal);
 TC_API tc_tensor *tc_triu(tc_tensor *x, int64_t diagonal);
-/* Mean cross entropy of logits (N, C) against integer targets (N). */
+/* Mean cross entropy of logits (N, C) against integer targets (N). As in PyTorch, a target of
+ * -100 (ignore_index) leaves its row out of the sum and the count (all rows ignored: NaN);
+ * another target outside [0, C) is an error in eager mode. */
 TC_API tc_tensor *tc_cross_entropy(tc_tensor *logits, tc_tensor *target);
 /* Inverted dropout: zeroes with probability p, scales the rest by 1/(1-p); identity when
  * !train. Seeded: the same seed gives the same mask on every backend. */
