@@ -62,7 +62,8 @@ if scripts/build.sh build-asan -DTC_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug; then
   # forked by Criterion (seen with Mesa 22.3), so the vulkan tests skip themselves in this run;
   # they run in the normal build above and in `tc conformance vulkan` below.
   VK_DRIVER_FILES=/nonexistent.json VK_ICD_FILENAMES=/nonexistent.json \
-    ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0 UBSAN_OPTIONS=print_stacktrace=1 \
+    ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0 LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
+    UBSAN_OPTIONS=print_stacktrace=1 \
     run_criterion "Criterion suites under ASan+UBSan (vulkan skipped)" build-asan/bin/tc_tests
 else
   echo "sanitizer build failed"
