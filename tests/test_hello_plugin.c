@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/base.h" /* tc_last_status: the status behind tc_last_error */
+
 #include "tc/tc.h"
 #include "tc_kit.h" /* the kit's test host: the plugin on its own, without tc */
 

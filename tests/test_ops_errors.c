@@ -175,3 +175,16 @@ Test(ops_errors, size_overflow_and_extreme_slices) {
   cr_assert_not_null(s, "%s", tc_last_error());
   cr_assert_eq(tc_size(s, 1), 2);
 }
+
+/* The status behind the message is public, so a caller can branch without parsing text. */
+Test(ops_errors, last_status_names_the_kind_of_failure) {
+  tc_error_clear();
+  cr_assert_eq(tc_last_status(), TC_OK);
+  tc_tensor *x = tc_zeros(TC_F32, 1, (int64_t[]){3});
+  cr_assert_null(tc_gather(x, 5, x));
+  cr_assert_eq(tc_last_status(), TC_ERR_INVALID_ARGUMENT, "status %s: %s", tc_status_name(tc_last_status()),
+               tc_last_error());
+  tc_error_clear();
+  cr_assert_eq(tc_last_status(), TC_OK);
+  tc_release(x);
+}

@@ -24,7 +24,6 @@
 tc_status core_error(tc_status s, const char *fmt, ...) TC_PRINTF(2, 3);
 /* Same, for functions returning a pointer: sets the error and returns NULL. */
 void *core_error_null(tc_status s, const char *fmt, ...) TC_PRINTF(2, 3);
-tc_status tc_last_status(void);
 #define TC_RETURN_IF_ERROR(expr)                                                                   \
   do {                                                                                             \
     tc_status tc_s_ = (expr);                                                                      \

@@ -55,6 +55,9 @@ TC_API void tc_abi_version(int *major, int *minor); /* out: either may be NULL *
 /* The message of the last failed call on this thread ("" when none). Borrowed until the next
  * failing call on this thread. */
 TC_API const char *tc_last_error(void);
+/* The status code of that failure (TC_OK when none): tells "bad argument" from "backend
+ * unavailable" or "out of memory" without parsing the message; tc_status_name names it. */
+TC_API tc_status tc_last_status(void);
 TC_API void tc_error_clear(void); /* forgets this thread's last error */
 TC_API const char *tc_status_name(tc_status s);
 TC_API const char *tc_dtype_name(tc_dtype d);
