@@ -252,26 +252,10 @@ void host_services_fill(reg_plugin *p) {
   h->scratch_dir = host_scratch_dir;
 }
 
-/* $TC_CACHE_DIR, else $XDG_CACHE_HOME/tc, else $HOME/.cache/tc; "" when caching is off or no
- * base is known. */
-static void host_cache_base(char *out, size_t cap) {
-  const char *dir = getenv("TC_CACHE_DIR");
-  const char *xdg = getenv("XDG_CACHE_HOME");
-  const char *home = getenv("HOME");
-  out[0] = 0;
-  if (dir && dir[0]) {
-    if (strcmp(dir, "off") != 0) snprintf(out, cap, "%s", dir);
-  } else if (xdg && xdg[0]) {
-    snprintf(out, cap, "%s/tc", xdg);
-  } else if (home && home[0]) {
-    snprintf(out, cap, "%s/.cache/tc", home);
-  }
-}
-
 void host_cache_dir_prepare(reg_plugin *p) {
   char base[768], err[512] = "";
   p->cache_dir[0] = 0;
-  host_cache_base(base, sizeof base);
+  tck_cache_base(base, sizeof base);
   if (!base[0]) {
     tc_logs("cache", "%s: caching is off (TC_CACHE_DIR=off or no cache base)", p->name);
     return;

@@ -87,15 +87,10 @@ static void passed_add(const char *key) {
 
 /* The cache directory for the registry's own entries, or "" (caching off). */
 static void probe_cache_dir(char *out, size_t cap) {
-  const char *dir = getenv("TC_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  char base[768];
+  tck_cache_base(base, sizeof base);
   out[0] = 0;
-  if (dir && dir[0]) {
-    if (strcmp(dir, "off") != 0) snprintf(out, cap, "%s/registry", dir);
-  } else if (xdg && xdg[0]) {
-    snprintf(out, cap, "%s/tc/registry", xdg);
-  } else if (home && home[0]) {
-    snprintf(out, cap, "%s/.cache/tc/registry", home);
-  }
+  if (base[0]) snprintf(out, cap, "%s/registry", base);
 }
 
 static double probe_timeout_s(void) {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tc_kit.h"
@@ -579,6 +580,63 @@ Test(kit_cache, directory_in_place) {
   char err[256];
   /* a put cannot replace a directory: an error, never a crash */
   cr_assert_neq(tck_cache_put(cache_dir, "ns", "key1", 4, "so", payload, sizeof payload, NULL, err, sizeof err), TC_OK);
+}
+
+/* Sets an entry's last-used time (its mtime) to `t` seconds since the epoch. */
+static void set_used(const char *key, time_t t) {
+  char path[256];
+  entry_file("ns", key, "so", path, sizeof path);
+  struct timespec ts[2] = {{t, 0}, {t, 0}};
+  cr_assert_eq(utimensat(AT_FDCWD, path, ts, 0), 0, "%s", path);
+}
+
+static void put_key(const char *key) {
+  char err[256];
+  cr_assert_eq(tck_cache_put(cache_dir, "ns", key, strlen(key), "so", payload, sizeof payload, NULL, err, sizeof err),
+               TC_OK, "%s", err);
+}
+
+static bool has_key(const char *key) {
+  char path[256];
+  entry_file("ns", key, "so", path, sizeof path);
+  return access(path, F_OK) == 0;
+}
+
+/* Over the cap, the least recently used entries go first; a hit counts as a use; files that are
+ * not entries are left alone. */
+Test(kit_cache, trim_evicts_least_recently_used) {
+  put_key("a"), put_key("b"), put_key("c");
+  set_used("a", 1000), set_used("b", 2000), set_used("c", 3000);
+  tck_cache_hit hit;
+  bool found = false;
+  char note[256], other[256];
+  cr_assert_eq(tck_cache_get(cache_dir, "ns", "a", 1, "so", &hit, &found, note, sizeof note), TC_OK);
+  cr_assert(found);
+  tck_cache_hit_free(&hit);
+  snprintf(other, sizeof other, "%s/README", cache_dir);
+  FILE *f = fopen(other, "w");
+  cr_assert_not_null(f);
+  fputs("not an entry", f);
+  fclose(f);
+  cr_assert_eq(tck_cache_scan(cache_dir, NULL, NULL), 3);
+  uint64_t one = sizeof payload + 88; /* header + payload */
+  cr_assert_eq(tck_cache_trim(cache_dir, 2 * one), 1);
+  cr_assert_not(has_key("b"), "b was the least recently used (a was just hit)");
+  cr_assert(has_key("a") && has_key("c"));
+  cr_assert_eq(tck_cache_trim(cache_dir, 2 * one), 0, "under the cap: nothing goes");
+  cr_assert_eq(tck_cache_clear(cache_dir), 2);
+  cr_assert_eq(access(other, F_OK), 0, "clear removes entries only");
+  cr_assert_eq(tck_cache_scan(cache_dir, NULL, NULL), 0);
+}
+
+/* TC_CACHE_MAX_MB is read on every write; a value that is not a number keeps the default. */
+Test(kit_cache, cap_from_environment) {
+  setenv("TC_CACHE_MAX_MB", "3", 1);
+  cr_assert_eq(tck_cache_cap_bytes(), (uint64_t)3 << 20);
+  setenv("TC_CACHE_MAX_MB", "lots", 1);
+  cr_assert_eq(tck_cache_cap_bytes(), (uint64_t)1024 << 20);
+  unsetenv("TC_CACHE_MAX_MB");
+  cr_assert_eq(tck_cache_cap_bytes(), (uint64_t)1024 << 20);
 }
 
 /* ---------------------------------------------------------------- the test host */

@@ -1085,3 +1085,36 @@ Test(registry, cache_dir_writable_by_others_is_refused) {
   text[n] = 0;
   assert_contains(text, "may be written by others (mode 0777): refused");
 }
+
+/* `tc cache`: a compile fills the backend's directory; stats and list show it; clear empties it
+ * and leaves what is not an entry. */
+Test(registry, cli_cache_stats_list_clear) {
+  const char *cache = dir_new("cache");
+  setenv("TC_CACHE_DIR", cache, 1);
+  unsetenv("TC_PLUGIN_DEFAULT_DIR"); /* the build's own plugins: inductor-cpu writes entries */
+  unsetenv("TC_PLUGIN_PATH");
+  static char out[65536];
+  char cmd[PATH_MAX + 128];
+  snprintf(cmd, sizeof cmd, "'%s/bin/tc' run ln_gelu --backend inductor-cpu --iters 1 >/dev/null 2>&1", TC_BINARY_DIR);
+  cr_assert_eq(command_run(cmd, out, sizeof out), 0, "tc run failed");
+  snprintf(cmd, sizeof cmd, "'%s/bin/tc' cache", TC_BINARY_DIR);
+  cr_assert_eq(command_run(cmd, out, sizeof out), 0, "output: %s", out);
+  assert_contains(out, "inductor-cpu");
+  assert_contains(out, "registry");
+  cr_assert_null(strstr(out, "inductor-cpu          0 entries"), "a compile left no entry: %s", out);
+  snprintf(cmd, sizeof cmd, "'%s/bin/tc' cache list inductor-cpu", TC_BINARY_DIR);
+  cr_assert_eq(command_run(cmd, out, sizeof out), 0, "output: %s", out);
+  assert_contains(out, "inductor-cpu/");
+  assert_contains(out, ".so ");
+  snprintf(cmd, sizeof cmd, "'%s/bin/tc' cache clear inductor-cpu", TC_BINARY_DIR);
+  cr_assert_eq(command_run(cmd, out, sizeof out), 0, "output: %s", out);
+  cr_assert_null(strstr(out, "removed 0 entries"), "output: %s", out);
+  snprintf(cmd, sizeof cmd, "'%s/bin/tc' cache stats inductor-cpu", TC_BINARY_DIR);
+  cr_assert_eq(command_run(cmd, out, sizeof out), 0, "output: %s", out);
+  assert_contains(out, "inductor-cpu          0 entries");
+  snprintf(cmd, sizeof cmd, "'%s/bin/tc' cache stats no-such-backend 2>&1", TC_BINARY_DIR);
+  cr_assert_eq(command_run(cmd, out, sizeof out), 1, "output: %s", out);
+  assert_contains(out, "no directory 'no-such-backend'");
+  assert_contains(out, "there: ");
+  unsetenv("TC_CACHE_DIR");
+}

@@ -10,5 +10,6 @@ int cmd_explain(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_conformance(int argc, char **argv);
 int cmd_options(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
 
 #endif

@@ -238,6 +238,9 @@ tc_status tck_cache_get(const char *dir, const char *ns, const void *key, size_t
     say(err, cap, TC_OK, "cache: discarded %s: %s%s", path, why, removed ? "" : " (could not remove it)");
     return TC_OK;
   }
+  /* Last used now: the size cap evicts the least recently used (cache_admin.c). The name, not
+   * the verified bytes, is touched; a failure only makes the entry look older. */
+  utimensat(AT_FDCWD, path, NULL, AT_SYMLINK_NOFOLLOW);
   memmove(file, file + CACHE_HEADER_SIZE, size); /* keep one allocation: the payload */
   hit->data = file;
   hit->size = size;
@@ -300,5 +303,6 @@ tc_status tck_cache_put(const char *dir, const char *ns, const void *key, size_t
     unlink(tmp);
     return say(err, cap, TC_ERR_UNAVAILABLE, "cache: cannot write %s: %s", path, strerror(e));
   }
+  tck_cache_trim(dir, tck_cache_cap_bytes());
   return TC_OK;
 }

@@ -237,6 +237,28 @@ tc_status tck_cache_put(const char *dir, const char *ns, const void *key, size_t
                         const void *data, size_t size, const char *from_path, char *err, size_t cap);
 void tck_cache_hit_free(tck_cache_hit *hit);
 
+/* ---------------------------------------------------------------- cache administration (cache_admin.c)
+ * The cache base is $TC_CACHE_DIR, else $XDG_CACHE_HOME/tc, else $HOME/.cache/tc ("" when
+ * TC_CACHE_DIR=off or no base is known); each backend has a directory under it, the registry
+ * one named "registry". Each directory is kept under TC_CACHE_MAX_MB (default 1024) after every
+ * write, least recently used entries first (a hit refreshes an entry's mtime). */
+void tck_cache_base(char *out, size_t cap);
+uint64_t tck_cache_cap_bytes(void);
+typedef struct tck_cache_entry {
+  char name[96];    /* file name in its directory */
+  const char *kind; /* points into name */
+  uint64_t bytes;   /* file size, header included */
+  int64_t used_s;   /* last write or hit, seconds since the epoch */
+} tck_cache_entry;
+typedef void (*tck_cache_visit)(const tck_cache_entry *e, void *ud);
+/* Calls fn (may be NULL) for each entry of dir; returns how many, or -1 when dir cannot be read. */
+int tck_cache_scan(const char *dir, tck_cache_visit fn, void *ud);
+/* Removes least recently used entries until dir's entries total at most max_bytes; returns how
+ * many went (-1 out of memory). */
+int tck_cache_trim(const char *dir, uint64_t max_bytes);
+/* Removes every entry of dir (nothing else); returns how many, or -1. */
+int tck_cache_clear(const char *dir);
+
 /* ---------------------------------------------------------------- a host for plugin tests (test_host.c)
  * What tc gives a plugin, in process, without tc: for a plugin's own unit tests (in tree or
  * out). Errors are real tc_error objects; logs are collected; the disk cache is the kit's. */
