@@ -37,7 +37,7 @@ extern "C" {
 #endif
 
 #define TC_ABI_MAJOR 2
-#define TC_ABI_MINOR 0
+#define TC_ABI_MINOR 1
 #define TC_PLUGIN_ENTRY_SYMBOL "tc_plugin_query"
 
 /* Size of a struct up to and including `field` (PJRT's trick): what a writer of an older minor
@@ -91,6 +91,7 @@ typedef enum tc_prim {
   TC_PRIM_GE = 45,
   TC_PRIM_AND = 46, /* bool, or bitwise on integers */
   TC_PRIM_OR = 47,
+  TC_PRIM_FMOD = 48, /* sign of the dividend (C fmod, torch.fmod); since ABI 2.1 */
   /* ternary and conversion: 56..63 */
   TC_PRIM_WHERE = 56,   /* (cond: bool, a, b) */
   TC_PRIM_CONVERT = 57, /* to node dtype; float->int truncates; ->bool is (x != 0) */

@@ -208,6 +208,8 @@ tc_status backend_take_async_error(tc_backend *be) {
 
 /* ---------------------------------------------------------------- capabilities */
 bool backend_accepts(const tc_backend *be, int32_t prim, int32_t dtype, int32_t kind) {
+  /* A prim newer than the plugin's minor version: it cannot know it, capabilities or not. */
+  if (prim >= 0 && be->api && tck_prim_abi_minor(prim) > be->api->abi_minor) return false;
   const tc_ext_base *e = tc_ext_find(be->api->extensions, TC_EXT_CAPABILITIES);
   if (!e || e->struct_size < TC_STRUCT_SIZE(tc_capabilities_ext, kernel_kinds)) return true;
   const tc_capabilities_ext *c = (const tc_capabilities_ext *)e;

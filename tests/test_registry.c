@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
+#include "kit/tc_kit.h" /* tck_prim_abi_minor */
 #if defined(__aarch64__)
 #define TC_TEST_HOST_IS_AARCH64 1
 #else
@@ -312,7 +313,9 @@ Test(registry, abi1_plugin_is_listed_not_called_into) {
   const tc_backend_info *b = listed_expect("abi1_plugin");
   cr_assert_not(b->available);
   assert_contains(b->reason, "built for ABI 1");
-  assert_contains(b->reason, "abi1_plugin: built for tc ABI 1.x, host speaks 2.0");
+  char words[96];
+  snprintf(words, sizeof words, "abi1_plugin: built for tc ABI 1.x, host speaks %d.%d", TC_ABI_MAJOR, TC_ABI_MINOR);
+  assert_contains(b->reason, words); /* it read the host's version at ABI 1's offsets */
   cr_assert(listed_expect("old_minor")->available, "the host carried on");
 }
 
@@ -1117,4 +1120,20 @@ Test(registry, cli_cache_stats_list_clear) {
   assert_contains(out, "no directory 'no-such-backend'");
   assert_contains(out, "there: ");
   unsetenv("TC_CACHE_DIR");
+}
+
+/* A prim added in a later minor version (FMOD, 2.1) is never handed to an older plugin: the host
+ * treats it as declined (the node runs on the fallback), whatever the plugin's capabilities. */
+Test(registry, prims_newer_than_the_plugin_are_declined) {
+  const char *dir = dir_new("p");
+  plugin_add(dir, "old_minor");
+  plugin_add(dir, "new_minor");
+  plugin_path_use(dir);
+  tc_backend *old = backend_find("old_minor", NULL), *cur = backend_find("new_minor", NULL);
+  cr_assert_not_null(old, "%s", tc_last_error());
+  cr_assert_not_null(cur, "%s", tc_last_error());
+  cr_assert_eq(tck_prim_abi_minor(TC_PRIM_FMOD), 1u);
+  cr_assert_not(backend_accepts(old, TC_PRIM_FMOD, -1, -1), "a 2.0 plugin cannot know FMOD");
+  cr_assert(backend_accepts(old, TC_PRIM_REMAINDER, -1, -1));
+  cr_assert(backend_accepts(cur, TC_PRIM_FMOD, -1, -1), "a newer plugin takes it");
 }

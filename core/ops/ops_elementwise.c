@@ -73,6 +73,14 @@ tc_tensor *tc_remainder(tc_tensor *a, tc_tensor *b) {
   return binary("tc_remainder", TC_PRIM_REMAINDER, a, b);
 }
 
+tc_tensor *tc_fmod(tc_tensor *a, tc_tensor *b) {
+  if (!a || !b) return NULL;
+  if (dtype_promote(a->dtype, b->dtype) == TC_BOOL)
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_fmod: bool operands are not supported (a: %s, b: %s)",
+                           OPS_SHAPE(a), OPS_SHAPE(b));
+  return binary("tc_fmod", TC_PRIM_FMOD, a, b);
+}
+
 tc_tensor *tc_pow(tc_tensor *a, tc_tensor *b) {
   if (!a || !b) return NULL;
   tc_dtype d = dtype_promote(a->dtype, b->dtype);

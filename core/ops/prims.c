@@ -199,7 +199,8 @@ static unsigned binary_kinds(tc_prim p, bool *to_bool) {
   case TC_PRIM_DIV:
   case TC_PRIM_MAX:
   case TC_PRIM_MIN:
-  case TC_PRIM_REMAINDER: return DK_INT | DK_FLOAT;
+  case TC_PRIM_REMAINDER:
+  case TC_PRIM_FMOD: return DK_INT | DK_FLOAT;
   case TC_PRIM_POW: return DK_FLOAT;
   case TC_PRIM_EQ:
   case TC_PRIM_NE:

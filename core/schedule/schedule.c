@@ -33,7 +33,7 @@ static bool users_build(const tc_graph *g, int32_t n_values, users *u) {
 }
 
 static bool prim_elementwise(tc_prim p) {
-  return (p >= TC_PRIM_NEG && p <= TC_PRIM_ISNAN) || (p >= TC_PRIM_ADD && p <= TC_PRIM_OR) || p == TC_PRIM_WHERE ||
+  return (p >= TC_PRIM_NEG && p <= TC_PRIM_ISNAN) || (p >= TC_PRIM_ADD && p <= TC_PRIM_FMOD) || p == TC_PRIM_WHERE ||
          p == TC_PRIM_CONVERT;
 }
 static bool prim_view(tc_prim p) {

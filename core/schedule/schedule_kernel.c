@@ -174,7 +174,7 @@ static void memo_add(kbuild *k, int32_t value, const sched_access *a, int32_t op
 }
 
 static bool is_elementwise(tc_prim p) {
-  return (p >= TC_PRIM_NEG && p <= TC_PRIM_ISNAN) || (p >= TC_PRIM_ADD && p <= TC_PRIM_OR) || p == TC_PRIM_WHERE ||
+  return (p >= TC_PRIM_NEG && p <= TC_PRIM_ISNAN) || (p >= TC_PRIM_ADD && p <= TC_PRIM_FMOD) || p == TC_PRIM_WHERE ||
          p == TC_PRIM_CONVERT;
 }
 static bool is_view(tc_prim p) {

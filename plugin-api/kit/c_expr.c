@@ -75,6 +75,7 @@ bool tck_c_prim_expr(tck_str *s, int32_t prim, int32_t in, int32_t out, const ch
     else tck_str_printf(s, "(%s < %s ? %s : %s)", a, b, a, b);
     break;
   case TC_PRIM_REMAINDER: tck_str_printf(s, "tc_rem_%s(%s, %s)", tck_dtype_name(in), a, b); break;
+  case TC_PRIM_FMOD: tck_str_printf(s, "tc_fmod_%s(%s, %s)", tck_dtype_name(in), a, b); break;
   case TC_PRIM_EQ: tck_str_printf(s, "(uint8_t)(%s == %s)", a, b); break;
   case TC_PRIM_NE: tck_str_printf(s, "(uint8_t)(%s != %s)", a, b); break;
   case TC_PRIM_LT: tck_str_printf(s, "(uint8_t)(%s < %s)", a, b); break;

@@ -62,6 +62,7 @@ const char *tck_prim_name(int32_t prim) {
   case TC_PRIM_MAX: return "max";
   case TC_PRIM_MIN: return "min";
   case TC_PRIM_REMAINDER: return "remainder";
+  case TC_PRIM_FMOD: return "fmod";
   case TC_PRIM_EQ: return "eq";
   case TC_PRIM_NE: return "ne";
   case TC_PRIM_LT: return "lt";
@@ -146,10 +147,12 @@ void tck_contiguous_strides(int32_t rank, const int64_t *sizes, int64_t *strides
   }
 }
 
+uint32_t tck_prim_abi_minor(int32_t p) { return p == TC_PRIM_FMOD ? 1u : 0u; }
+
 /* Bits lo..hi (inclusive, within one 64-bit word) of a prim set. */
 #define PRIM_BITS(lo, hi) ((~0ull >> (63 - ((hi) - (lo)))) << ((lo) % 64))
 const uint64_t tck_prims_all[2] = {
-    PRIM_BITS(TC_PRIM_NEG, TC_PRIM_ISNAN) | PRIM_BITS(TC_PRIM_ADD, TC_PRIM_OR) | PRIM_BITS(TC_PRIM_WHERE, TC_PRIM_CONVERT),
+    PRIM_BITS(TC_PRIM_NEG, TC_PRIM_ISNAN) | PRIM_BITS(TC_PRIM_ADD, TC_PRIM_FMOD) | PRIM_BITS(TC_PRIM_WHERE, TC_PRIM_CONVERT),
     PRIM_BITS(TC_PRIM_REDUCE_SUM, TC_PRIM_ARGMIN) | PRIM_BITS(TC_PRIM_RESHAPE, TC_PRIM_REVERSE) |
         PRIM_BITS(TC_PRIM_GATHER, TC_PRIM_SCATTER_ADD) | PRIM_BITS(TC_PRIM_IOTA, TC_PRIM_RANDOM) |
         PRIM_BITS(TC_PRIM_MATMUL, TC_PRIM_MATMUL)};

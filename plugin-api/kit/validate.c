@@ -78,13 +78,13 @@ static tc_status check_exprs(vctx *v, const tc_size_expr *exprs, size_t expr_siz
 static bool dtype_known(int32_t dtype) { return dtype >= 0 && dtype < TC_DTYPE_COUNT; }
 
 static bool prim_elementwise(int32_t p) {
-  return (p >= TC_PRIM_NEG && p <= TC_PRIM_ISNAN) || (p >= TC_PRIM_ADD && p <= TC_PRIM_OR) || p == TC_PRIM_WHERE ||
+  return (p >= TC_PRIM_NEG && p <= TC_PRIM_ISNAN) || (p >= TC_PRIM_ADD && p <= TC_PRIM_FMOD) || p == TC_PRIM_WHERE ||
          p == TC_PRIM_CONVERT;
 }
 
 static int32_t prim_arity(int32_t p) {
   if (p == TC_PRIM_WHERE) return 3;
-  if (p >= TC_PRIM_ADD && p <= TC_PRIM_OR) return 2;
+  if (p >= TC_PRIM_ADD && p <= TC_PRIM_FMOD) return 2;
   return 1;
 }
 

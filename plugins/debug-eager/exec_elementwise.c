@@ -84,6 +84,7 @@ static double binary_float(int32_t prim, double a, double b) {
     if (m != 0 && ((b < 0) != (m < 0))) m += b;
     return m;
   }
+  case TC_PRIM_FMOD: return fmod(a, b);
   default: return NAN;
   }
 }
@@ -106,6 +107,7 @@ static int64_t binary_int(int32_t prim, int64_t a, int64_t b) {
     if (m != 0 && ((m < 0) != (b < 0))) m += b;
     return m;
   }
+  case TC_PRIM_FMOD: return b == 0 || b == -1 ? 0 : a % b; /* as REMAINDER: no trap on 0 or INT_MIN % -1 */
   case TC_PRIM_AND: return a & b;
   case TC_PRIM_OR: return a | b;
   default: return 0;

@@ -32,6 +32,7 @@ de_prim_info de_prim_info_of(int32_t prim) {
   case TC_PRIM_MAX: return (de_prim_info){"max", DE_FAMILY_BINARY, DE_NUMBERS};
   case TC_PRIM_MIN: return (de_prim_info){"min", DE_FAMILY_BINARY, DE_NUMBERS};
   case TC_PRIM_REMAINDER: return (de_prim_info){"remainder", DE_FAMILY_BINARY, DE_NUMBERS};
+  case TC_PRIM_FMOD: return (de_prim_info){"fmod", DE_FAMILY_BINARY, DE_NUMBERS};
   case TC_PRIM_EQ: return (de_prim_info){"eq", DE_FAMILY_BINARY, DE_ALL};
   case TC_PRIM_NE: return (de_prim_info){"ne", DE_FAMILY_BINARY, DE_ALL};
   case TC_PRIM_LT: return (de_prim_info){"lt", DE_FAMILY_BINARY, DE_ALL};

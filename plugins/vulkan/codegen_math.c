@@ -31,7 +31,7 @@ void vk_gen_math_helpers(vk_gen *g, tck_str *t, const char *body) {
     tck_str_puts(t, vk_glsl_minmax_f32);
     if (g->uses_i64) tck_str_puts(t, vk_glsl_minmax_64);
   }
-  if (used(body, "tc_rem_")) {
+  if (used(body, "tc_rem_") || used(body, "tc_fmod_")) {
     tck_str_puts(t, vk_glsl_rem_f32);
     if (g->uses_i64) tck_str_puts(t, vk_glsl_rem_64);
   }

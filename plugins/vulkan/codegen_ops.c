@@ -197,6 +197,7 @@ static void prim_expr(vk_gen *g, tck_str *t, const tc_kop *op, const char *a, co
     else tck_str_printf(t, "tc_min_%s(%s, %s)", fsuf(d), a, b);
     return;
   case TC_PRIM_REMAINDER: tck_str_printf(t, "tc_rem_%s(%s, %s)", fsuf(d), a, b); return;
+  case TC_PRIM_FMOD: tck_str_printf(t, "tc_fmod_%s(%s, %s)", fsuf(d), a, b); return;
   case TC_PRIM_EQ: tck_str_printf(t, "(%s == %s)", a, b); return;
   case TC_PRIM_NE: tck_str_printf(t, "(%s != %s)", a, b); return;
   case TC_PRIM_LT: tck_str_printf(t, d == TC_BOOL ? "(int(%s) < int(%s))" : "(%s < %s)", a, b); return;

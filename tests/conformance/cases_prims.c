@@ -1,8 +1,8 @@
 /* cases_prims.c — one or more conformance cases per primitive (docs/primitives.md). Each case
  * is a tiny model built on the public op that maps to the prim (tc_neg -> NEG, tc_sum ->
  * REDUCE_SUM, tc_permute -> PERMUTE, ...), checked against hand-computed values including the
- * NaN / Inf / -0 edge cases. REMAINDER, REVERSE, PAD, integer DIV and bitwise AND/OR come
- * through tc_remainder, tc_flip, tc_pad, tc_div_trunc and tc_bitwise_*; out-of-range GATHER and
+ * NaN / Inf / -0 edge cases. REMAINDER, FMOD, REVERSE, PAD, integer DIV and bitwise AND/OR come
+ * through tc_remainder, tc_fmod, tc_flip, tc_pad, tc_div_trunc and tc_bitwise_*; out-of-range GATHER and
  * SCATTER_ADD indices through tc_gather and tc_scatter_add, which pass index values through.
  *
  * Exact checks (rtol = atol = 0) also compare the sign of zero; transcendental values use a
@@ -235,6 +235,16 @@ CONF_CASE(prims, remainder_divisor_sign) {
   BINARY(m_remainder, TC_F32, D(5.0, -5.0, 5.0, -5.0, -3.0, 1.0, INFINITY, -1.0, 5.5),
          D(3.0, 3.0, -3.0, -3.0, 3.0, 0.0, 2.0, INFINITY, 2.0), D(2.0, 1.0, -1.0, -2.0, -0.0, NAN, NAN, INFINITY, 1.5), 0);
   BINARY(m_remainder, TC_I32, D(5, -5, 5, -5, 4, 6), D(3, 3, -3, -3, 0, 3), D(2, 1, -1, -2, 0, 0), 0);
+}
+
+/* torch.fmod: the dividend's sign; integer division by zero gives 0 as for REMAINDER (PyTorch
+ * raises there). */
+static tc_tensor *m_fmod(tc_tensor *a, tc_tensor *b) { return tc_fmod(a, b); }
+CONF_CASE(prims, fmod_dividend_sign) {
+  BINARY(m_fmod, TC_F32, D(5.0, -5.0, 5.0, -5.0, -3.0, 1.0, INFINITY, -1.0, 5.5),
+         D(3.0, 3.0, -3.0, -3.0, 3.0, 0.0, 2.0, INFINITY, 2.0), D(2.0, -2.0, 2.0, -2.0, -0.0, NAN, NAN, -1.0, 1.5), 0);
+  BINARY(m_fmod, TC_I32, D(5, -5, 5, -5, 4, 6), D(3, 3, -3, -3, 0, 3), D(2, -2, 2, -2, 0, 0), 0);
+  BINARY(m_fmod, TC_I64, D(7, -7), D(-2, 2), D(1, -1), 0);
 }
 
 static tc_tensor *m_eq(tc_tensor *a, tc_tensor *b) { return tc_eq(a, b); }

@@ -142,6 +142,7 @@ TC_API tc_tensor *tc_mul(tc_tensor *a, tc_tensor *b);
 TC_API tc_tensor *tc_div(tc_tensor *a, tc_tensor *b); /* true division: integers promote to f32 */
 TC_API tc_tensor *tc_div_trunc(tc_tensor *a, tc_tensor *b); /* rounds toward zero (torch rounding_mode="trunc") */
 TC_API tc_tensor *tc_remainder(tc_tensor *a, tc_tensor *b); /* the divisor's sign, as torch.remainder */
+TC_API tc_tensor *tc_fmod(tc_tensor *a, tc_tensor *b);      /* the dividend's sign, as torch.fmod */
 TC_API tc_tensor *tc_pow(tc_tensor *a, tc_tensor *b);
 TC_API tc_tensor *tc_maximum(tc_tensor *a, tc_tensor *b);
 TC_API tc_tensor *tc_minimum(tc_tensor *a, tc_tensor *b);

@@ -74,7 +74,7 @@ TC_MINMAX(f32, float)
 TC_MINMAX(f64, double)
 
 /* Integer arithmetic wraps (two's complement) instead of being undefined on overflow; division
- * by zero gives 0, remainder takes the divisor's sign. */
+ * by zero gives 0, remainder takes the divisor's sign, fmod the dividend's. */
 #define TC_INT_OPS(S, T, U)                                                                 \
   TC_FN T tc_add_##S(T a, T b) { return (T)((U)a + (U)b); }                                  \
   TC_FN T tc_sub_##S(T a, T b) { return (T)((U)a - (U)b); }                                  \
@@ -84,11 +84,14 @@ TC_MINMAX(f64, double)
     if (b == 0 || b == -1) return 0;                                                        \
     T r = a % b;                                                                            \
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;                                    \
-  }
+  }                                                                                         \
+  TC_FN T tc_fmod_##S(T a, T b) { return b == 0 || b == -1 ? 0 : a % b; }
 TC_INT_OPS(i32, int32_t, uint32_t)
 TC_INT_OPS(i64, int64_t, uint64_t)
 TC_FN float tc_rem_f32(float a, float b) { float r = fmodf(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
 TC_FN double tc_rem_f64(double a, double b) { double r = fmod(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+TC_FN float tc_fmod_f32(float a, float b) { return fmodf(a, b); }
+TC_FN double tc_fmod_f64(double a, double b) { return fmod(a, b); }
 
 /* Float -> int truncates toward zero; NaN gives 0 and out-of-range values saturate. */
 #define TC_F2I(S, F, D, T, LO, HI) \
