@@ -64,22 +64,18 @@ tc_tensor *tc_div_trunc(tc_tensor *a, tc_tensor *b) {
   return ops_end(s, prim_where(neg, prim_unary(TC_PRIM_CEIL, q), prim_unary(TC_PRIM_FLOOR, q)));
 }
 
-/* torch.remainder: the result takes the divisor's sign. */
-tc_tensor *tc_remainder(tc_tensor *a, tc_tensor *b) {
+/* remainder and fmod: numbers only, as in PyTorch (bool has no remainder). */
+static tc_tensor *binary_numbers(const char *op, tc_prim p, tc_tensor *a, tc_tensor *b) {
   if (!a || !b) return NULL;
   if (dtype_promote(a->dtype, b->dtype) == TC_BOOL)
-    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_remainder: bool operands are not supported (a: %s, b: %s)",
+    return core_error_null(TC_ERR_INVALID_ARGUMENT, "%s: bool operands are not supported (a: %s, b: %s)", op,
                            OPS_SHAPE(a), OPS_SHAPE(b));
-  return binary("tc_remainder", TC_PRIM_REMAINDER, a, b);
+  return binary(op, p, a, b);
 }
 
-tc_tensor *tc_fmod(tc_tensor *a, tc_tensor *b) {
-  if (!a || !b) return NULL;
-  if (dtype_promote(a->dtype, b->dtype) == TC_BOOL)
-    return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_fmod: bool operands are not supported (a: %s, b: %s)",
-                           OPS_SHAPE(a), OPS_SHAPE(b));
-  return binary("tc_fmod", TC_PRIM_FMOD, a, b);
-}
+/* torch.remainder: the result takes the divisor's sign; torch.fmod: the dividend's. */
+tc_tensor *tc_remainder(tc_tensor *a, tc_tensor *b) { return binary_numbers("tc_remainder", TC_PRIM_REMAINDER, a, b); }
+tc_tensor *tc_fmod(tc_tensor *a, tc_tensor *b) { return binary_numbers("tc_fmod", TC_PRIM_FMOD, a, b); }
 
 tc_tensor *tc_pow(tc_tensor *a, tc_tensor *b) {
   if (!a || !b) return NULL;
