@@ -181,6 +181,61 @@ Test(core_scope, releases_and_keeps) {
   tc_release(base);
 }
 
+/* tc_retain then tc_release inside a scope is a no-op: the scope still frees the tensor (it
+ * used to give up the scope's claim, and the tensor was never freed). Counted through the
+ * storage's refcount, which every view of base holds once. */
+Test(core_scope, retain_release_inside_a_scope_is_a_no_op) {
+  int64_t sizes[1] = {4};
+  tc_tensor *base = iota_f32(1, sizes);
+  tc_storage *st = base->storage;
+  tc_scope *s = tc_scope_open();
+  tc_tensor *t = tensor_new_view(base, 1, sizes, (int64_t[]){1}, 0);
+  tc_retain(t);
+  tc_release(t);
+  cr_assert_eq(t->scope, s, "the scope still holds its claim");
+  cr_assert_eq(t->refcount, 1);
+  /* Twice over, interleaved: two retains, two releases. */
+  tc_retain(t);
+  tc_retain(t);
+  tc_release(t);
+  tc_release(t);
+  cr_assert_eq(t->scope, s);
+  tc_scope_close(s);
+  cr_assert_eq(st->refcount, 1, "the scope freed t");
+
+  /* A retain outlives the scope; the caller's release frees it. */
+  s = tc_scope_open();
+  t = tc_retain(tensor_new_view(base, 1, sizes, (int64_t[]){1}, 0));
+  tc_scope_close(s);
+  cr_assert_eq(st->refcount, 2);
+  tc_release(t);
+  cr_assert_eq(st->refcount, 1);
+
+  /* With no retain outstanding, a release is the creation reference, given up early. */
+  s = tc_scope_open();
+  t = tensor_new_view(base, 1, sizes, (int64_t[]){1}, 0);
+  tc_release(t);
+  cr_assert_eq(st->refcount, 1);
+  tc_scope_close(s);
+  cr_assert_eq(st->refcount, 1, "nothing released twice");
+  tc_release(base);
+}
+
+/* tc_flip over no dims, and a compiled function returning its input, hand back handles of their
+ * own: releasing the operand first never frees what the caller still holds. */
+Test(core_scope, identity_results_are_their_own_handles) {
+  int64_t sizes[1] = {4};
+  tc_tensor *x = iota_f32(1, sizes);
+  tc_tensor *y = tc_flip(x, 0, NULL);
+  cr_assert_not_null(y, "%s", tc_last_error());
+  cr_assert_neq(y, x);
+  tc_release(x);
+  float v[4];
+  cr_assert_eq(tc_to_host(y, v, sizeof v), TC_OK);
+  cr_assert_eq(v[3], 3.0f);
+  tc_release(y);
+}
+
 Test(core_scope, closing_outer_closes_inner) {
   int64_t sizes[1] = {2};
   tc_tensor *base = iota_f32(1, sizes);

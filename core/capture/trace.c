@@ -64,7 +64,8 @@ static int32_t val_new(tc_trace *tr, int32_t def) {
 
 static bool proxy_track(tc_trace *tr, tc_tensor *p) {
   if (!grow((void **)&tr->proxies, &tr->cap_proxies, tr->n_proxies + 1, sizeof *tr->proxies)) return false;
-  tr->proxies[tr->n_proxies++] = tc_retain(p);
+  tensor_hold(p); /* ours: not the caller's retain, not the creation reference */
+  tr->proxies[tr->n_proxies++] = p;
   return true;
 }
 
@@ -173,7 +174,7 @@ void trace_end(tc_trace *tr) {
     tc_tensor *p = tr->proxies[i];
     p->value = -1;
     p->trace = &trace_dead;
-    tc_release(p);
+    tensor_drop(p);
   }
   free(tr->proxies);
   memset(tr, 0, sizeof *tr);

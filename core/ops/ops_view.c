@@ -214,7 +214,7 @@ tc_tensor *tc_flip(tc_tensor *x, int n_dims, const int *dims) {
       if (norm[j] == norm[i])
         return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_flip: dim %d is listed twice (x: %s)", dims[i], OPS_SHAPE(x));
   }
-  if (n_dims == 0) return tc_retain(x);
+  if (n_dims == 0) return ops_identity(x);
   return prim_reverse(x, n_dims, norm);
 }
 

@@ -187,8 +187,11 @@ static tc_status kernels_run(tc_lowered *l, const int64_t *syms, tc_tensor *cons
   for (int32_t k = 0; k < no && st == TC_OK; k++) {
     if (outputs[k]) continue;
     int32_t v = g->outputs[k], b = s->value_buf[v];
-    if (b >= 0 && s->bufs[b].kind == SBUF_INPUT) outputs[k] = tc_retain(ins[s->bufs[b].index]);
-    else if (b >= 0 && s->bufs[b].kind == SBUF_OUTPUT) outputs[k] = tc_retain(outputs[s->bufs[b].index]);
+    /* A handle of its own (a view of the same storage), never a tc_retain'd alias (tensor.c). */
+    tc_tensor *same = b >= 0 && s->bufs[b].kind == SBUF_INPUT    ? ins[s->bufs[b].index]
+                      : b >= 0 && s->bufs[b].kind == SBUF_OUTPUT ? outputs[s->bufs[b].index]
+                                                                 : NULL;
+    if (same) outputs[k] = tensor_new_view(same, same->rank, same->sizes, same->strides, same->offset);
     if (!outputs[k]) st = core_error(TC_ERR_INTERNAL, "%s: output %d of graph %s has no buffer", be->name, k, g->name);
   }
 out:

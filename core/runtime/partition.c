@@ -69,7 +69,10 @@ static tc_status partitioned_run(tc_lowered *l, const int64_t *syms, tc_tensor *
     }
   }
   for (int32_t k = 0; k < g->n_outputs && s == TC_OK; k++) {
-    outputs[k] = tc_retain(vals[g->outputs[k]]);
+    /* A handle of its own (a view): an alias made with tc_retain would be counted as the
+     * caller's retain (tensor.c). */
+    tc_tensor *v = vals[g->outputs[k]];
+    outputs[k] = v ? tensor_new_view(v, v->rank, v->sizes, v->strides, v->offset) : NULL;
     if (!outputs[k]) s = core_error(TC_ERR_INTERNAL, "graph %s: output %d was not computed by any part", g->name, (int)k);
   }
   if (s != TC_OK)

@@ -199,7 +199,8 @@ tc_tensor *tensor_to_backend(const char *op, tc_tensor *t, tc_backend *be) {
   if (!be || be->host_memory) return tensor_on_host(op, t);
   if (t->storage->backend == be) return tensor_new_view(t, t->rank, t->sizes, t->strides, t->offset);
   /* Stage through a contiguous host copy, then one write. */
-  tc_tensor *h = tc_is_contiguous(t) && !t->storage->backend ? tc_retain(t) : host_copy_of(op, t);
+  tc_tensor *h = tc_is_contiguous(t) && !t->storage->backend ? tensor_new_view(t, t->rank, t->sizes, t->strides, t->offset)
+                                                              : host_copy_of(op, t);
   tc_tensor *d = h ? tensor_new_on_backend(be, op, t->dtype, t->rank, t->sizes) : NULL;
   const size_t bytes = (size_t)tensor_numel(t) * tck_dtype_size(t->dtype);
   tc_status s = d && bytes ? backend_buffer_write(be, d->storage->buffer, 0, tensor_host_data(h), bytes) : TC_OK;

@@ -2,7 +2,7 @@
  * made while they are open.
  *
  * A claimed tensor's creation reference belongs to its scope. tc_release on a claimed tensor
- * gives that reference up early (the scope then skips it), which is what lets op code release
+ * with no tc_retain outstanding gives that reference up early (the scope then skips it), which is what lets op code release
  * its intermediates the same way inside and outside scopes. tc_scope_keep moves the claim to the
  * enclosing scope, or hands the reference to the caller when there is none. */
 #include <stdlib.h>
@@ -66,7 +66,7 @@ static void scope_close_one(tc_scope *s) {
     tc_tensor *t = s->items[i];
     if (!t) continue;
     scope_unclaim(t);
-    tc_release(t);
+    tensor_drop(t); /* the creation reference, whatever tc_retain calls are outstanding */
   }
   free(s->items);
   free(s);

@@ -167,18 +167,35 @@ int tensor_dim(const char *op, int dim, int rank) {
 }
 
 /* ---------------------------------------------------------------- public lifetime */
-tc_tensor *tc_retain(tc_tensor *t) {
+void tensor_hold(tc_tensor *t) {
   if (t) __atomic_add_fetch(&t->refcount, 1, __ATOMIC_RELAXED);
+}
+
+void tensor_drop(tc_tensor *t) {
+  if (!t || __atomic_sub_fetch(&t->refcount, 1, __ATOMIC_ACQ_REL) > 0) return;
+  storage_release(t->storage);
+  free(t);
+}
+
+tc_tensor *tc_retain(tc_tensor *t) {
+  if (!t) return NULL;
+  __atomic_add_fetch(&t->user_refs, 1, __ATOMIC_RELAXED);
+  tensor_hold(t);
   return t;
 }
 
+/* Gives back one of the caller's tc_retain references if any is outstanding, so that
+ * `tc_retain(t); tc_release(t)` inside a scope leaves the scope's claim in place (the scope
+ * still frees t). With none outstanding the caller is releasing the creation reference: a
+ * claimed tensor's scope gives it up early (see scope.c). The core never hands out a
+ * tc_retain'd alias, so the count only ever holds the caller's own retains. */
 void tc_release(tc_tensor *t) {
   if (!t) return;
-  /* Releasing a claimed tensor gives up its scope's creation reference (see scope.c). */
-  scope_unclaim(t);
-  if (__atomic_sub_fetch(&t->refcount, 1, __ATOMIC_ACQ_REL) > 0) return;
-  storage_release(t->storage);
-  free(t);
+  int32_t u = __atomic_load_n(&t->user_refs, __ATOMIC_RELAXED);
+  while (u > 0 && !__atomic_compare_exchange_n(&t->user_refs, &u, u - 1, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+  if (u <= 0) scope_unclaim(t);
+  tensor_drop(t);
 }
 
 /* ---------------------------------------------------------------- public metadata */

@@ -38,6 +38,9 @@ struct tc_tensor {
   /* The open scope holding the creation reference (scope.c), or NULL. */
   struct tc_scope *scope;
   int32_t scope_slot;
+  /* References taken through the public tc_retain and not yet given back: tc_release gives
+   * one of those back before it touches the creation reference (see tc_release). */
+  int32_t user_refs;
 };
 
 /* Allocates a tensor with refcount 1, registered in the innermost open scope. */
@@ -59,6 +62,10 @@ size_t host_block_size(size_t bytes);
 void storage_release(tc_storage *s);
 void tensor_contiguous_strides(int rank, const int64_t *sizes, int64_t *strides);
 bool tensor_is_proxy(const tc_tensor *t);
+/* The core's own references (a trace holding its proxies): counted in refcount only, never
+ * mistaken for a caller's tc_retain or for the creation reference. tensor_drop frees at 0. */
+void tensor_hold(tc_tensor *t);
+void tensor_drop(tc_tensor *t);
 int64_t tensor_numel(const tc_tensor *t);
 /* Host pointer to element 0 of the view (offset applied); NULL for device storage. */
 void *tensor_host_data(const tc_tensor *t);

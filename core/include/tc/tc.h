@@ -64,11 +64,16 @@ TC_API const char *tc_dtype_name(tc_dtype d);
 TC_API size_t tc_dtype_size(tc_dtype d); /* bytes per element; 0 for an unknown dtype */
 
 /* ---------------------------------------------------------------- lifetime */
+/* tc_release gives back one of your tc_retain references first; with none outstanding it
+ * releases the creation reference (inside a scope: gives it up early, and the scope skips the
+ * tensor). So `tc_retain(t); tc_release(t)` changes nothing, and tc_retain is how a tensor
+ * outlives its scope. */
 TC_API tc_tensor *tc_retain(tc_tensor *t);
 TC_API void tc_release(tc_tensor *t); /* NULL is fine */
 
 /* Scopes: every tensor created while a scope is open is released when it closes, except those
- * passed to tc_scope_keep (which survive into the enclosing scope). Scopes nest. */
+ * passed to tc_scope_keep (which survive into the enclosing scope) or retained (your reference
+ * survives the scope's). Scopes nest. */
 typedef struct tc_scope tc_scope;
 TC_API tc_scope *tc_scope_open(void);
 TC_API tc_tensor *tc_scope_keep(tc_scope *s, tc_tensor *t); /* returns t */
