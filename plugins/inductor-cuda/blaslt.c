@@ -73,30 +73,16 @@ static char g_lt_why[512];
 static pthread_once_t g_lt_once = PTHREAD_ONCE_INIT;
 
 static void blaslt_load_once(void) {
-  const char *names[] = {"libcublasLt.so." STR(CUBLAS_VER_MAJOR), "libcublasLt.so"};
-  char first_err[256] = "";
-  void *lib = NULL;
-  for (size_t i = 0; i < sizeof names / sizeof names[0] && !lib; i++) {
-    lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    if (!lib && i == 0) {
-      const char *e = dlerror();
-      size_t nl = strlen(names[i]); /* dlerror repeats the name: "libx.so: cannot open ..." */
-      if (e && !strncmp(e, names[i], nl) && e[nl] == ':' && e[nl + 1] == ' ') e += nl + 2;
-      snprintf(first_err, sizeof first_err, "%s", e ? e : "not found");
-    }
-  }
+  static const char *const names[] = {"libcublasLt.so." STR(CUBLAS_VER_MAJOR), "libcublasLt.so"};
+  char why[300];
+  void *lib = icuda_dlopen_first(names, 2, why, sizeof why);
   if (!lib) {
-    snprintf(g_lt_why, sizeof g_lt_why, "no cuBLASLt (%s: %s)", names[0], first_err);
+    snprintf(g_lt_why, sizeof g_lt_why, "no cuBLASLt (%s)", why);
     return;
   }
   blaslt_fns f = {.lib = lib};
   const char *missing = NULL;
-#define SYM(field, symbol)                 \
-  do {                                     \
-    void *p_ = dlsym(lib, symbol);         \
-    if (!p_ && !missing) missing = symbol; \
-    memcpy(&f.field, &p_, sizeof p_);      \
-  } while (0)
+#define SYM(field, symbol) icuda_dlsym(lib, symbol, &f.field, sizeof f.field, &missing)
   SYM(Create, "cublasLtCreate");
   SYM(Destroy, "cublasLtDestroy");
   SYM(GetStatusName, "cublasLtGetStatusName");

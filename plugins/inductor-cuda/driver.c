@@ -24,30 +24,16 @@ static char g_why[512];
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 static void driver_load_once(void) {
-  const char *names[] = {"libcuda.so.1", "libcuda.so"};
-  char first_err[256] = "";
-  void *lib = NULL;
-  for (size_t i = 0; i < sizeof names / sizeof names[0] && !lib; i++) {
-    lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    if (!lib && i == 0) {
-      const char *e = dlerror();
-      size_t nl = strlen(names[i]); /* dlerror repeats the name: "libx.so: cannot open ..." */
-      if (e && !strncmp(e, names[i], nl) && e[nl] == ':' && e[nl + 1] == ' ') e += nl + 2;
-      snprintf(first_err, sizeof first_err, "%s", e ? e : "not found");
-    }
-  }
+  static const char *const names[] = {"libcuda.so.1", "libcuda.so"};
+  char why[300];
+  void *lib = icuda_dlopen_first(names, 2, why, sizeof why);
   if (!lib) {
-    snprintf(g_why, sizeof g_why, "no CUDA driver (libcuda.so.1: %s)", first_err);
+    snprintf(g_why, sizeof g_why, "no CUDA driver (%s)", why);
     return;
   }
   icuda_driver d = {.lib = lib};
   const char *missing = NULL;
-#define SYM(field, symbol)                                   \
-  do {                                                       \
-    void *p_ = dlsym(lib, symbol);                           \
-    if (!p_ && !missing) missing = symbol;                   \
-    memcpy(&d.field, &p_, sizeof p_); /* object -> function pointer */ \
-  } while (0)
+#define SYM(field, symbol) icuda_dlsym(lib, symbol, &d.field, sizeof d.field, &missing)
   SYM(cuInit, "cuInit");
   SYM(cuDriverGetVersion, "cuDriverGetVersion");
   SYM(cuGetErrorName, "cuGetErrorName");

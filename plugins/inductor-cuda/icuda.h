@@ -71,6 +71,11 @@ typedef struct icuda_nvrtc icuda_nvrtc; /* the dlopen'd library and its function
 /* Loads NVRTC (libnvrtc.so.13, libnvrtc.so); NULL with why in err. Thread-safe, loaded once. */
 const icuda_nvrtc *icuda_nvrtc_load(char *err, size_t cap);
 /* "13.0": part of every cache key. */
+/* dynlib.c: dlopen the first of names that loads; NULL with why = "<names[0]>: <its dlerror>". */
+void *icuda_dlopen_first(const char *const *names, size_t n, char *why, size_t cap);
+/* dlsym of symbol into the function pointer at fn_ptr (NULL when absent); the first symbol
+ * missing is kept in *missing. */
+void icuda_dlsym(void *lib, const char *symbol, void *fn_ptr, size_t size, const char **missing);
 const char *icuda_nvrtc_version(const icuda_nvrtc *n);
 /* The flags every compile uses for sm (no fast math: results follow PyTorch; no FMA
  * contraction: elementwise results match the other backends bit for bit). Part of the key. */

@@ -31,37 +31,28 @@ static struct icuda_nvrtc lib;
 static bool lib_ok;
 static char lib_err[512];
 
-/* dlsym into a function pointer without the object/function pointer cast ISO C frowns on. */
-static bool sym(void *dl, const char *name, void *fn_ptr, size_t size) {
-  void *p = dlsym(dl, name);
-  if (!p) {
-    snprintf(lib_err, sizeof lib_err, "NVRTC: %s not found in the library", name);
-    return false;
-  }
-  memcpy(fn_ptr, &p, size);
-  return true;
-}
-#define SYM(field, name) sym(lib.dl, name, &lib.field, sizeof lib.field)
+#define SYM(field, name) icuda_dlsym(lib.dl, name, &lib.field, sizeof lib.field, &missing)
 
 static void load(void) {
   static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so"};
-  char tried[400] = "";
-  for (size_t i = 0; i < sizeof names / sizeof names[0] && !lib.dl; i++) {
-    lib.dl = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    if (!lib.dl) {
-      const char *e = dlerror();
-      snprintf(tried + strlen(tried), sizeof tried - strlen(tried), "%s%s", *tried ? "; " : "", e ? e : names[i]);
-    }
-  }
+  char why[300];
+  lib.dl = icuda_dlopen_first(names, 2, why, sizeof why);
   if (!lib.dl) {
-    snprintf(lib_err, sizeof lib_err, "NVRTC could not be loaded (%s)", tried);
+    snprintf(lib_err, sizeof lib_err, "NVRTC could not be loaded (%s)", why);
     return;
   }
-  if (!SYM(GetErrorString, "nvrtcGetErrorString") || !SYM(Version, "nvrtcVersion") ||
-      !SYM(CreateProgram, "nvrtcCreateProgram") || !SYM(DestroyProgram, "nvrtcDestroyProgram") ||
-      !SYM(CompileProgram, "nvrtcCompileProgram") || !SYM(GetCUBINSize, "nvrtcGetCUBINSize") ||
-      !SYM(GetCUBIN, "nvrtcGetCUBIN") || !SYM(GetProgramLogSize, "nvrtcGetProgramLogSize") ||
-      !SYM(GetProgramLog, "nvrtcGetProgramLog")) {
+  const char *missing = NULL;
+  SYM(GetErrorString, "nvrtcGetErrorString");
+  SYM(Version, "nvrtcVersion");
+  SYM(CreateProgram, "nvrtcCreateProgram");
+  SYM(DestroyProgram, "nvrtcDestroyProgram");
+  SYM(CompileProgram, "nvrtcCompileProgram");
+  SYM(GetCUBINSize, "nvrtcGetCUBINSize");
+  SYM(GetCUBIN, "nvrtcGetCUBIN");
+  SYM(GetProgramLogSize, "nvrtcGetProgramLogSize");
+  SYM(GetProgramLog, "nvrtcGetProgramLog");
+  if (missing) {
+    snprintf(lib_err, sizeof lib_err, "NVRTC: %s not found in the library", missing);
     dlclose(lib.dl);
     lib.dl = NULL;
     return;
