@@ -275,25 +275,7 @@ Test(inductor_cuda, scatter_add_atomics) {
 /* matmul + bias + gelu: the epilogue reads the product from c (cuBLASLt's output). */
 Test(inductor_cuda, matmul_epilogue) {
   kl l = {0};
-  int32_t M = S(&l, 0), N = C(&l, 48), Kd = C(&l, 40), one = C(&l, 1), zero = C(&l, 0), nb = C(&l, 1);
-  int32_t outer[3] = {nb, M, N};
-  K(&l, "matmul_add_gelu", TC_KERNEL_MATMUL, 3, outer, -1);
-  int32_t ba = BUF(&l, "in_a", TC_F32, TC_BUF_INPUT, MUL(&l, M, Kd)), bb = BUF(&l, "in_w", TC_F32, TC_BUF_INPUT, MUL(&l, N, Kd));
-  int32_t bias = BUF(&l, "in_bias", TC_F32, TC_BUF_INPUT, N), by = BUF(&l, "out_y", TC_F32, TC_BUF_OUTPUT, MUL(&l, M, N));
-  *MM(&l) = (tc_matmul_desc){.struct_size = sizeof(tc_matmul_desc), .a = ba, .b = bb, .c = by, .batch = nb, .m = M, .n = N,
-                             .k = Kd, .a_offset = zero, .a_stride_batch = zero, .a_stride_m = Kd, .a_stride_k = one,
-                             .b_offset = zero, .b_stride_batch = zero, .b_stride_k = one, .b_stride_n = Kd,
-                             .c_offset = zero, .c_stride_batch = zero, .c_stride_m = N, .c_stride_n = one,
-                             .batch_levels = 1, .batch2 = -1, .a_stride_batch2 = -1, .b_stride_batch2 = -1,
-                             .c_stride_batch2 = -1};
-  int32_t acc = OP(&l, TC_KOP_ACC, TC_F32, -1, 0, -1, -1, -1, -1, NOIX);
-  int32_t bv = LOAD(&l, -1, bias, IX(-1, -1, -1, one));
-  int32_t z = PRIM(&l, -1, TC_PRIM_ADD, acc, bv);
-  int32_t e = PRIM(&l, -1, TC_PRIM_ERF, PRIM(&l, -1, TC_PRIM_MUL, z, CONSTF(&l, -1, 0.70710678118654752)), -1);
-  int32_t y = PRIM(&l, -1, TC_PRIM_MUL, PRIM(&l, -1, TC_PRIM_MUL, z, PRIM(&l, -1, TC_PRIM_ADD, e, CONSTF(&l, -1, 1))),
-                   CONSTF(&l, -1, 0.5));
-  STORE(&l, -1, by, IX(-1, -1, N, one), y);
-  tc_kernel_list list = LIST(&l, "mlp_test", 1);
+  tc_kernel_list list = matmul_bias_gelu_list(&l);
   char *src = check_ok(&list);
   assert_has(src, "k_matmul_add_gelu(const tc_cu_args a)");
   assert_has(src, "out_y[0LL + i0*0LL + i1*48LL + i2*1LL]");
