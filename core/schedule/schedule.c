@@ -32,10 +32,7 @@ static bool users_build(const tc_graph *g, int32_t n_values, users *u) {
   return true;
 }
 
-static bool prim_elementwise(tc_prim p) {
-  return (p >= TC_PRIM_NEG && p <= TC_PRIM_ISNAN) || (p >= TC_PRIM_ADD && p <= TC_PRIM_FMOD) || p == TC_PRIM_WHERE ||
-         p == TC_PRIM_CONVERT;
-}
+static bool prim_elementwise(tc_prim p) { return tck_prim_is_elementwise(p); }
 static bool prim_view(tc_prim p) {
   return p == TC_PRIM_RESHAPE || p == TC_PRIM_BROADCAST_IN_DIM || p == TC_PRIM_PERMUTE || p == TC_PRIM_SLICE ||
          p == TC_PRIM_REVERSE;

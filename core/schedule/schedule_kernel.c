@@ -173,10 +173,7 @@ static void memo_add(kbuild *k, int32_t value, const sched_access *a, int32_t op
   k->memos[k->n_memos++] = (memo){value, k->lvl[op], op, *a};
 }
 
-static bool is_elementwise(tc_prim p) {
-  return (p >= TC_PRIM_NEG && p <= TC_PRIM_ISNAN) || (p >= TC_PRIM_ADD && p <= TC_PRIM_FMOD) || p == TC_PRIM_WHERE ||
-         p == TC_PRIM_CONVERT;
-}
+static bool is_elementwise(tc_prim p) { return tck_prim_is_elementwise(p); }
 static bool is_view(tc_prim p) {
   return p == TC_PRIM_RESHAPE || p == TC_PRIM_BROADCAST_IN_DIM || p == TC_PRIM_PERMUTE || p == TC_PRIM_SLICE ||
          p == TC_PRIM_REVERSE;

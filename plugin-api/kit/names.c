@@ -147,6 +147,11 @@ void tck_contiguous_strides(int32_t rank, const int64_t *sizes, int64_t *strides
   }
 }
 
+bool tck_prim_is_elementwise(int32_t p) {
+  return (p >= TC_PRIM_NEG && p <= TC_PRIM_ISNAN) || (p >= TC_PRIM_ADD && p <= TC_PRIM_FMOD) || p == TC_PRIM_WHERE ||
+         p == TC_PRIM_CONVERT;
+}
+
 uint32_t tck_prim_abi_minor(int32_t p) { return p == TC_PRIM_FMOD ? 1u : 0u; }
 
 /* Bits lo..hi (inclusive, within one 64-bit word) of a prim set. */

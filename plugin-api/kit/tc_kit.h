@@ -61,6 +61,8 @@ const char *tck_prim_name(int32_t prim);       /* "add", "reduce_sum", ...; "pri
 /* The ABI minor version that introduced prim p (0 for 2.0's prims): a plugin of an older minor
  * cannot know p, so the host runs p elsewhere. */
 uint32_t tck_prim_abi_minor(int32_t p);
+/* Unary, binary, WHERE and CONVERT: one element out per element in (the one list of them). */
+bool tck_prim_is_elementwise(int32_t p);
 const char *tck_status_name(tc_status s);      /* "invalid argument", ... */
 /* The value a reduction starts from: 0 (sum), 1 (prod), -inf / +inf (max / min of floats),
  * the type's lowest / highest value (max / min of integers; bool: 0 / 1). */

@@ -77,11 +77,6 @@ static tc_status check_exprs(vctx *v, const tc_size_expr *exprs, size_t expr_siz
 
 static bool dtype_known(int32_t dtype) { return dtype >= 0 && dtype < TC_DTYPE_COUNT; }
 
-static bool prim_elementwise(int32_t p) {
-  return (p >= TC_PRIM_NEG && p <= TC_PRIM_ISNAN) || (p >= TC_PRIM_ADD && p <= TC_PRIM_FMOD) || p == TC_PRIM_WHERE ||
-         p == TC_PRIM_CONVERT;
-}
-
 static int32_t prim_arity(int32_t p) {
   if (p == TC_PRIM_WHERE) return 3;
   if (p >= TC_PRIM_ADD && p <= TC_PRIM_FMOD) return 2;
@@ -149,7 +144,7 @@ static tc_status check_op(const kctx *c, int32_t i, int32_t *loop_prev, int32_t 
   int32_t want_args = 0;
   switch (op->kind) {
   case TC_KOP_PRIM:
-    if (!prim_elementwise(op->prim))
+    if (!tck_prim_is_elementwise(op->prim))
       return fail(v, TC_ERR_INVALID_ARGUMENT, "prim = %d (%s) is not an elementwise prim", op->prim,
                   tck_prim_name(op->prim));
     want_args = prim_arity(op->prim);
