@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stddef.h>
 
 #include "tc/tc.h"
 #include "tc_models.h"
@@ -111,7 +112,7 @@ tc_status bench_rounds_measure(const bench_sampler *model, const bench_sampler *
 
 /* ---------------------------------------------------------------- ceilings (bench_ceiling.c) */
 typedef struct bench_ceiling {
-  const char *kind;  /* "copy", "backend-copy", "sgemm", "backend-matmul", or NULL (none) */
+  const char *kind;  /* "copy", "cuda-memcpy", "backend-copy", "sgemm", "backend-matmul", or NULL */
   double seconds;    /* median time of the ceiling workload */
   double value;      /* in the model's unit: GB/s, TF/s, or ms / us for time figures */
   const char *note;  /* why there is none, or NULL */
@@ -129,6 +130,15 @@ tc_status bench_ceiling_open(const tc_model *m, tc_size_class size, tc_tensor *c
  * timed in groups like the model (bench_calls). */
 tc_status bench_ceiling_sample(void *run, double *seconds);
 void bench_ceiling_close(bench_ceiling_run *run);
+
+/* ---------------------------------------------------------------- CUDA copy (bench_cuda_copy.c) */
+/* The copy ceiling of a CUDA GPU: cuMemcpyDtoDAsync of `bytes` over n_sets buffer pairs on
+ * device 0, the driver dlopen'd; NULL with why ("no CUDA driver", "no CUDA device") otherwise.
+ * Warmed up; a sample is a group of copies worth about BENCH_GROUP_S and one wait. */
+typedef struct bench_cuda_copy bench_cuda_copy;
+bench_cuda_copy *bench_cuda_copy_open(double bytes, int n_sets, char *why, size_t cap);
+tc_status bench_cuda_copy_sample(bench_cuda_copy *c, double *seconds); /* seconds per copy */
+void bench_cuda_copy_close(bench_cuda_copy *c);
 
 /* ---------------------------------------------------------------- the process (bench_env.c) */
 /* Prepares this process for measuring; call first, before anything loads a plugin. Fixes a

@@ -1,8 +1,9 @@
 /* bench_ceiling.c — what a workload could reach on this machine, measured in the same run
  * (BENCHMARKS.md, "How to report"): a streaming copy of the same bytes for memory-bound
  * models; the bare GEMMs of the model at the same shapes for models with matmuls. On a host
- * backend these are a plain OpenMP copy loop and OpenBLAS; on a device backend, single-op
- * kernels compiled through that backend, timed in groups like the model. The workload is opened
+ * backend these are a plain OpenMP copy loop and OpenBLAS; on a device backend, the CUDA
+ * driver's copy where a CUDA GPU is present (bench_cuda_copy.c), else single-op kernels compiled
+ * through that backend, timed in groups like the model. The workload is opened
  * once and sampled one at a time, so bench_rounds.c can interleave it with the model's calls. */
 #include <math.h>
 #include <stdio.h>
@@ -73,7 +74,8 @@ typedef struct ceiling_op {
 } ceiling_op;
 
 struct bench_ceiling_run {
-  enum { CEILING_HOST_COPY, CEILING_HOST_GEMMS, CEILING_DEVICE_OPS } what;
+  enum { CEILING_HOST_COPY, CEILING_HOST_GEMMS, CEILING_DEVICE_OPS, CEILING_CUDA_COPY } what;
+  bench_cuda_copy *cuda; /* the CUDA driver's copy */
   int threads;
   /* host copy: n floats per set */
   float *src, *dst;
@@ -303,9 +305,19 @@ tc_status bench_ceiling_open(const tc_model *m, tc_size_class size, tc_tensor *c
   tc_status st;
   if (!strcmp(m->unit, "GB/s")) {
     /* work counts bytes read + written; a copy of half of them moves the same. */
-    out->kind = on_device ? "backend-copy" : "copy";
-    st = on_device ? ceiling_device_copy_open(r, work / 2, n_sets, backend, options)
-                   : ceiling_host_copy_open(r, work / 2, n_sets);
+    /* On a device: the CUDA driver's copy where there is a CUDA GPU (the hardware's copy rate;
+     * every GPU backend on that machine runs on it), else the backend's own copy kernel. */
+    char why[160] = "";
+    if (on_device && (r->cuda = bench_cuda_copy_open(work / 2, n_sets, why, sizeof why))) {
+      r->what = CEILING_CUDA_COPY;
+      out->kind = "cuda-memcpy";
+      st = TC_OK;
+    } else {
+      if (on_device && getenv("TC_BENCH_DEBUG")) fprintf(stderr, "tc bench: no CUDA copy ceiling: %s\n", why);
+      out->kind = on_device ? "backend-copy" : "copy";
+      st = on_device ? ceiling_device_copy_open(r, work / 2, n_sets, backend, options)
+                     : ceiling_host_copy_open(r, work / 2, n_sets);
+    }
   } else {
     bench_gemm g[CEILING_MAX_GEMMS];
     int n = ceiling_gemms(m, inputs, g);
@@ -332,12 +344,14 @@ tc_status bench_ceiling_sample(void *ctx, double *seconds) {
   switch (run->what) {
   case CEILING_HOST_COPY: *seconds = ceiling_host_copy_sample(run); return TC_OK;
   case CEILING_HOST_GEMMS: *seconds = ceiling_host_gemms_sample(run); return TC_OK;
+  case CEILING_CUDA_COPY: return bench_cuda_copy_sample(run->cuda, seconds);
   default: return ceiling_device_sample(run, seconds);
   }
 }
 
 void bench_ceiling_close(bench_ceiling_run *run) {
   if (!run) return;
+  bench_cuda_copy_close(run->cuda);
   free(run->src);
   free(run->dst);
   for (int i = 0; i < run->n_gemms; i++) {

@@ -58,7 +58,7 @@ fi
 # GEMM-heavy models. tc run waits after every call, so clocks drop: read the minima.
 if [ -n "${TC_GPU_PROFILE:-}" ]; then
   for b in $gpu_backends; do
-    for m in attn_block mlp; do
+    for m in attn_block mlp softmax ln_gelu tiny_mlp_b1; do
       echo "=== profile $b $m"
       TC_LOGS=profile timeout 60 $B/bin/tc run "$m" --backend "$b" --size gpu --iters 30 2>&1 | grep -E "profile|median" |
         tee -a "$OUT/profile_$b.txt"

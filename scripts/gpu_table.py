@@ -172,6 +172,16 @@ def main(argv):
           f"{fmt(get(mc, 'mm', 'value'))} TF/s")
     print("ratio: median over interleaved rounds of ceiling time / model time (tc bench). dyn_attn: total seconds of the 40 calls with a cold "
           "cache,\n(Ng) = graphs compiled; its warm-cache total is in the first-call table. ref: BENCHMARKS.md.")
+    # Memory-bound figures against the best copy of the call: tc's ceiling or torch's copy kernel,
+    # whichever was faster (the Done-when ratios of the inductor-cuda issue are taken this way).
+    best_copy = num(get(mc, "copy", "value"))
+    for b in backends:
+        for n in ("ln_gelu", "softmax"):
+            m = tc_models[b].get(n)
+            fig, ceil = num(get(m, "figure")), num(get(m, "ceiling", "value"))
+            best = max(v for v in (ceil, best_copy, 0) if v is not None)
+            if fig and best:
+                print(f"{b} {n}: {fig:.0f} GB/s = {fig / best:.3f} of the best copy of the call ({best:.0f} GB/s)")
     for b in backends:
         for n, m in tc_models[b].items():
             if m.get("error"):

@@ -122,15 +122,15 @@ static tc_kernel_list softmax_list(kl *l, int64_t cols) {
   return LIST(l, "softmax_test", 1);
 }
 
-/* Rows of 1024: a warp per row (8 rows per block of 256), reductions by shuffles only. */
+/* Rows of 1024: a warp per row (4 rows per block of 128), reductions by shuffles only. */
 Test(inductor_cuda, softmax_row_kernel) {
   kl l = {0};
   tc_kernel_list list = softmax_list(&l, 1024);
   char *src = check_ok(&list);
   if (getenv("TC_TEST_DUMP_CUDA")) fprintf(stderr, "%s\n", src);
-  assert_has(src, "extern \"C\" __global__ void __launch_bounds__(256) k_softmax(const tc_cu_args a)");
+  assert_has(src, "extern \"C\" __global__ void __launch_bounds__(128) k_softmax(const tc_cu_args a)");
   char *kt = kernel_text(src, "k_softmax(");
-  assert_has(kt, "/* warp per row: a block of 8 warps on 8 rows at a time");
+  assert_has(kt, "/* warp per row: a block of 4 warps on 4 rows at a time");
   assert_has(kt, "row = (long long)blockIdx.x * TC_WARPS + warp; row < rows; row += (long long)gridDim.x * TC_WARPS");
   assert_has(kt, "const int rt = lane;");
   assert_has(kt, "float4 c0[8]");
@@ -277,8 +277,13 @@ Test(inductor_cuda, matmul_epilogue) {
   kl l = {0};
   tc_kernel_list list = matmul_bias_gelu_list(&l);
   char *src = check_ok(&list);
+  if (getenv("TC_TEST_DUMP_CUDA")) fprintf(stderr, "%s\n", src);
   assert_has(src, "k_matmul_add_gelu(const tc_cu_args a)");
+  /* scalar: the product's element; float4: 4 neighbours along n, bias and output as float4 */
   assert_has(src, "out_y[0LL + i0*0LL + i1*48LL + i2*1LL]");
+  assert_has(src, "const float4 acc4 = *(const float4 *)&out_y[0LL + i0*0LL + i1*48LL + i2*1LL];");
+  assert_has(src, "if (vec_ok) {");
+  assert_has(src, "*(float4 *)&out_y[a");
   free(src);
 }
 

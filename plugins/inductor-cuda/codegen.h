@@ -6,7 +6,10 @@
 
 #include "icuda.h"
 
-/* Threads per block of a POINTS kernel, and the resident blocks per SM its grid aims at. */
+/* Threads per block of a POINTS kernel, and the resident blocks per SM its grid aims at (ROWS
+ * grids are not capped: a block per row group, the hardware's block scheduler balancing them
+ * over the SMs; a capped grid-stride grid left a partial last wave whenever registers allowed
+ * fewer resident blocks than the cap assumed). */
 #define ICUDA_POINTS_BLOCK 256
 #define ICUDA_POINTS_BLOCKS_PER_SM 8
 /* ROWS: the most float4 slots one thread keeps per cached value (the row length bound for
@@ -15,7 +18,7 @@
 /* ROWS, warp per row: chosen for constant rows of N % 128 == 0 up to this length (longer rows
  * keep a block per row), and the warps (rows) per block. */
 #define ICUDA_WARP_ROW_MAX 1024
-#define ICUDA_WARP_ROW_WARPS 8
+#define ICUDA_WARP_ROW_WARPS 4
 
 typedef struct icuda_gen {
   const tc_kernel_list *list;

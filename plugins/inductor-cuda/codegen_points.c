@@ -167,34 +167,239 @@ static int32_t points_cap(const icuda_gen *g) {
   return g->o && g->o->n_sms > 0 ? g->o->n_sms * ICUDA_POINTS_BLOCKS_PER_SM : 0;
 }
 
-/* The grid-stride loop of a POINTS kernel around body(vars). */
-static tc_status points_kernel(tck_str *s, icuda_gen *g, const char *acc_expr, const char *const *vars, char *err,
-                               size_t cap) {
+static const char *const point_vars[TC_MAX_RANK + 1] = {"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7", "r"};
+
+/* A matmul epilogue's product element at (batch2,) batch, m, n of c, at c's strides (as
+ * cuBLASLt wrote it): "c[off + i0*sb + i1*sm + i2*sn]" with vn the n variable's text. */
+static void acc_text(tck_str *s, const icuda_gen *g, const char *vn) {
+  const tc_matmul_desc *mm = g->k->matmul;
+  const bool two = TC_HAS_FIELD(mm, tc_matmul_desc, c_stride_batch2) && mm->batch_levels == 2;
+  const char *vb2 = "i0", *vb = two ? "i1" : "i0", *vm = two ? "i2" : "i1";
+  tck_str_printf(s, "%s[", g->bname[mm->c]);
+  tck_exprs_ref(s, &g->x, mm->c_offset);
+  if (two) {
+    tck_str_printf(s, " + %s*", vb2);
+    tck_exprs_ref(s, &g->x, mm->c_stride_batch2);
+  }
+  tck_str_printf(s, " + %s*", vb);
+  tck_exprs_ref(s, &g->x, mm->c_stride_batch);
+  tck_str_printf(s, " + %s*", vm);
+  tck_exprs_ref(s, &g->x, mm->c_stride_m);
+  tck_str_printf(s, " + %s*", vn);
+  tck_exprs_ref(s, &g->x, mm->c_stride_n);
+  tck_str_puts(s, "]");
+}
+
+/* ---------------------------------------------------------------- float4 POINTS
+ * A kernel without inner loops whose f32 accesses run contiguously along the last outer
+ * dimension (an elementwise kernel, a matmul epilogue): each thread takes 4 neighbours along
+ * it, reads and writes them as float4 (one 16-byte access where four 4-byte ones left the
+ * memory system short of requests in flight), and runs the ops once per component. Chosen per
+ * launch by a uniform flag (vec_ok: the last extent a multiple of 4, every float4 access
+ * 16-byte aligned), else the scalar body. Accesses along other directions (a broadcast row
+ * value, a gather) stay scalar, per component. */
+typedef struct points_vec {
+  bool *vec;    /* per op: a float4 load or store */
+  bool acc_vec; /* epilogue: the product read as float4 (c's n stride is 1) */
+} points_vec;
+
+static bool vec_along_last(const icuda_gen *g, const tc_kop *op) {
   const tc_kernel_desc *k = g->k;
-  cg_prologue(s, g, ICUDA_POINTS_BLOCK);
-  outer_extents(s, g, "total");
-  tck_str_puts(s, "  for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total;\n"
-                  "       p += (long long)gridDim.x * blockDim.x) {\n");
-  cg_decompose(s, g, "p", 2, vars, k->n_outer);
-  tc_status st = point_body(s, g, vars, 2, acc_expr, err, cap);
-  if (st != TC_OK) return st;
-  tck_str_puts(s, "  }\n}\n");
+  if (k->n_outer < 1 || op->loop >= 0 || (op->kind != TC_KOP_LOAD && op->kind != TC_KOP_STORE) || !op->index ||
+      op->index->indirect >= 0)
+    return false;
+  if (tck_kernel_buffer(k, op->buffer)->dtype != TC_F32 || op->dtype != TC_F32) return false;
+  return tck_exprs_is_const(&g->x, tck_index_stride(op->index, k->n_outer - 1), 1);
+}
+
+/* Fills pv; false when the kernel gets no float4 body. */
+static bool points_vec_plan(const icuda_gen *g, points_vec *pv) {
+  const tc_kernel_desc *k = g->k;
+  if (k->n_outer < 1) return false;
+  bool any = false;
+  for (int32_t i = 0; i < k->n_ops; i++) {
+    if (op_at(k, i)->loop >= 0) return false;
+    pv->vec[i] = vec_along_last(g, op_at(k, i));
+    any |= pv->vec[i];
+  }
+  if (k->kind == TC_KERNEL_MATMUL && tck_kernel_buffer(k, k->matmul->c)->dtype == TC_F32)
+    pv->acc_vec = tck_exprs_is_const(&g->x, k->matmul->c_stride_n, 1);
+  return any || pv->acc_vec;
+}
+
+/* " && (x) % 4 == 0" unless expr id is a constant multiple of 4 (or absent). */
+static void multiple_of_4(tck_str *s, const icuda_gen *g, int32_t id) {
+  if (id < 0 || tck_exprs_is_const(&g->x, id, 0)) return;
+  const tc_size_expr *e = tck_list_expr(g->list, id);
+  if (e && e->op == TC_SX_CONST && e->value % 4 == 0) return;
+  tck_str_puts(s, "\n      && (");
+  tck_exprs_ref(s, &g->x, id);
+  tck_str_puts(s, ") % 4 == 0");
+}
+
+static void points_vec_ok(tck_str *s, icuda_gen *g, const points_vec *pv) {
+  const tc_kernel_desc *k = g->k;
+  const int32_t last = k->n_outer - 1;
+  bool aligned[ICUDA_MAX_BUFS] = {false}; /* a buffer's pointer checked already */
+  tck_str_printf(s, "  const bool vec_ok = n%d %% 4 == 0", (int)last);
+  for (int32_t i = 0; i < k->n_ops; i++) {
+    if (!pv->vec[i]) continue;
+    const tc_kop *op = op_at(k, i);
+    if (!aligned[op->buffer]) tck_str_printf(s, "\n      && (unsigned long long)%s %% 16 == 0", g->bname[op->buffer]);
+    aligned[op->buffer] = true;
+    multiple_of_4(s, g, op->index->offset);
+    for (int32_t v = 0; v < last; v++) multiple_of_4(s, g, tck_index_stride(op->index, v));
+  }
+  if (pv->acc_vec) {
+    const tc_matmul_desc *mm = k->matmul;
+    if (!aligned[mm->c]) tck_str_printf(s, "\n      && (unsigned long long)%s %% 16 == 0", g->bname[mm->c]);
+    multiple_of_4(s, g, mm->c_offset);
+    multiple_of_4(s, g, mm->c_stride_batch);
+    multiple_of_4(s, g, mm->c_stride_m);
+    if (TC_HAS_FIELD(mm, tc_matmul_desc, c_stride_batch2) && mm->batch_levels == 2) multiple_of_4(s, g, mm->c_stride_batch2);
+  }
+  tck_str_puts(s, ";\n");
+}
+
+static const char *const comp[4] = {"x", "y", "z", "w"};
+
+/* The float4 body: 4 neighbours along the last dim per thread, grid-stride over total / 4. */
+static tc_status points_vec_body(tck_str *s, icuda_gen *g, const points_vec *pv, const char **vars, char *err,
+                                 size_t cap) {
+  const tc_kernel_desc *k = g->k;
+  const int32_t last = k->n_outer - 1;
+  tck_str_puts(s, "    for (long long p4 = (long long)blockIdx.x * blockDim.x + threadIdx.x; p4 < total / 4;\n"
+                  "         p4 += (long long)gridDim.x * blockDim.x) {\n");
+  cg_decompose(s, g, "p4 * 4", 3, vars, k->n_outer);
+  for (int32_t j = 0; j < k->n_ops; j++) {
+    if (!pv->vec[j]) continue;
+    tck_str_printf(s, "      const long long a%d = ", (int)j);
+    tck_index_emit(s, &g->x, op_at(k, j)->index, vars);
+    tck_str_puts(s, ";\n");
+    if (op_at(k, j)->kind == TC_KOP_LOAD)
+      tck_str_printf(s, "      const float4 t%d = *(const float4 *)&%s[a%d];\n", (int)j, g->bname[op_at(k, j)->buffer], (int)j);
+  }
+  if (pv->acc_vec) {
+    tck_str_puts(s, "      const float4 acc4 = *(const float4 *)&");
+    acc_text(s, g, vars[last]);
+    tck_str_puts(s, "; /* the product, 4 neighbours */\n");
+  }
+  for (int32_t j = 0; j < k->n_ops; j++) g->percomp[j] = true;
+  const char *base = vars[last];
+  char cvar[4][24], tv[4][48], sfx[8];
+  for (int c = 0; c < 4; c++) {
+    snprintf(cvar[c], sizeof cvar[c], c ? "(%s + %d)" : "%s", base, c);
+    vars[last] = cvar[c];
+    snprintf(sfx, sizeof sfx, "_%d", c);
+    tck_str acc = {0};
+    if (k->kind == TC_KERNEL_MATMUL) {
+      if (pv->acc_vec) tck_str_printf(&acc, "acc4.%s", comp[c]);
+      else acc_text(&acc, g, cvar[c]);
+      if (acc.oom) return TC_ERR_OUT_OF_MEMORY;
+    }
+    for (int32_t j = 0; j < k->n_ops; j++) {
+      const tc_kop *jo = op_at(k, j);
+      if (pv->vec[j] && jo->kind == TC_KOP_STORE) continue;
+      if (pv->vec[j]) { /* a float4 load: its component */
+        snprintf(tv[c], sizeof tv[c], "t%d.%s", (int)j, comp[c]);
+        g->value_of[j] = tv[c];
+        continue;
+      }
+      tc_status st = cg_op(s, g, j, (const char *const *)vars, 3, sfx, acc.data, err, cap);
+      if (st != TC_OK) {
+        tck_str_free(&acc);
+        return st;
+      }
+    }
+    tck_str_free(&acc);
+    for (int32_t j = 0; j < k->n_ops; j++)
+      if (pv->vec[j]) g->value_of[j] = NULL; /* a component's name holds for that component only */
+  }
+  vars[last] = base;
+  for (int32_t j = 0; j < k->n_ops; j++) {
+    const tc_kop *jo = op_at(k, j);
+    if (!pv->vec[j] || jo->kind != TC_KOP_STORE) continue;
+    char a[4][48];
+    for (int c = 0; c < 4; c++) {
+      snprintf(sfx, sizeof sfx, "_%d", c);
+      int32_t src = jo->args[0];
+      if (pv->vec[src] && op_at(k, src)->kind == TC_KOP_LOAD) snprintf(a[c], sizeof a[c], "t%d.%s", (int)src, comp[c]);
+      else cg_value_name(g, src, sfx, a[c], sizeof a[c]);
+    }
+    tck_str_printf(s, "      *(float4 *)&%s[a%d] = make_float4(%s, %s, %s, %s);\n", g->bname[jo->buffer], (int)j, a[0], a[1],
+                   a[2], a[3]);
+  }
+  for (int32_t j = 0; j < k->n_ops; j++) g->percomp[j] = false;
+  tck_str_puts(s, "    }\n");
   return s->oom ? TC_ERR_OUT_OF_MEMORY : TC_OK;
 }
 
-static const char *const point_vars[TC_MAX_RANK + 1] = {"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7", "r"};
-
-tc_status cg_points(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, size_t cap) {
+/* The grid-stride loop of a POINTS kernel (a matmul epilogue when k is a MATMUL): a float4
+ * body where points_vec_plan finds one, and the scalar body. */
+static tc_status points_kernel(tck_str *s, icuda_gen *g, char *err, size_t cap) {
   const tc_kernel_desc *k = g->k;
   const char *vars[TC_MAX_RANK + 1];
   for (int32_t v = 0; v < k->n_outer; v++) vars[v] = point_vars[v];
   vars[k->n_outer] = "r";
+  size_t n = (size_t)k->n_ops + 1;
+  points_vec pv = {.vec = calloc(n, 1)};
+  g->percomp = calloc(n, 1);
+  g->value_of = calloc(n, sizeof(char *));
+  tck_str acc = {0};
+  tc_status st = TC_OK;
+  if (!pv.vec || !g->percomp || !g->value_of) {
+    st = TC_ERR_OUT_OF_MEMORY;
+    goto done;
+  }
+  bool vec = points_vec_plan(g, &pv);
+  if (vec)
+    for (int32_t i = 0; i < k->n_ops; i++)
+      if (pv.vec[i]) tck_exprs_mark_index(&g->x, op_at(k, i)->index);
+  cg_prologue(s, g, ICUDA_POINTS_BLOCK);
+  outer_extents(s, g, "total");
+  if (k->kind == TC_KERNEL_MATMUL) acc_text(&acc, g, vars[k->n_outer - 1]);
+  if (acc.oom) {
+    st = TC_ERR_OUT_OF_MEMORY;
+    goto done;
+  }
+  int depth = 2;
+  if (vec) {
+    points_vec_ok(s, g, &pv);
+    tck_str_puts(s, "  if (vec_ok) { /* float4: 4 neighbours along the last dimension per thread */\n");
+    st = points_vec_body(s, g, &pv, vars, err, cap);
+    if (st != TC_OK) goto done;
+    tck_str_puts(s, "  } else { /* scalar: a last extent not a multiple of 4, or unaligned views */\n");
+    depth = 3;
+  }
+  tck_str_indent(s, depth - 1);
+  tck_str_puts(s, "for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total;\n");
+  tck_str_indent(s, depth - 1);
+  tck_str_puts(s, "     p += (long long)gridDim.x * blockDim.x) {\n");
+  cg_decompose(s, g, "p", depth, vars, k->n_outer);
+  st = point_body(s, g, vars, depth, acc.data, err, cap);
+  if (st != TC_OK) goto done;
+  tck_str_indent(s, depth - 1);
+  tck_str_puts(s, "}\n");
+  if (vec) tck_str_puts(s, "  }\n");
+  tck_str_puts(s, "}\n");
+  if (s->oom) st = TC_ERR_OUT_OF_MEMORY;
+done:
+  tck_str_free(&acc);
+  free(pv.vec);
+  free(g->percomp);
+  free(g->value_of);
+  g->percomp = NULL;
+  g->value_of = NULL;
+  return st;
+}
+
+tc_status cg_points(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, size_t cap) {
   plan->kind = ICUDA_LAUNCH_POINTS;
   plan->block = ICUDA_POINTS_BLOCK;
   plan->smem_bytes = 0;
   plan->max_blocks = points_cap(g);
-  tck_str_printf(s, "/* one thread per outer point, grid-stride; inner loops serial per thread */\n");
-  return points_kernel(s, g, NULL, vars, err, cap);
+  tck_str_printf(s, "/* one thread per outer point (float4: per 4 neighbours), grid-stride; inner loops serial per thread */\n");
+  return points_kernel(s, g, err, cap);
 }
 
 tc_status cg_matmul(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, size_t cap) {
@@ -223,34 +428,12 @@ tc_status cg_matmul(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err
   tck_exprs_mark(&g->x, mm->c_stride_m);
   tck_exprs_mark(&g->x, mm->c_stride_n);
   if (two) tck_exprs_mark(&g->x, mm->c_stride_batch2);
-  /* The product's element (batch2,) batch, m, n of c, at c's strides (as cuBLASLt wrote it). */
-  const char *vb2 = "i0", *vb = two ? "i1" : "i0", *vm = two ? "i2" : "i1", *vn = two ? "i3" : "i2";
-  tck_str acc = {0};
-  tck_str_printf(&acc, "%s[", g->bname[mm->c]);
-  tck_exprs_ref(&acc, &g->x, mm->c_offset);
-  if (two) {
-    tck_str_printf(&acc, " + %s*", vb2);
-    tck_exprs_ref(&acc, &g->x, mm->c_stride_batch2);
-  }
-  tck_str_printf(&acc, " + %s*", vb);
-  tck_exprs_ref(&acc, &g->x, mm->c_stride_batch);
-  tck_str_printf(&acc, " + %s*", vm);
-  tck_exprs_ref(&acc, &g->x, mm->c_stride_m);
-  tck_str_printf(&acc, " + %s*", vn);
-  tck_exprs_ref(&acc, &g->x, mm->c_stride_n);
-  tck_str_puts(&acc, "]");
-  if (acc.oom) return TC_ERR_OUT_OF_MEMORY;
   plan->has_epilogue = true;
   plan->block = ICUDA_POINTS_BLOCK;
   plan->smem_bytes = 0;
   plan->max_blocks = points_cap(g);
-  tck_str_printf(s, "/* the epilogue of a matmul: one thread per element of the product (%s), which cuBLASLt\n"
-                    " * has written to %s; runs after it on the same stream */\n",
+  tck_str_printf(s, "/* the epilogue of a matmul: one thread per element of the product (%s; float4: per 4\n"
+                    " * neighbours along n), which cuBLASLt has written to %s; runs after it on the same stream */\n",
                  two ? "batch2, batch, m, n" : "batch, m, n", g->bname[mm->c]);
-  const char *vars[TC_MAX_RANK + 1];
-  for (int32_t v = 0; v < k->n_outer; v++) vars[v] = point_vars[v];
-  vars[k->n_outer] = "r";
-  tc_status st = points_kernel(s, g, acc.data, vars, err, cap);
-  tck_str_free(&acc);
-  return st;
+  return points_kernel(s, g, err, cap);
 }

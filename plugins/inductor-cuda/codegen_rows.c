@@ -475,7 +475,7 @@ tc_status cg_rows(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, 
   plan->block = pl.block;
   plan->rows_per_block = pl.warp ? pl.warps : 1;
   plan->smem_bytes = 0; /* the reductions' partials are static __shared__ arrays */
-  plan->max_blocks = g->o && g->o->n_sms > 0 ? g->o->n_sms * (2048 / pl.block) : 0;
+  plan->max_blocks = 0; /* a block per row group: see ICUDA_POINTS_BLOCK */
 
   if (pl.warp)
     tck_str_printf(s, "/* warp per row: a block of %d warps on %d rows at a time (grid-stride over row groups), "

@@ -47,8 +47,8 @@ typedef struct icuda_kernel_plan {
   bool has_epilogue;   /* MATMUL: an epilogue kernel `name` exists */
   /* ROWS: rows one block handles at a time (a "row group"): 1 for the block-per-row body, the
    * block's warps for the warp-per-row body (warp w of block b on row b * rows_per_block + w,
-   * grid-stride over groups). The grid is min(ceil(rows / rows_per_block), max_blocks or 8 x
-   * SMs). 0 reads as 1 (POINTS and MATMUL leave it 0). */
+   * grid-stride over groups). The grid is ceil(rows / rows_per_block), capped by max_blocks
+   * when that is set. 0 reads as 1 (POINTS and MATMUL leave it 0). */
   int32_t rows_per_block;
 } icuda_kernel_plan;
 

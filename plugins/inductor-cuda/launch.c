@@ -4,8 +4,9 @@
  * device pointer per buffer, byte offset applied; the symbols), and the grid comes from the
  * plan:
  *   POINTS: blocks = min(ceil(points / block), max_blocks or 32 x SMs), grid-stride beyond;
- *   ROWS:   blocks = min(ceil(rows / rows_per_block), max_blocks or 8 x SMs), grid-stride over
- *           row groups (rows_per_block rows a block at a time: 1, or its warps);
+ *   ROWS:   blocks = ceil(rows / rows_per_block) (a block per row group: rows_per_block rows
+ *           at a time, 1 or its warps), capped only by max_blocks when the plan sets one
+ *           (grid-stride over row groups beyond it);
  *   MATMUL: cuBLASLt (blaslt.c) writes the product, then the epilogue (if any) as POINTS over
  *           the kernel's outer domain.
  * An empty domain launches nothing. The kernel's one parameter is the icuda_args struct by
@@ -49,7 +50,7 @@ tc_error *icuda_launch_points(tc_plugin_ctx *ctx, const icuda_kernel *k, uint64_
 
 static tc_error *launch_rows(tc_plugin_ctx *ctx, const icuda_kernel *k, uint64_t rows, icuda_args *args) {
   if (rows == 0) return NULL;
-  uint64_t cap = k->plan.max_blocks > 0 ? (uint64_t)k->plan.max_blocks : 8u * (uint64_t)(ctx->facts.n_sms > 0 ? ctx->facts.n_sms : 1);
+  uint64_t cap = k->plan.max_blocks > 0 ? (uint64_t)k->plan.max_blocks : INT32_MAX;
   uint64_t per = k->plan.rows_per_block > 1 ? (uint64_t)k->plan.rows_per_block : 1u;
   uint64_t groups = rows / per + (rows % per != 0);
   uint64_t blocks = groups < cap ? groups : cap;
