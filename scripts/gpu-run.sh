@@ -5,7 +5,10 @@
 #   - runs the conformance suite on each GPU backend,
 #   - runs the bench on each GPU backend at the GPU shapes, and PyTorch (eager, torch.compile)
 #     on the same shapes in the same call,
-#   - prints a short table last. Full logs and JSON go to $OUT.
+#   - prints a short table last. Logs go to $OUT/log.txt (one file: the device tool brings back
+#     at most 8), JSON to $OUT/bench_<backend>.json and $OUT/torch.json.
+# The bench runs without the eager column (--no-eager): eager runs on debug-eager, the CPU
+# reference interpreter, which at GPU shapes spends its 30-second limit per model for nothing.
 set -u
 OUT=${OUT:-/tmp/tc-out}
 mkdir -p "$OUT"
@@ -14,7 +17,7 @@ B=.dev/gpu-build
 export LD_LIBRARY_PATH=$PWD/$B/lib:${LD_LIBRARY_PATH:-}
 export TC_CACHE_DIR=/tmp/tc-cache
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
-$B/bin/tc list-backends 2>&1 | tee "$OUT/backends.txt"
+$B/bin/tc list-backends 2>&1
 
 # TC_GPU_QUICK=1 fits one 10-minute call: the three single-kernel workloads only.
 # Every GPU backend that is available there (inductor-cuda, vulkan), unless named.
@@ -24,10 +27,12 @@ import json, sys
 print(" ".join(b["name"] for b in json.load(sys.stdin) if b.get("available") and b["name"] in ("inductor-cuda", "vulkan")))')
 fi
 gpu_backends=${TC_GPU_BACKENDS:-vulkan}
-t_conf=240 t_bench=240 t_torch=300 bench_models="" torch_args=()
+LOG=$OUT/log.txt
+t_conf=240 t_bench=300 t_torch=300 bench_models="--no-eager" torch_args=()
 if [ -n "${TC_GPU_QUICK:-}" ]; then
   t_conf=100 t_bench=300 t_torch=150
   bench_models="--models ln_gelu,softmax,mlp --no-eager"
+  [ -n "${TC_GPU_MODELS:-}" ] && bench_models="--models $TC_GPU_MODELS --no-eager" && torch_args=(--models "$TC_GPU_MODELS")
   torch_args=(--models ln_gelu,softmax,mlp)
 fi
 for b in $gpu_backends; do
@@ -36,36 +41,41 @@ for b in $gpu_backends; do
   rm -rf /tmp/tc-cache-warm
   for pass in cold warm; do
     TC_CACHE_DIR=/tmp/tc-cache-warm TC_LOGS=cache timeout 60 $B/bin/tc run ln_gelu --backend "$b" --size test \
-      >"$OUT/cache_${b}_$pass.txt" 2>&1
+      >/tmp/cache_${b}_$pass.txt 2>&1
   done
-  echo "cold: $(grep -c 'cache store\|cache miss' "$OUT/cache_${b}_cold.txt") compiled; warm: $(grep -c 'cache hit' "$OUT/cache_${b}_warm.txt") hits, $(grep -c 'cache store\|cache miss' "$OUT/cache_${b}_warm.txt") compiled"
-  grep -m2 'cache hit' "$OUT/cache_${b}_warm.txt"
+  echo "cold: $(grep -c 'cache store\|cache miss' /tmp/cache_${b}_cold.txt) compiled; warm: $(grep -c 'cache hit' /tmp/cache_${b}_warm.txt) hits, $(grep -c 'cache store\|cache miss' /tmp/cache_${b}_warm.txt) compiled"
+  grep -m2 'cache hit' /tmp/cache_${b}_warm.txt
+  cat /tmp/cache_${b}_*.txt >>"$LOG"
   echo "=== conformance $b"
-  timeout $t_conf $B/bin/tc conformance "$b" -v >"$OUT/conformance_$b.txt" 2>&1
-  tail -3 "$OUT/conformance_$b.txt"
+  timeout $t_conf $B/bin/tc conformance "$b" -v >/tmp/conformance_$b.txt 2>&1
+  tail -3 /tmp/conformance_$b.txt
+  { echo "=== conformance $b"; cat /tmp/conformance_$b.txt; } >>"$LOG"
   echo "=== bench $b"
-  timeout $t_bench $B/bin/tc bench --backend "$b" --size gpu $bench_models --json >"$OUT/bench_$b.json" 2>"$OUT/bench_$b.log"
-  tail -5 "$OUT/bench_$b.log"
+  timeout $t_bench $B/bin/tc bench --backend "$b" --size gpu $bench_models --json >"$OUT/bench_$b.json" 2>/tmp/bench_$b.log
+  tail -5 /tmp/bench_$b.log
+  { echo "=== bench $b"; cat /tmp/bench_$b.log; } >>"$LOG"
 done
 # TC_GPU_DIAG=1: GPU-only (timestamp) times of the vulkan plugin's row kernels per threads-per-row
 # (plugins/vulkan/bench/vk_diag.c; the copy-kernel sweeps are skipped).
 if [ -n "${TC_GPU_DIAG:-}" ] && [ -x $B/bin/tc-vulkan-diag ]; then
   echo "=== vulkan row-kernel diagnostic"
-  VK_DIAG_SKIPCOPY=1 timeout 120 $B/bin/tc-vulkan-diag $B/lib/tc/plugins/tc-vulkan.so >"$OUT/vk_diag.txt" 2>&1
-  grep -E "TPR|plugin copy" "$OUT/vk_diag.txt" | head -40
+  VK_DIAG_SKIPCOPY=1 timeout 120 $B/bin/tc-vulkan-diag $B/lib/tc/plugins/tc-vulkan.so >/tmp/vk_diag.txt 2>&1
+  grep -E "TPR|plugin copy" /tmp/vk_diag.txt | head -40
+  cat /tmp/vk_diag.txt >>"$LOG"
 fi
 # TC_GPU_PROFILE=1: each GPU backend's kernels with their device times (TC_LOGS=profile) for the
 # GEMM-heavy models. tc run waits after every call, so clocks drop: read the minima.
 if [ -n "${TC_GPU_PROFILE:-}" ]; then
   for b in $gpu_backends; do
-    for m in attn_block mlp softmax ln_gelu tiny_mlp_b1; do
+    for m in ${TC_GPU_PROFILE_MODELS:-attn_block mlp softmax ln_gelu tiny_mlp_b1}; do
       echo "=== profile $b $m"
       TC_LOGS=profile timeout 60 $B/bin/tc run "$m" --backend "$b" --size gpu --iters 30 2>&1 | grep -E "profile|median" |
-        tee -a "$OUT/profile_$b.txt"
+        tee -a "$LOG"
     done
   done
 fi
 echo "=== torch"
-PYTHONUNBUFFERED=1 timeout $t_torch python3 bench/torch_compare.py --size gpu "${torch_args[@]}" --json >"$OUT/torch.json" 2>"$OUT/torch.log"
-tail -3 "$OUT/torch.log"
+PYTHONUNBUFFERED=1 timeout $t_torch python3 bench/torch_compare.py --size gpu "${torch_args[@]}" --json >"$OUT/torch.json" 2>/tmp/torch.log
+tail -3 /tmp/torch.log
+{ echo "=== torch"; cat /tmp/torch.log; } >>"$LOG"
 python3 scripts/gpu_table.py "$OUT" $gpu_backends
