@@ -207,6 +207,37 @@ Test(inductor_cuda, layer_norm_gelu_rows) {
   free(src);
 }
 
+/* Two float4 loads in one body, each operand its own component name: y = x - w elementwise
+ * (POINTS) and, per row, sum(x * w) (ROWS). A generator that gave both loads one name computed
+ * x - x (conformance on the H200 caught it: prims.sub got 0, want 2). */
+Test(inductor_cuda, two_float4_loads_keep_their_names) {
+  kl l = {0};
+  int32_t rows = S(&l, 0), n = C(&l, 1024), one = C(&l, 1), numel = MUL(&l, rows, n);
+  int32_t outer2[2] = {rows, n};
+  K(&l, "sub", TC_KERNEL_LOOP, 2, outer2, -1);
+  int32_t bx = BUF(&l, "in_x", TC_F32, TC_BUF_INPUT, numel), bw = BUF(&l, "in_w", TC_F32, TC_BUF_INPUT, numel);
+  int32_t by = BUF(&l, "out_y", TC_F32, TC_BUF_OUTPUT, numel);
+  ixspec flat = IX(-1, n, one, -1);
+  int32_t x = LOAD(&l, -1, bx, flat), w = LOAD(&l, -1, bw, flat);
+  STORE(&l, -1, by, flat, PRIM(&l, -1, TC_PRIM_SUB, x, w));
+  int32_t outer1[1] = {rows};
+  K(&l, "dot_rows", TC_KERNEL_LOOP, 1, outer1, n);
+  bx = BUF(&l, "in_x", TC_F32, TC_BUF_INPUT, numel), bw = BUF(&l, "in_w", TC_F32, TC_BUF_INPUT, numel);
+  int32_t bs = BUF(&l, "out_s", TC_F32, TC_BUF_OUTPUT, rows);
+  x = LOAD(&l, 0, bx, flat), w = LOAD(&l, 0, bw, flat);
+  int32_t sum = RED(&l, 0, TC_PRIM_REDUCE_SUM, PRIM(&l, 0, TC_PRIM_MUL, x, w));
+  STORE(&l, -1, bs, IX(-1, one, -1, -1), sum);
+  tc_kernel_list list = LIST(&l, "two_loads", 1);
+  char *src = check_ok(&list);
+  if (getenv("TC_TEST_DUMP_CUDA")) fprintf(stderr, "%s\n", src);
+  assert_has(src, "= t0.x - t1.x;");
+  assert_has(src, "= t0.w - t1.w;");
+  assert_has(src, "= t0.y * t1.y;");
+  assert_lacks(src, "= t1.x - t1.x;");
+  assert_lacks(src, "= t1.x * t1.x;");
+  free(src);
+}
+
 /* gather (indirect load), argmax over short rows (POINTS), random and iota. */
 Test(inductor_cuda, gather_argmax_random) {
   kl l = {0};

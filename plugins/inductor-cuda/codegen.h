@@ -31,9 +31,20 @@ typedef struct icuda_gen {
   bool *percomp;
   /* per op, an expression standing for its value (a float4 component), or NULL */
   const char **value_of;
+  /* per op, the storage value_of points into for a float4 load ("t5.y"): one per op, so every
+   * load of a body keeps its own name while a component's ops are written */
+  char (*comp_names)[24];
 } icuda_gen;
 
 /* codegen_points.c */
+/* Component c's names of the float4 loads among ops [from, to) (loads[j]: op j is one): op j's
+ * value reads "t<j>.<x|y|z|w>" (g->value_of); cg_component_names_clear drops them. */
+void cg_component_names(icuda_gen *g, const bool *loads, int32_t from, int32_t to, int c);
+void cg_component_names_clear(icuda_gen *g, int32_t from, int32_t to);
+/* Allocates g's per-op tables (percomp, value_of, comp_names); false when out of memory.
+ * cg_tables_free releases them. */
+bool cg_tables_alloc(icuda_gen *g);
+void cg_tables_free(icuda_gen *g);
 /* Writes op i at depth d. vars: the outer vars then the inner var (an expression). sfx: the
  * suffix of per-component values ("_2") or "". acc_expr: what TC_KOP_ACC reads (epilogues). */
 tc_status cg_op(tck_str *s, icuda_gen *g, int32_t i, const char *const *vars, int d, const char *sfx,

@@ -21,6 +21,37 @@ void cg_value_name(const icuda_gen *g, int32_t j, const char *sfx, char *out, si
   snprintf(out, cap, "v%d%s", (int)j, mine ? sfx : "");
 }
 
+static const char *const comp[4] = {"x", "y", "z", "w"};
+
+void cg_component_names(icuda_gen *g, const bool *loads, int32_t from, int32_t to, int c) {
+  for (int32_t j = from; j < to; j++)
+    if (loads[j]) {
+      snprintf(g->comp_names[j], sizeof g->comp_names[j], "t%d.%s", (int)j, comp[c]);
+      g->value_of[j] = g->comp_names[j];
+    }
+}
+
+void cg_component_names_clear(icuda_gen *g, int32_t from, int32_t to) {
+  for (int32_t j = from; j < to; j++) g->value_of[j] = NULL;
+}
+
+bool cg_tables_alloc(icuda_gen *g) {
+  size_t n = (size_t)g->k->n_ops + 1;
+  g->percomp = calloc(n, 1);
+  g->value_of = calloc(n, sizeof(char *));
+  g->comp_names = calloc(n, sizeof *g->comp_names);
+  return g->percomp && g->value_of && g->comp_names;
+}
+
+void cg_tables_free(icuda_gen *g) {
+  free(g->percomp);
+  free(g->value_of);
+  free(g->comp_names);
+  g->percomp = NULL;
+  g->value_of = NULL;
+  g->comp_names = NULL;
+}
+
 /* The kit's emitter of ops as C, with CUDA's spellings. */
 static void body_value_name(const tck_c_body *e, int32_t j, const char *sfx, char *out, size_t cap) {
   cg_value_name(e->ctx, j, sfx, out, cap);
@@ -261,8 +292,6 @@ static void points_vec_ok(tck_str *s, icuda_gen *g, const points_vec *pv) {
   tck_str_puts(s, ";\n");
 }
 
-static const char *const comp[4] = {"x", "y", "z", "w"};
-
 /* The float4 body: 4 neighbours along the last dim per thread, grid-stride over total / 4. */
 static tc_status points_vec_body(tck_str *s, icuda_gen *g, const points_vec *pv, const char **vars, char *err,
                                  size_t cap) {
@@ -285,8 +314,11 @@ static tc_status points_vec_body(tck_str *s, icuda_gen *g, const points_vec *pv,
     tck_str_puts(s, "; /* the product, 4 neighbours */\n");
   }
   for (int32_t j = 0; j < k->n_ops; j++) g->percomp[j] = true;
+  bool *loads = calloc((size_t)k->n_ops + 1, 1);
+  if (!loads) return TC_ERR_OUT_OF_MEMORY;
+  for (int32_t j = 0; j < k->n_ops; j++) loads[j] = pv->vec[j] && op_at(k, j)->kind == TC_KOP_LOAD;
   const char *base = vars[last];
-  char cvar[4][24], tv[4][48], sfx[8];
+  char cvar[4][24], sfx[8];
   for (int c = 0; c < 4; c++) {
     snprintf(cvar[c], sizeof cvar[c], c ? "(%s + %d)" : "%s", base, c);
     vars[last] = cvar[c];
@@ -297,24 +329,20 @@ static tc_status points_vec_body(tck_str *s, icuda_gen *g, const points_vec *pv,
       else acc_text(&acc, g, cvar[c]);
       if (acc.oom) return TC_ERR_OUT_OF_MEMORY;
     }
+    cg_component_names(g, loads, 0, k->n_ops, c);
     for (int32_t j = 0; j < k->n_ops; j++) {
-      const tc_kop *jo = op_at(k, j);
-      if (pv->vec[j] && jo->kind == TC_KOP_STORE) continue;
-      if (pv->vec[j]) { /* a float4 load: its component */
-        snprintf(tv[c], sizeof tv[c], "t%d.%s", (int)j, comp[c]);
-        g->value_of[j] = tv[c];
-        continue;
-      }
+      if (pv->vec[j]) continue; /* float4 loads are named; float4 stores come after the components */
       tc_status st = cg_op(s, g, j, (const char *const *)vars, 3, sfx, acc.data, err, cap);
       if (st != TC_OK) {
         tck_str_free(&acc);
+        free(loads);
         return st;
       }
     }
     tck_str_free(&acc);
-    for (int32_t j = 0; j < k->n_ops; j++)
-      if (pv->vec[j]) g->value_of[j] = NULL; /* a component's name holds for that component only */
+    cg_component_names_clear(g, 0, k->n_ops); /* a component's names hold for that component only */
   }
+  free(loads);
   vars[last] = base;
   for (int32_t j = 0; j < k->n_ops; j++) {
     const tc_kop *jo = op_at(k, j);
@@ -343,11 +371,9 @@ static tc_status points_kernel(tck_str *s, icuda_gen *g, char *err, size_t cap) 
   vars[k->n_outer] = "r";
   size_t n = (size_t)k->n_ops + 1;
   points_vec pv = {.vec = calloc(n, 1)};
-  g->percomp = calloc(n, 1);
-  g->value_of = calloc(n, sizeof(char *));
   tck_str acc = {0};
   tc_status st = TC_OK;
-  if (!pv.vec || !g->percomp || !g->value_of) {
+  if (!cg_tables_alloc(g) || !pv.vec) {
     st = TC_ERR_OUT_OF_MEMORY;
     goto done;
   }
@@ -386,10 +412,7 @@ static tc_status points_kernel(tck_str *s, icuda_gen *g, char *err, size_t cap) 
 done:
   tck_str_free(&acc);
   free(pv.vec);
-  free(g->percomp);
-  free(g->value_of);
-  g->percomp = NULL;
-  g->value_of = NULL;
+  cg_tables_free(g);
   return st;
 }
 

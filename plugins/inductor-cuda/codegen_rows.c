@@ -81,6 +81,7 @@ typedef struct rows_plan {
   int warps;       /* warps per block */
   int64_t N;       /* the constant inner extent (regs) */
   bool *vec;       /* per op: a float4 access (regs body) */
+  bool *vec_load;  /* per op: a float4 load (regs body) */
   int32_t *from;   /* per load: the op whose registers hold its value, or -1 */
   bool *kept;      /* per op: its float4 kept in registers c<i>[R] for later loops */
   bool *dead;      /* per store: not made (a later store overwrites it; reads come from registers) */
@@ -91,6 +92,7 @@ static void plan_build(const icuda_gen *g, rows_plan *pl) {
   for (int32_t i = 0; i < k->n_ops; i++) {
     pl->from[i] = -1;
     pl->vec[i] = pl->regs && vecable(g, op_at(k, i));
+    pl->vec_load[i] = pl->vec[i] && op_at(k, i)->kind == TC_KOP_LOAD;
   }
   if (!pl->regs) return;
   for (int32_t i = 0; i < k->n_ops; i++) {
@@ -361,26 +363,19 @@ static tc_status row_body(tck_str *s, icuda_gen *g, const rows_plan *pl, bool re
           tck_str_printf(s, "c%d[it] = t%d;\n", (int)j, (int)j);
         }
       }
-      char cvar[4][16], tv[4][48];
+      char cvar[4][16];
       for (int c = 0; c < 4; c++) {
         snprintf(cvar[c], sizeof cvar[c], c ? "(r + %d)" : "r", c);
         vars[inner] = cvar[c];
         char sfx[8];
         snprintf(sfx, sizeof sfx, "_%d", c);
+        cg_component_names(g, pl->vec_load, i, end, c);
         for (int32_t j = i; j < end; j++) {
-          const tc_kop *jo = op_at(k, j);
-          if (pl->vec[j] && jo->kind == TC_KOP_STORE) continue;
-          if (pl->vec[j] && jo->kind == TC_KOP_LOAD) {
-            snprintf(tv[c], sizeof tv[c], "t%d.%s", (int)j, comp[c]);
-            g->value_of[j] = tv[c];
-            continue;
-          }
+          if (pl->vec[j]) continue; /* float4 loads are named; float4 stores come after the components */
           tc_status st = cg_op(s, g, j, (const char *const *)vars, d, sfx, NULL, err, cap);
           if (st != TC_OK) return st;
         }
-        /* a float4 load's component names stay valid only for this component */
-        for (int32_t j = i; j < end; j++)
-          if (pl->vec[j] && op_at(k, j)->kind == TC_KOP_LOAD) g->value_of[j] = NULL;
+        cg_component_names_clear(g, i, end); /* valid for this component only */
       }
       for (int32_t j = i; j < end; j++) {
         const tc_kop *jo = op_at(k, j);
@@ -437,10 +432,9 @@ tc_status cg_rows(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, 
   pl.from = calloc(n, sizeof(int32_t));
   pl.kept = calloc(n, 1);
   pl.dead = calloc(n, 1);
-  g->percomp = calloc(n, 1);
-  g->value_of = calloc(n, sizeof(char *));
+  pl.vec_load = calloc(n, 1);
   tc_status st = TC_OK;
-  if (!pl.vec || !pl.from || !pl.kept || !pl.dead || !g->percomp || !g->value_of) {
+  if (!cg_tables_alloc(g) || !pl.vec || !pl.from || !pl.kept || !pl.dead || !pl.vec_load) {
     st = TC_ERR_OUT_OF_MEMORY;
     goto done;
   }
@@ -563,9 +557,7 @@ done:
   free(pl.from);
   free(pl.kept);
   free(pl.dead);
-  free(g->percomp);
-  free(g->value_of);
-  g->percomp = NULL;
-  g->value_of = NULL;
+  free(pl.vec_load);
+  cg_tables_free(g);
   return st;
 }
