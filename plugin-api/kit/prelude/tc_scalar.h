@@ -11,7 +11,8 @@
  *   TC_FMAF(a,b,c)  a*b+c for f32, fused or not (the includer decides; CUDA: fmaf);
  *   TC_F32_BITS(x) / TC_BITS_F32(i)   float <-> int32_t bit casts;
  *   int32_t, int64_t, uint32_t, uint64_t, INT32_MIN/MAX, INT64_MIN/MAX, INFINITY,
- *   fabsf, copysignf, fmodf, fmod, signbit.
+ *   fabsf, copysignf, fmodf, fmod, signbit;
+ * and may define TC_PRELUDE_MINMAX_F32 with its own tc_max_f32 / tc_min_f32 (same results).
  * Everything before the marker line below (this comment) is left out when pasted.
  */
 //@section scalar
@@ -70,7 +71,11 @@ TC_FN int64_t tc_imin(int64_t a, int64_t b) { return a < b ? a : b; }
 #define TC_MINMAX(S, T)                                                                       \
   TC_FN T tc_max_##S(T a, T b) { return a != a ? a : b != b ? b : a == b ? (signbit(a) ? b : a) : a > b ? a : b; } \
   TC_FN T tc_min_##S(T a, T b) { return a != a ? a : b != b ? b : a == b ? (signbit(a) ? a : b) : a < b ? a : b; }
+/* An includer with a branch-free form of the same function defines TC_PRELUDE_MINMAX_F32 and
+ * its own tc_max_f32 / tc_min_f32 (inductor-cuda: nvcc turns the chain above into branches). */
+#ifndef TC_PRELUDE_MINMAX_F32
 TC_MINMAX(f32, float)
+#endif
 TC_MINMAX(f64, double)
 
 /* Integer arithmetic wraps (two's complement) instead of being undefined on overflow; division

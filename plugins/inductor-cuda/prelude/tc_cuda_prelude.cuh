@@ -32,6 +32,22 @@ typedef unsigned long long uint64_t;
 #define TC_FMAF(a, b, c) fmaf(a, b, c)
 #define TC_F32_BITS(x) __float_as_int(x)
 #define TC_BITS_F32(i) __int_as_float(i)
+
+/* max/min as docs/primitives.md defines them (NaN propagates, a's first; +0 > -0), the kit's
+ * results without its branches: nvcc compiled the kit's chain of conditionals (signbit on
+ * equal operands) into branches, a quarter of a softmax row's instructions. Equal operands
+ * differ only for zeros: the AND of their bits is +0 when either is +0 (max), the OR -0 (min). */
+#define TC_PRELUDE_MINMAX_F32 1
+TC_FN float tc_max_f32(float a, float b) {
+  const float zeros = __int_as_float(__float_as_int(a) & __float_as_int(b)), larger = fmaxf(a, b);
+  const float m = a == b ? zeros : larger; /* both made first: a select, not a branch */
+  return a != a ? a : b != b ? b : m;
+}
+TC_FN float tc_min_f32(float a, float b) {
+  const float zeros = __int_as_float(__float_as_int(a) | __float_as_int(b)), smaller = fminf(a, b);
+  const float m = a == b ? zeros : smaller;
+  return a != a ? a : b != b ? b : m;
+}
 //@section device
 
 /* The one parameter of every kernel (icuda.h's icuda_args): a device pointer per buffer (byte
