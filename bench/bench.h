@@ -26,6 +26,11 @@ typedef struct bench_runner {
   const tc_model *model;
   tc_compiled *compiled; /* NULL: eager */
 } bench_runner;
+/* The dynamic option (tc_dynamic) every later bench_runner_init compiles with (default auto);
+ * "auto", "on", "off" <-> TC_DYNAMIC_*. */
+void bench_set_dynamic(int32_t dynamic);
+bool bench_parse_dynamic(const char *s, int32_t *out);
+const char *bench_dynamic_name(int32_t dynamic);
 /* Compiles m for backend (NULL or "eager": no compile); options are plugin options or NULL. */
 tc_status bench_runner_init(bench_runner *r, const tc_model *m, const char *backend, const char *options);
 void bench_runner_free(bench_runner *r);

@@ -55,11 +55,28 @@ tc_tensor *bench_call_eager(const tc_model *m, tc_tensor *const *a) {
   }
 }
 
+static int32_t g_dynamic = TC_DYNAMIC_AUTO;
+
+void bench_set_dynamic(int32_t dynamic) { g_dynamic = dynamic; }
+
+bool bench_parse_dynamic(const char *s, int32_t *out) {
+  if (!strcmp(s, "auto")) *out = TC_DYNAMIC_AUTO;
+  else if (!strcmp(s, "on")) *out = TC_DYNAMIC_ON;
+  else if (!strcmp(s, "off")) *out = TC_DYNAMIC_OFF;
+  else return false;
+  return true;
+}
+
+const char *bench_dynamic_name(int32_t dynamic) {
+  return dynamic == TC_DYNAMIC_ON ? "on" : dynamic == TC_DYNAMIC_OFF ? "off" : "auto";
+}
+
 tc_status bench_runner_init(bench_runner *r, const tc_model *m, const char *backend, const char *options) {
   r->model = m;
   r->compiled = NULL;
   if (!backend || !strcmp(backend, "eager")) return TC_OK;
-  tc_compile_options o = {.struct_size = sizeof o, .backend = backend, .name = m->name, .options = options};
+  tc_compile_options o = {.struct_size = sizeof o, .backend = backend, .name = m->name, .options = options,
+                          .dynamic = g_dynamic};
   r->compiled = tc_compile(m->fn, m->n_inputs, &o);
   return r->compiled ? TC_OK : TC_ERR_INVALID_ARGUMENT;
 }

@@ -86,7 +86,8 @@ void bench_child_spawn(const bench_config *cfg, const char *kind, const char *na
   char threads[16], entry[4200];
   snprintf(threads, sizeof threads, "%d", cfg->threads);
   char *argv[] = {"tc", "bench", "--child", (char *)kind, "--models", (char *)name, "--backend",
-                  (char *)cfg->backend, "--size", (char *)bench_size_name(cfg->size), "--threads", threads, NULL};
+                  (char *)cfg->backend, "--size", (char *)bench_size_name(cfg->size), "--threads", threads,
+                  "--dynamic", (char *)bench_dynamic_name(cfg->dynamic), NULL};
   if (mkdir(cache_dir, 0700) && errno != EEXIST) {
     snprintf(out->error, sizeof out->error, "cannot create %s: %s", cache_dir, strerror(errno));
     return;

@@ -11,6 +11,7 @@ typedef struct bench_config {
   tc_size_class size;
   int threads;
   const char *options; /* plugin options: "cpu.threads=N" */
+  int32_t dynamic;     /* tc_dynamic of every compile (--dynamic) */
   bool json, eager;
   double eager_limit_s;      /* the eager child is stopped after this long */
   bench_timing timing;       /* compiled calls */

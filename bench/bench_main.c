@@ -54,11 +54,11 @@ static void main_usage(FILE *f) {
   fprintf(f,
           "usage: tc bench [--backend NAME] [--size cpu|gpu|test] [--models a,b,...] [--json]\n"
           "                [--threads N] [--iters N] [--warmup N] [--budget SECONDS] [--no-eager]\n"
-          "                [--eager-limit SECONDS]\n"
+          "                [--eager-limit SECONDS] [--dynamic auto|on|off]\n"
           "Models: the bundled ones (tc models) and dyn_attn. Default: ln_gelu, softmax, mlp, attn_block,\n"
           "tiny_mlp_b1, and dyn_attn with --size gpu. Eager runs on the eager backend ($TC_EAGER_BACKEND,\n"
           "default debug-eager, the reference interpreter) in a child process stopped after --eager-limit\n"
-          "seconds (default 30).\n");
+          "seconds (default 30). --dynamic: tc_compile's dynamic option for every compile (default auto).\n");
 }
 
 typedef struct main_args {
@@ -83,7 +83,11 @@ static int main_parse(int argc, char **argv, main_args *a) {
     else if (!strcmp(k, "--warmup")) a->cfg.timing.warmup = atoi(v);
     else if (!strcmp(k, "--budget")) a->cfg.timing.budget_s = atof(v);
     else if (!strcmp(k, "--eager-limit")) a->cfg.eager_limit_s = atof(v);
-    else return fprintf(stderr, "tc bench: unknown option '%s'\n", k), main_usage(stderr), 2;
+    else if (!strcmp(k, "--dynamic")) {
+      if (!bench_parse_dynamic(v, &a->cfg.dynamic))
+        return fprintf(stderr, "tc bench: --dynamic %s: expected auto, on or off\n", v), 2;
+      bench_set_dynamic(a->cfg.dynamic);
+    } else return fprintf(stderr, "tc bench: unknown option '%s'\n", k), main_usage(stderr), 2;
     if (takes) i++;
   }
   if (a->cfg.timing.iters < 1) a->cfg.timing.iters = 1;

@@ -168,7 +168,7 @@ static void report_json(const bench_config *cfg, const bench_result *rs, int n) 
   json_str(cfg->backend);
   printf(",\n  \"size\": ");
   json_str(bench_size_name(cfg->size));
-  printf(",\n  \"threads\": %d,\n  \"eager_backend\": ", cfg->threads);
+  printf(",\n  \"threads\": %d,\n  \"dynamic\": \"%s\",\n  \"eager_backend\": ", cfg->threads, bench_dynamic_name(cfg->dynamic));
   json_str(eager_backend && *eager_backend ? eager_backend : "debug-eager");
   printf(",\n  \"blas\": ");
   json_str(bench_blas_name());

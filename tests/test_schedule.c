@@ -584,3 +584,38 @@ Test(schedule_e2e, dynamic_rows_share_one_compiled_kernel, .init = e2e_init) {
   cr_assert_eq(st.n_compiles, 1, "one symbolic kernel serves every row count");
   tc_compiled_free(c);
 }
+
+/* dynamic=ON makes the weight's columns a symbol too; splitting them into constant sizes (the
+ * heads of an attention block) guards the symbol to 2*3*4 and pins it, so the scheduler pairs
+ * the reshape's dims ("cannot pair the dims symbolically" before). Every row count shares the
+ * graph; a weight of another width fails the guard and compiles again. */
+static tc_tensor *m_split_heads(tc_tensor *x, tc_tensor *w) {
+  const int64_t heads[3] = {2, 3, 4};
+  tc_tensor *y = tc_unflatten(tc_matmul(x, w), -1, 3, heads); /* rows x 2 x 3 x 4 */
+  return tc_sum(tc_mul(y, y), 1, (const int[]){3}, false);
+}
+
+Test(schedule_e2e, dynamic_on_pins_a_symbol_split_into_constants, .init = e2e_init) {
+  tc_compiled *c = compile_icpu(TC_FN(m_split_heads), 2, "split_heads_dyn", TC_DYNAMIC_ON);
+  tc_tensor *w = seq(2, (int64_t[]){5, 24}, 3, 1);
+  for (int64_t rows = 2; rows <= 8; rows += 3) {
+    tc_tensor *x = seq(2, (int64_t[]){rows, 5}, 2, (int)rows);
+    tc_tensor *got = tc_call(c, (tc_tensor *[]){x, w}), *want = REF(m_split_heads(x, w));
+    cr_assert_not_null(got, "%s", tc_last_error());
+    assert_close(got, want, 1e-5);
+    tc_release(got);
+    tc_release(want);
+    tc_release(x);
+  }
+  tc_compile_stats st = {.struct_size = sizeof st};
+  cr_assert_eq(tc_compiled_stats(c, &st), TC_OK);
+  cr_assert_eq(st.n_compiles, 1, "one graph for every row count (got %d)", st.n_compiles);
+  tc_tensor *w48 = seq(2, (int64_t[]){5, 48}, 3, 1), *x = seq(2, (int64_t[]){3, 5}, 2, 3);
+  tc_tensor *got = tc_call(c, (tc_tensor *[]){x, w48});
+  cr_assert_null(got, "48 columns do not split into 2 x 3 x 4");
+  cr_assert(strstr(tc_last_error(), "tc_unflatten"), "%s", tc_last_error());
+  tc_release(w48);
+  tc_release(x);
+  tc_release(w);
+  tc_compiled_free(c);
+}

@@ -321,6 +321,16 @@ tc_status trace_segment_graph(tc_trace *tr, int32_t n_outs, const int32_t *outs,
   sxtab_free(&g->sx);
   if (sxtab_copy(&tr->sx, &g->sx) != TC_OK) goto oom;
   g->n_syms = tr->n_syms;
+  /* An equality guard between a symbol and a constant pins the symbol (graph.h). */
+  for (int32_t i = 0; i < tr->n_rel; i++) {
+    const cap_rel_guard *r = &tr->rel[i];
+    int64_t v;
+    if (!r->equal) continue;
+    int32_t sym = sxtab_is_const(&tr->sx, r->b, &v) ? r->a : sxtab_is_const(&tr->sx, r->a, &v) ? r->b : -1;
+    if (sym < 0 || tr->sx.nodes[sym].op != TC_SX_SYM) continue;
+    int64_t k = tr->sx.nodes[sym].value;
+    if (k >= 0 && k < GRAPH_MAX_PINS) g->sym_pin[k] = v;
+  }
   for (int32_t i = 0; i < tr->n_in; i++) {
     tc_vtype vt = {.dtype = tr->in[i].guard.dtype, .rank = tr->in[i].guard.rank};
     memcpy(vt.shape, tr->in[i].shape, sizeof vt.shape);

@@ -235,6 +235,7 @@ uint64_t graph_hash(const tc_graph *g) {
     fnv_i64(&h, e->value);
   }
   fnv_i64(&h, g->n_syms);
+  for (int32_t k = 0; k < g->n_syms && k < GRAPH_MAX_PINS; k++) fnv_i64(&h, g->sym_pin[k]);
   fnv_i64(&h, g->n_inputs);
   for (int32_t i = 0; i < g->n_inputs; i++)
     fnv_vtype(&h, &g->inputs[i]);

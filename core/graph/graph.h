@@ -49,10 +49,15 @@ typedef struct tc_node {
   double fattr;
 } tc_node;
 
+/* Symbols a guard ties to one value (a reshape into constant sizes, tc_size): the scheduler
+ * reasons with that value while the expressions stay symbolic (the guard makes them equal at
+ * every call), so "s3 == 3*12*64" holds where it must. 0: free (symbols are >= 2). */
+#define GRAPH_MAX_PINS 64
 typedef struct tc_graph {
   char name[64];
   tc_sxtab sx;
   int32_t n_syms;
+  int64_t sym_pin[GRAPH_MAX_PINS];
   int32_t n_inputs;
   tc_vtype *inputs;
   int32_t n_nodes, cap_nodes;

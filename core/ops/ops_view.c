@@ -29,7 +29,9 @@ static bool infer_sizes(const char *op, const tc_tensor *x, tc_sz total, int n, 
     out[i] = sz_const(sizes[i]);
     known = sz_mul(known, out[i]);
   }
-  bool fits = infer >= 0 ? known.v != 0 && total.v % known.v == 0 : known.v == total.v;
+  /* Without -1, a symbolic total must equal the sizes' product: sz_eq guards it, which pins
+   * the symbol (a reshape of a dynamic dim into constant sizes specializes it, as in torch). */
+  bool fits = infer >= 0 ? known.v != 0 && total.v % known.v == 0 : sz_eq(known, total);
   if (!fits)
     return core_error_null(TC_ERR_INVALID_ARGUMENT, "%s: shape (%s) is invalid for %lld elements (x: %s)", op,
                          SIZES_STR(n, sizes), (long long)total.v, OPS_SHAPE(x)), false;

@@ -260,6 +260,7 @@ static tc_status graph_start(const tc_graph *in, tc_graph *out) {
   sxtab_free(&out->sx);
   TC_RETURN_IF_ERROR(sxtab_copy(&in->sx, &out->sx));
   out->n_syms = in->n_syms;
+  memcpy(out->sym_pin, in->sym_pin, sizeof out->sym_pin);
   for (int32_t i = 0; i < in->n_inputs; i++)
     if (graph_add_input(out, &in->inputs[i]) < 0) return core_error(TC_ERR_OUT_OF_MEMORY, "simplify: out of memory");
   return TC_OK;

@@ -190,7 +190,7 @@ tc_tensor *eager_run(const tc_node *node, int n_in, tc_tensor *const *in, const 
     return NULL;
   }
   /* Operands in device memory are read back first: the eager backend works on host memory. */
-  tc_tensor *host_in[16], **hin = n_in <= 16 ? host_in : malloc((size_t)n_in * sizeof *hin);
+  tc_tensor *host_in[16] = {0}, **hin = n_in <= 16 ? host_in : malloc((size_t)n_in * sizeof *hin);
   if (!hin) {
     tc_release(out);
     return core_error_null(TC_ERR_OUT_OF_MEMORY, "prim %s: out of memory", prim_name(node->prim));

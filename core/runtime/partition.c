@@ -123,6 +123,7 @@ static tc_status part_build(const tc_graph *g, int32_t first, int32_t last, part
   graph_init(&pt->graph, name);
   if (sxtab_copy(&g->sx, &pt->graph.sx) != TC_OK) return tc_last_status();
   pt->graph.n_syms = g->n_syms;
+  memcpy(pt->graph.sym_pin, g->sym_pin, sizeof pt->graph.sym_pin);
   int32_t *map = malloc((size_t)(ni + g->n_nodes + 1) * sizeof *map);
   if (!map) goto oom;
   for (int32_t i = 0; i < pt->n_in; i++) map[pt->in_values[i]] = graph_add_input(&pt->graph, graph_value_type(g, pt->in_values[i]));

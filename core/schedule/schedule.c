@@ -297,8 +297,10 @@ tc_status schedule_build_opts(const tc_graph *g, const sched_options *opts, tc_s
     else c->sx_map[i] = sxtab_bin(c->sx, (tc_sx_op)e->op, c->sx_map[e->a], c->sx_map[e->b]);
   }
   for (int32_t k = 0; k < 64; k++) {
-    c->probe[0][k] = 7 + 3 * k;
-    c->probe[1][k] = 29 + 11 * k;
+    /* a pinned symbol has one value at every call (graph.h): identities must hold at it */
+    const int64_t pin = k < GRAPH_MAX_PINS ? g->sym_pin[k] : 0;
+    c->probe[0][k] = pin ? pin : 7 + 3 * k;
+    c->probe[1][k] = pin ? pin : 29 + 11 * k;
   }
   for (int32_t v = 0; v < nv; v++) c->epi_end[v] = -1;
 
