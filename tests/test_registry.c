@@ -1122,6 +1122,47 @@ Test(registry, cli_cache_stats_list_clear) {
   unsetenv("TC_CACHE_DIR");
 }
 
+/* Four processes start at once on one empty cache directory, each compiling the same graphs
+ * (inductor-cpu writes shared objects, the registry its probe records): every one must finish
+ * and print the same checksum as a run with no cache at all, and the directory must then hold
+ * entries a fifth process takes. Writers publish whole entries by rename, so a reader never sees
+ * half of one. */
+Test(registry, four_processes_on_one_empty_cache_agree, .timeout = 300) {
+  const char *cache = dir_new("shared-cache");
+  unsetenv("TC_PLUGIN_DEFAULT_DIR"); /* the build's own plugins */
+  unsetenv("TC_PLUGIN_PATH");
+  static char out[4][16384], ref[16384];
+  char cmd[PATH_MAX + 256];
+  snprintf(cmd, sizeof cmd,
+           "TC_CACHE_DIR='%s/none' '%s/bin/tc' run mlp --backend inductor-cpu --size test --iters 1 2>&1 | grep checksum",
+           test_root, TC_BINARY_DIR);
+  cr_assert_eq(command_run(cmd, ref, sizeof ref), 0, "the reference run failed: %s", ref);
+  cr_assert(strstr(ref, "checksum"), "no checksum: %s", ref);
+  FILE *p[4];
+  for (int i = 0; i < 4; i++) {
+    snprintf(cmd, sizeof cmd,
+             "TC_CACHE_DIR='%s' TC_LOGS=cache '%s/bin/tc' run mlp --backend inductor-cpu --size test --iters 1 2>&1", cache,
+             TC_BINARY_DIR);
+    p[i] = popen(cmd, "r"); /* all four running before any is read */
+    cr_assert_not_null(p[i]);
+  }
+  for (int i = 0; i < 4; i++) {
+    size_t n = fread(out[i], 1, sizeof out[i] - 1, p[i]);
+    out[i][n] = 0;
+    int st = pclose(p[i]);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "process %d failed:\n%s", i, out[i]);
+    const char *line = strstr(out[i], "checksum");
+    cr_assert(line && !strncmp(line, strstr(ref, "checksum"), strcspn(strstr(ref, "checksum"), "\n")),
+              "process %d disagrees with the uncached run:\n%s\nreference: %s", i, out[i], ref);
+  }
+  snprintf(cmd, sizeof cmd, "TC_CACHE_DIR='%s' TC_LOGS=cache '%s/bin/tc' run mlp --backend inductor-cpu --size test --iters 1 2>&1",
+           cache, TC_BINARY_DIR);
+  cr_assert_eq(command_run(cmd, out[0], sizeof out[0]), 0, "output: %s", out[0]);
+  assert_contains(out[0], "inductor-cpu: hit (mlp");
+  const char *line = strstr(out[0], "checksum");
+  cr_assert(line && !strncmp(line, strstr(ref, "checksum"), strcspn(strstr(ref, "checksum"), "\n")), "%s", out[0]);
+}
+
 /* A prim added in a later minor version (FMOD, 2.1) is never handed to an older plugin: the host
  * treats it as declined (the node runs on the fallback), whatever the plugin's capabilities. */
 Test(registry, prims_newer_than_the_plugin_are_declined) {
