@@ -13,6 +13,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_conformance(int argc, char **argv);
 int cmd_options(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
+int cmd_ab(int argc, char **argv);
 
 /* ---------------------------------------------------------------- shared by the subcommands */
 /* A JSON string ("null" for NULL), escaped (cli_format.c). */
