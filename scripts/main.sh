@@ -61,6 +61,7 @@ done
 
 echo
 echo "tc ab, size $size: every bundled model on every available backend against debug-eager"
-"$tc" ab all --backends "$(echo $backends | tr ' ' ',')" --size "$size" "${iters[@]}" --html "$dir/ab-report.html" ||
+"$tc" ab all --backends "$(echo $backends | tr ' ' ',')" --size "$size" "${iters[@]}" --cold --kernel-sources \
+  --html "$dir/ab-report.html" ||
   status=1
 exit $status

@@ -27,14 +27,18 @@ for b in ${backends//,/ }; do
   grep -qE "^$b +(ref|pass) " "$work/table.txt" || bad "no passing row for $b in the table"
 done
 
-# 2. --json parses, one result per backend.
-"$tc" ab mlp --backends "$backends" --iters 5 --json >"$work/ab.json" || bad "tc ab mlp --json exited $?"
+# 2. --json parses, one result per backend; with --cold, inductor-cpu's first compile is not a
+#    disk cache hit and its second one is.
+"$tc" ab mlp --backends "$backends" --iters 5 --cold --json >"$work/ab.json" || bad "tc ab mlp --json exited $?"
 python3 - "$work/ab.json" "$backends" <<'PY' || bad "the JSON report does not hold one passing result per backend"
 import json, sys
 d = json.load(open(sys.argv[1]))
 names = [r["backend"] for r in d["models"][0]["results"]]
 assert names == sys.argv[2].split(","), names
 assert all(r["result"] in ("ref", "pass") and r["median_s"] > 0 for r in d["models"][0]["results"])
+for r in d["models"][0]["results"]:
+    if r["backend"] == "inductor-cpu":
+        assert not r["cold_cache_hit"] and r["warm_cache_hit"], r
 print("ab_check: JSON parses:", ", ".join(f'{r["backend"]} {r["result"]}' for r in d["models"][0]["results"]))
 PY
 
@@ -61,7 +65,7 @@ else
 fi
 
 # 5. The HTML page of every bundled model, rendered.
-"$tc" ab all --backends "$backends" --iters 3 --html "$work/report.html" >/dev/null 2>&1 || bad "tc ab all --html exited $?"
+"$tc" ab all --backends "$backends" --iters 3 --kernel-sources --html "$work/report.html" >/dev/null 2>&1 || bad "tc ab all --html exited $?"
 chrome=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$chrome" ]; then
   echo "ab_check: SKIP rendering: chromium is not installed (scripts/deps.sh could not install it); the page was written but not looked at"

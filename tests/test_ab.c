@@ -71,6 +71,7 @@ Test(ab, backends_that_agree_pass_with_timings) {
   }
   cr_assert_eq(result_of(r, "debug-eager")->max_abs_err, 0.0, "the reference against itself");
   cr_assert_not_null(result_of(r, "inductor-cpu")->source, "inductor-cpu exposes its C source");
+  cr_assert_eq(result_of(r, "inductor-cpu")->n_kernel_sources, 0, "not asked for");
   tc_ab_report_free(r);
   tc_release(in[0]);
   tc_release(in[1]);
@@ -181,6 +182,26 @@ Test(ab, an_unavailable_backend_gets_a_row_saying_why) {
   cr_assert_eq(r->results[0].status, TC_OK);
   cr_assert_eq(r->results[1].status, TC_ERR_UNAVAILABLE, "%s", r->results[1].error);
   cr_assert_not_null(strstr(r->results[1].error, "unavailable"), "%s", r->results[1].error);
+  tc_ab_report_free(r);
+  tc_release(in[0]);
+  tc_release(in[1]);
+}
+
+Test(ab, kernel_sources_give_each_kernel_compiled_alone) {
+  if (!test_backend_available("inductor-cpu")) cr_skip("inductor-cpu is unavailable here");
+  tc_tensor *in[2];
+  make_inputs(in);
+  const char *backends[] = {"inductor-cpu"};
+  tc_ab_options o = {.struct_size = sizeof o, .iters = 1, .kernel_sources = true};
+  tc_ab_report *r = NULL;
+  cr_assert_eq(tc_ab_compare(TC_FN(ln_mm_softmax), 2, in, backends, 1, &o, &r), TC_OK, "%s", tc_last_error());
+  const tc_ab_result *x = &r->results[0];
+  cr_assert_eq(x->n_kernel_sources, r->n_kernels);
+  for (int32_t k = 0; k < r->n_kernels; k++) {
+    cr_assert_not_null(x->kernel_sources[k], "kernel %s", r->kernels[k].name);
+    cr_assert_not_null(strstr(x->kernel_sources[k], r->kernels[k].name), "kernel %s's source names it:\n%s",
+                       r->kernels[k].name, x->kernel_sources[k]);
+  }
   tc_ab_report_free(r);
   tc_release(in[0]);
   tc_release(in[1]);

@@ -255,6 +255,26 @@ static void divergences(FILE *f, const tc_ab_report *r) {
   }
 }
 
+/* Per kernel of the plan, each backend's source for it compiled alone (--kernel-sources). */
+static void kernel_sources(FILE *f, const tc_ab_report *r) {
+  bool any = false;
+  for (int32_t i = 0; i < r->n_results; i++)
+    any |= r->results[i].n_kernel_sources == r->n_kernels && r->n_kernels;
+  if (!any) return;
+  fprintf(f, "<p>Per kernel, compiled alone on each backend:</p>\n");
+  for (int32_t k = 0; k < r->n_kernels; k++) {
+    fprintf(f, "<details class=\"kernel\"><summary>");
+    esc(f, r->kernels[k].name);
+    fprintf(f, " &#8594; ");
+    esc(f, r->kernels[k].output);
+    fprintf(f, "</summary>\n");
+    for (int32_t i = 0; i < r->n_results; i++)
+      if (r->results[i].n_kernel_sources == r->n_kernels)
+        source_block(f, r->results[i].backend, r->results[i].kernel_sources[k], false);
+    fprintf(f, "</details>\n");
+  }
+}
+
 static void section(FILE *f, const tc_ab_report *r, const ab_context *cx) {
   int bad_kernel = -1;
   for (int32_t i = 0; i < r->n_results && bad_kernel < 0; i++)
@@ -275,6 +295,8 @@ static void section(FILE *f, const tc_ab_report *r, const ab_context *cx) {
   fprintf(f, "<h3>Fused groups (the plan every kernel-level backend compiles)</h3>\n");
   groups_picture(f, r, bad_kernel);
   fprintf(f, "<h3>Generated source</h3>\n");
+  kernel_sources(f, r);
+  fprintf(f, "<p>Every graph, as each backend compiled it for the whole function:</p>\n");
   for (int32_t i = 0; i < r->n_results; i++)
     if (r->results[i].status == TC_OK) source_block(f, r->results[i].backend, r->results[i].source, false);
   fprintf(f, "</section>\n");
@@ -291,7 +313,7 @@ static const char style[] =
     "svg .kname{font-weight:bold}svg .kprims{font-family:monospace;font-size:11px}svg .kreads{fill:#555;font-size:11px}"
     ".charts svg{display:block;margin:10px 0}pre{background:#f7f7f7;border:1px solid #ddd;padding:8px;"
     "overflow:auto;max-height:480px;font-size:12px}.bisect{border-left:4px solid #c62828;padding-left:12px}"
-    "details{margin:4px 0}summary{cursor:pointer;font-family:monospace}";
+    "details{margin:4px 0}details.kernel>details{margin-left:20px}summary{cursor:pointer;font-family:monospace}";
 
 bool ab_write_html(const char *path, const tc_ab_report *const *r, const ab_context *cx, int n) {
   FILE *f = fopen(path, "w");

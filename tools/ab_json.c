@@ -96,6 +96,13 @@ void ab_write_json(FILE *f, const tc_ab_report *r, const ab_context *cx) {
       kv_int(f, "n_kernels", x->n_kernels);
       kv_str(f, "generated_source", x->source);
       divergence(f, r, x->divergence);
+      key(f, "kernel_sources", false);
+      fputs("[", f);
+      for (int32_t k = 0; k < x->n_kernel_sources; k++) {
+        fputs(k ? ", " : "", f);
+        cli_json_str(f, x->kernel_sources[k]);
+      }
+      fputs("]", f);
     }
     fputs("}", f);
   }

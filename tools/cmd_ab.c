@@ -1,7 +1,10 @@
 /* cmd_ab.c — `tc ab`: one model on several backends with the same inputs (tc_ab_compare):
  * a table of errors against the reference and timings, --json, --html, and --bisect to name
  * the first kernel where a disagreeing backend departs from the reference. */
+#define _XOPEN_SOURCE 700 /* nftw */
 #include <dlfcn.h>
+#include <errno.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +29,10 @@ static void ab_usage(FILE *f) {
              "  --options K=V,...   backend options for every compile (tc options BACKEND lists them)\n"
              "  --bisect            for a backend that disagrees, run the plan kernel by kernel on it and on the\n"
              "                      reference and name the first kernel whose outputs diverge\n"
+             "  --kernel-sources    also compile each kernel of the plan alone on each backend, for its\n"
+             "                      generated source per kernel (in --json and --html)\n"
+             "  --cold              compile with an empty disk cache of this run's own (removed afterwards), so\n"
+             "                      the cold compile is cold and the warm one is the cache's hit\n"
              "  --json              the report as JSON on stdout, instead of the table\n"
              "  --html FILE         also write the report as one self-contained HTML page\n"
              "Exit status: 0 when every backend ran and agrees with the reference, 1 otherwise, 2 on bad usage.\n");
@@ -34,7 +41,7 @@ static void ab_usage(FILE *f) {
 typedef struct ab_args {
   const char *models, *backends, *reference, *size, *inputs, *html, *options;
   const char *lib, *fn, *shapes;
-  bool json, bisect;
+  bool json, bisect, kernel_sources, cold;
   int iters, warmup;
   double budget, rtol, atol;
   uint64_t seed;
@@ -86,6 +93,14 @@ static int ab_parse(int argc, char **argv, ab_args *a) {
     }
     if (!strcmp(k, "--bisect")) {
       a->bisect = true;
+      continue;
+    }
+    if (!strcmp(k, "--cold")) {
+      a->cold = true;
+      continue;
+    }
+    if (!strcmp(k, "--kernel-sources")) {
+      a->kernel_sources = true;
       continue;
     }
     if (!v) return fprintf(stderr, "tc ab: %s needs a value\n", k), 2;
@@ -222,15 +237,9 @@ static void subject_free(ab_subject *s) {
   memset(s, 0, sizeof *s);
 }
 
-int cmd_ab(int argc, char **argv) {
-  ab_args a = {.reference = "debug-eager", .size = "test", .inputs = "random", .seed = 1};
-  int rc = ab_parse(argc, argv, &a);
-  if (rc >= 0) return rc;
-  tc_size_class size;
-  if (!bench_parse_size(a.size, &size)) {
-    fprintf(stderr, "tc ab: --size must be cpu, gpu or test (not '%s')\n", a.size);
-    return 2;
-  }
+/* Every model on every backend, printed and written as asked; the exit status. */
+static int ab_models(ab_args a, tc_size_class size) {
+  int rc;
   char backend_store[1024], model_store[1024];
   char *backends[AB_MAX_BACKENDS], *models[AB_MAX_MODELS];
   int nb;
@@ -258,7 +267,8 @@ int cmd_ab(int argc, char **argv) {
                      .budget_s = a.budget,
                      .rtol = a.rtol,
                      .atol = a.atol,
-                     .bisect = a.bisect};
+                     .bisect = a.bisect,
+                     .kernel_sources = a.kernel_sources};
   tc_ab_report *reports[AB_MAX_MODELS] = {0};
   ab_context cxs[AB_MAX_MODELS];
   int n_reports = 0;
@@ -316,5 +326,34 @@ int cmd_ab(int argc, char **argv) {
   }
   for (int i = 0; i < n_reports; i++)
     tc_ab_report_free(reports[i]);
+  return rc;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st, (void)flag, (void)ftw;
+  return remove(path) == 0 ? 0 : -1;
+}
+
+int cmd_ab(int argc, char **argv) {
+  ab_args a = {.reference = "debug-eager", .size = "test", .inputs = "random", .seed = 1};
+  int rc = ab_parse(argc, argv, &a);
+  if (rc >= 0) return rc;
+  tc_size_class size;
+  if (!bench_parse_size(a.size, &size)) {
+    fprintf(stderr, "tc ab: --size must be cpu, gpu or test (not '%s')\n", a.size);
+    return 2;
+  }
+  if (!a.cold) return ab_models(a, size);
+  /* --cold: a disk cache of our own, empty, set before any backend is loaded (backends read
+   * TC_CACHE_DIR when they start), and removed afterwards: it only ever holds what we wrote. */
+  char dir[] = "/tmp/tc-ab-cold-XXXXXX";
+  if (!mkdtemp(dir)) {
+    fprintf(stderr, "tc ab: --cold: cannot make a temporary cache directory: %s\n", strerror(errno));
+    return 1;
+  }
+  setenv("TC_CACHE_DIR", dir, 1);
+  rc = ab_models(a, size);
+  if (nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+    fprintf(stderr, "tc ab: --cold: could not remove %s: %s\n", dir, strerror(errno));
   return rc;
 }

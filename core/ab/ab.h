@@ -46,6 +46,12 @@ void ab_plan_close(ab_plan *p);
  * reads: sub (free with graph_free) and those values' ids in p's graph (caller frees). */
 tc_status ab_plan_kernel_graph(const ab_plan *p, int32_t k, tc_graph *sub /* out */, int32_t **in_values /* out */,
                                int32_t *n_in /* out */);
+/* The graph sub (a kernel alone, from ab_plan_kernel_graph) lowered on the compiled function c's
+ * backend with c's options; *l borrows sub (lowered_free it first). */
+tc_status ab_kernel_lower(const tc_compiled *c, const tc_graph *sub, tc_lowered **l /* out */);
+/* The generated source of kernel k compiled alone on c's backend: malloc'd, or NULL when the
+ * backend exposes none. */
+tc_status ab_plan_kernel_source(const ab_plan *p, int32_t k, const tc_compiled *c, char **source /* out */);
 /* What value v of p's graph is, for people: "input 0 (x)", "captured 5", "k2_softmax". */
 void ab_plan_value_name(const ab_plan *p, int32_t v, char *buf, size_t cap);
 /* The kernels as the report lists them (strings malloc'd; ab_kernels_free frees). */

@@ -24,11 +24,11 @@ void ab_divergence_free(tc_ab_divergence *d) {
 /* Kernel k's sub graph compiled and run on the compiled function c's backend and options. */
 static tc_status run_kernel(const tc_compiled *c, const tc_graph *sub, const int64_t *syms, tc_tensor *const *ins,
                             tc_tensor **out, char **source) {
-  lower_options lo = {.options = c->parsed, .mode = c->opts.mode};
   tc_lowered *l = NULL;
   *out = NULL;
-  tc_status s = lowered_build(c->backend, sub, &lo, &l, NULL);
-  if (s == TC_OK) s = lowered_run(l, syms, ins, out);
+  tc_status s = ab_kernel_lower(c, sub, &l);
+  if (s != TC_OK) return s;
+  s = lowered_run(l, syms, ins, out);
   if (s == TC_OK && source) {
     const char *src = lowered_source(l);
     *source = src ? strdup(src) : NULL;
@@ -37,7 +37,7 @@ static tc_status run_kernel(const tc_compiled *c, const tc_graph *sub, const int
   if (s != TC_OK) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", tc_last_error());
-    return core_error(s, "kernel %s on %s: %s", sub->name, c->backend->name, msg);
+    return core_error(s, "running kernel %s alone on %s: %s", sub->name, c->backend->name, msg);
   }
   return TC_OK;
 }

@@ -57,6 +57,32 @@ tc_status ab_plan_kernel_graph(const ab_plan *p, int32_t k, tc_graph *sub, int32
   return s;
 }
 
+tc_status ab_kernel_lower(const tc_compiled *c, const tc_graph *sub, tc_lowered **l) {
+  lower_options lo = {.options = c->parsed, .mode = c->opts.mode};
+  *l = NULL;
+  tc_status s = lowered_build(c->backend, sub, &lo, l, NULL);
+  if (s == TC_OK) return TC_OK;
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", tc_last_error());
+  return core_error(s, "kernel %s alone on %s: %s", sub->name, c->backend->name, msg);
+}
+
+tc_status ab_plan_kernel_source(const ab_plan *p, int32_t k, const tc_compiled *c, char **source) {
+  tc_graph sub;
+  int32_t *in_values = NULL, n_in = 0;
+  tc_lowered *l = NULL;
+  *source = NULL;
+  tc_status s = ab_plan_kernel_graph(p, k, &sub, &in_values, &n_in);
+  if (s != TC_OK) return s;
+  s = ab_kernel_lower(c, &sub, &l);
+  const char *src = s == TC_OK ? lowered_source(l) : NULL;
+  if (src && !(*source = strdup(src))) s = core_error(TC_ERR_OUT_OF_MEMORY, "tc_ab_compare: out of memory");
+  lowered_free(l);
+  free(in_values);
+  graph_free(&sub);
+  return s;
+}
+
 void ab_plan_value_name(const ab_plan *p, int32_t v, char *buf, size_t cap) {
   const tc_compiled *c = p->c;
   if (v < p->v->graph.n_inputs) {

@@ -215,6 +215,22 @@ static void row_free(ab_row *row, int n_inputs) {
   tc_compiled_free(row->c);
 }
 
+/* Each kernel of the plan compiled alone on the row's backend, for its source. A kernel that
+ * does not compile alone gets a comment saying why instead. */
+static void kernel_sources(const ab_plan *p, ab_row *row) {
+  const int32_t nk = p->s->n_kernels;
+  char **src = calloc((size_t)nk + 1, sizeof *src);
+  if (!src) return;
+  for (int32_t k = 0; k < nk; k++) {
+    if (ab_plan_kernel_source(p, k, row->c, &src[k]) == TC_OK) continue;
+    char msg[1280];
+    snprintf(msg, sizeof msg, "// this kernel did not compile alone: %s\n", tc_last_error());
+    src[k] = strdup(msg);
+  }
+  row->r->kernel_sources = (const char *const *)src;
+  row->r->n_kernel_sources = nk;
+}
+
 /* A divergence that only carries a note (the bisector could not run). */
 static tc_ab_divergence *divergence_note(const char *what) {
   tc_ab_divergence *d = calloc(1, sizeof *d);
@@ -236,6 +252,9 @@ void tc_ab_report_free(tc_ab_report *rep) {
     free((char *)r->error);
     free((char *)r->source);
     ab_divergence_free((tc_ab_divergence *)r->divergence);
+    for (int32_t k = 0; k < r->n_kernel_sources; k++)
+      free((char *)r->kernel_sources[k]);
+    free((void *)r->kernel_sources);
   }
   free((void *)rep->results);
   ab_kernels_free((tc_ab_kernel *)rep->kernels, rep->n_kernels);
@@ -352,6 +371,8 @@ tc_status tc_ab_compare(tc_model_fn fn, int n_inputs, tc_tensor *const *inputs, 
     }
     results[i].divergence = d;
   }
+  for (int i = 0; i < n && s == TC_OK && have_plan && run.o.kernel_sources; i++)
+    if (results[i].status == TC_OK) kernel_sources(&plan, &rows[i]);
   if (have_plan) ab_plan_close(&plan);
   for (int i = 0; i <= n; i++)
     row_free(&rows[i], n_inputs);

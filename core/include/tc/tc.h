@@ -345,6 +345,7 @@ typedef struct tc_ab_options {
   double budget_s;       /* stop timing a backend after this many seconds (one call at least); 0: 2 */
   double rtol, atol;     /* when > 0: the tolerance for every output, over the per-dtype default */
   bool bisect;           /* a backend whose output disagrees is run kernel by kernel (divergence) */
+  bool kernel_sources;   /* each kernel of the plan compiled alone on each backend, for its source */
 } tc_ab_options;
 
 /* One kernel of the plan (the fused groups the scheduler made of the reference's graph). */
@@ -396,6 +397,10 @@ typedef struct tc_ab_result {
   int32_t n_graphs, n_kernels;
   const char *source;   /* its generated source, every graph; NULL when the backend exposes none */
   const tc_ab_divergence *divergence; /* with bisect, when pass is false; else NULL */
+  /* With kernel_sources: per kernel of tc_ab_report.kernels, its generated source compiled alone
+   * on this backend (NULL where the backend exposes none); else n_kernel_sources is 0. */
+  int32_t n_kernel_sources;
+  const char *const *kernel_sources;
 } tc_ab_result;
 
 typedef struct tc_ab_report {
