@@ -32,6 +32,14 @@ typedef struct bar {
   double value, lo, hi; /* lo/hi: a whisker, NaN for none */
 } bar;
 
+/* 10^d seconds as a tick label: "1 us", "100 ms", "10 s". */
+static const char *decade_str(int d, char *buf, size_t cap) {
+  static const char *const units[] = {"ns", "us", "ms", "s"};
+  int u = d < -9 ? 0 : d >= 0 ? 3 : (d + 9) / 3;
+  snprintf(buf, cap, "%g %s", pow(10, d - 3 * (u - 3)), units[u]);
+  return buf;
+}
+
 /* Horizontal bars on a log scale (times on one backend can be 1000x another's). */
 static void svg_bars(FILE *f, const char *title, const bar *b, int n) {
   double vmin = INFINITY, vmax = 0;
@@ -56,7 +64,7 @@ static void svg_bars(FILE *f, const char *title, const bar *b, int n) {
     double x = X(pow(10, d));
     fprintf(f, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#ddd\"/>", x, top - 4, x, top + row * n);
     fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" class=\"tick\" text-anchor=\"middle\">%s</text>\n", x, top + row * n + 16,
-            cli_time_str(pow(10, d), t, sizeof t));
+            decade_str(d, t, sizeof t));
   }
   for (int i = 0; i < n; i++) {
     double y = top + row * i;

@@ -253,7 +253,8 @@ static int ab_models(ab_args a, tc_size_class size) {
   int nm = 1;
   if (a.models && !strcmp(a.models, "all")) {
     const tc_model *all = tc_models_all(&nm);
-    for (int i = 0; i < nm && i < AB_MAX_MODELS; i++)
+    nm = nm < AB_MAX_MODELS ? nm : AB_MAX_MODELS;
+    for (int i = 0; i < nm; i++)
       models[i] = (char *)all[i].name;
   } else if (a.models) {
     snprintf(model_store, sizeof model_store, "%s", a.models);
