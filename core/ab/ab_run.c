@@ -84,11 +84,6 @@ static char *entry_source(const tc_compiled *c) {
   return text;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* Steady calls: warm-up, then timed calls until iters or the budget, one at least. */
 static tc_status time_steady(const ab_run *run, ab_row *row) {
   const int warmup = run->o.warmup == 0 ? 3 : run->o.warmup < 0 ? 0 : run->o.warmup;
@@ -112,11 +107,10 @@ static tc_status time_steady(const ab_run *run, ab_row *row) {
     tc_release(y);
   }
   if (s == TC_OK) {
-    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    row->r->median_s = tck_median(t, n); /* sorts t */
     row->r->n_calls = n;
     row->r->min_s = t[0];
     row->r->max_s = t[n - 1];
-    row->r->median_s = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
   }
   free(t);
   return s;
