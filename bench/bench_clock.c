@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "bench.h"
+#include "tc_kit.h" /* tck_median: one implementation, shared with tc_ab_compare */
 
 double bench_now(void) {
   struct timespec ts;
@@ -11,13 +12,4 @@ double bench_now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int bench_cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-double bench_median(double *xs, int n) {
-  if (n <= 0) return NAN;
-  qsort(xs, (size_t)n, sizeof *xs, bench_cmp_double);
-  return n % 2 ? xs[n / 2] : 0.5 * (xs[n / 2 - 1] + xs[n / 2]);
-}
+double bench_median(double *xs, int n) { return tck_median(xs, n); }

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The main job: installs what is missing, builds tc into build/, then runs every bundled model
 # on every available backend with `tc run` and prints a table of first-call times, median
-# call times and output checksums (the checksums of one model should agree across backends).
+# call times and output checksums (the checksums of one model should agree across backends);
+# it ends with `tc ab`, which compares every backend's output with the reference interpreter's
+# element by element, times them, and writes the HTML report (build/ab-report.html).
 #
 #   scripts/main.sh [--size test|cpu|gpu] [--iters N]
 #
@@ -17,7 +19,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --size) size=${2:?--size needs a value}; shift 2 ;;
     --iters) iters=(--iters "${2:?--iters needs a value}"); shift 2 ;;
-    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "main.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -56,4 +58,10 @@ for m in $models; do
     printf '%-12s %-14s %12s %12s %14s  %s\n' "$m" "$b" "$first" "$median" "${figure:--}" "$checksum"
   done
 done
+
+echo
+echo "tc ab, size $size: every bundled model on every available backend against debug-eager"
+"$tc" ab all --backends "$(echo $backends | tr ' ' ',')" --size "$size" "${iters[@]}" --cold --kernel-sources \
+  --html "$dir/ab-report.html" ||
+  status=1
 exit $status

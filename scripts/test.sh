@@ -5,7 +5,9 @@
 #      then the Criterion suites (unit tests, capture, registry, schedule, backends, conformance),
 #   2. the same suites built with AddressSanitizer + UndefinedBehaviorSanitizer,
 #   3. the many-threads scenario built with ThreadSanitizer (tc_threads_check),
-#   4. `tc conformance BACKEND` for every available backend (the plugin authors' command).
+#   4. `tc conformance BACKEND` for every available backend (the plugin authors' command),
+#   5. `tc ab` end to end (tests/ab_check.sh): the table, --json, --bisect on a deliberately
+#      wrong backend, and the --html page rendered in headless Chromium.
 # Installs missing Debian packages first. Ends with one line "N passed, N failed".
 set -u
 cd "$(dirname "$0")/.."
@@ -104,6 +106,10 @@ if [ -x build/bin/tc ]; then
       failed=$((failed + 1))
     fi
   done
+fi
+
+if [ -x build/bin/tc ]; then
+  step "tc ab: table, --json, --bisect, --html rendered in Chromium" tests/ab_check.sh build
 fi
 
 echo

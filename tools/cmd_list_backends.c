@@ -31,24 +31,8 @@ static void devices_str(const tc_backend_info *b, char *out, size_t cap) {
   if (!out[0]) snprintf(out, cap, "-");
 }
 
-static void json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-    switch (*p) {
-    case '"': fputs("\\\"", f); break;
-    case '\\': fputs("\\\\", f); break;
-    case '\n': fputs("\\n", f); break;
-    case '\r': fputs("\\r", f); break;
-    case '\t': fputs("\\t", f); break;
-    default:
-      if (*p < 0x20)
-        fprintf(f, "\\u%04x", *p);
-      else
-        fputc(*p, f);
-    }
-  }
-  fputc('"', f);
-}
+/* Absent strings print as "" here (as they always have), not null. */
+static void json_string(FILE *f, const char *s) { cli_json_str(f, s ? s : ""); }
 
 static void print_json(FILE *f, const tc_backend_info *bs, int n) {
   fputs("[", f);

@@ -5,15 +5,6 @@
 #include "tc_cli.h"
 #include "tc_models.h"
 
-static void models_json_str(const char *s) {
-  putchar('"');
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\') putchar('\\');
-    putchar(*s);
-  }
-  putchar('"');
-}
-
 int cmd_models(int argc, char **argv) {
   bool json = false;
   for (int i = 1; i < argc; i++) {
@@ -29,11 +20,11 @@ int cmd_models(int argc, char **argv) {
     printf("[\n");
     for (int i = 0; i < n; i++) {
       printf("  {\"name\": ");
-      models_json_str(all[i].name);
+      cli_json_str(stdout, all[i].name);
       printf(", \"inputs\": %d, \"unit\": ", all[i].n_inputs);
-      models_json_str(all[i].unit);
+      cli_json_str(stdout, all[i].unit);
       printf(", \"description\": ");
-      models_json_str(all[i].description);
+      cli_json_str(stdout, all[i].description);
       printf("}%s\n", i + 1 < n ? "," : "");
     }
     printf("]\n");

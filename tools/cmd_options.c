@@ -7,20 +7,6 @@
 #include "tc/tc.h"
 #include "tc_cli.h"
 
-static void json_str(const char *s) {
-  if (!s) {
-    fputs("null", stdout);
-    return;
-  }
-  putchar('"');
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\') putchar('\\');
-    if ((unsigned char)*s < 0x20) printf("\\u%04x", (unsigned char)*s);
-    else putchar(*s);
-  }
-  putchar('"');
-}
-
 /* "0..1024", "64|128", or the hint. */
 static void allowed(const tc_option_info *o, char *buf, size_t cap) {
   if (!strcmp(o->type, "int")) snprintf(buf, cap, "%lld..%lld", (long long)o->min, (long long)o->max);
@@ -55,14 +41,14 @@ int cmd_options(int argc, char **argv) {
     printf("[");
     for (int i = 0; i < n; i++) {
       printf("%s\n  {\"name\": ", i ? "," : "");
-      json_str(opts[i].name);
+      cli_json_str(stdout, opts[i].name);
       printf(", \"type\": \"%s\", \"scope\": \"%s\", \"default\": ", opts[i].type, opts[i].scope);
-      json_str(opts[i].default_value);
+      cli_json_str(stdout, opts[i].default_value);
       allowed(&opts[i], buf, sizeof buf);
       printf(", \"allowed\": ");
-      json_str(buf);
+      cli_json_str(stdout, buf);
       printf(", \"meaning\": ");
-      json_str(opts[i].meaning);
+      cli_json_str(stdout, opts[i].meaning);
       printf("}");
     }
     printf("%s]\n", n ? "\n" : "");

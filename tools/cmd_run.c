@@ -25,13 +25,6 @@ static void run_print_inputs(const tc_model *m, tc_tensor *const *in) {
   printf("\n");
 }
 
-static const char *run_time(double s, char *buf, size_t cap) {
-  if (s >= 1.0) snprintf(buf, cap, "%.3f s", s);
-  else if (s >= 1e-3) snprintf(buf, cap, "%.3f ms", s * 1e3);
-  else snprintf(buf, cap, "%.2f us", s * 1e6);
-  return buf;
-}
-
 static int run_fail(const char *what) {
   fflush(stdout);
   fprintf(stderr, "tc run: %s: %s\n", what, tc_last_error());
@@ -162,9 +155,9 @@ int cmd_run(int argc, char **argv) {
   tc_compile_stats st = {.struct_size = sizeof st};
   if (run.compiled && tc_compiled_stats(run.compiled, &st) == TC_OK)
     printf("first call %s (capture + compile + run: %d graph%s, %d kernels, compile %.3f s)\n",
-           run_time(first, tbuf, sizeof tbuf), st.n_graphs, st.n_graphs == 1 ? "" : "s", st.n_kernels,
+           cli_time_str(first, tbuf, sizeof tbuf), st.n_graphs, st.n_graphs == 1 ? "" : "s", st.n_kernels,
            st.compile_seconds);
-  else printf("first call %s\n", run_time(first, tbuf, sizeof tbuf));
+  else printf("first call %s\n", cli_time_str(first, tbuf, sizeof tbuf));
 
   /* Without --iters: up to 20 calls within about 2 s (one at least), so a slow backend (the
    * reference interpreter at CPU sizes) still answers; warm-up is skipped when calls are slow. */
@@ -179,7 +172,7 @@ int cmd_run(int argc, char **argv) {
     run_fail("timed calls");
     goto done;
   }
-  printf("median     %s over %d calls (after %d warm-up)\n", run_time(median, tbuf, sizeof tbuf), n_timed,
+  printf("median     %s over %d calls (after %d warm-up)\n", cli_time_str(median, tbuf, sizeof tbuf), n_timed,
          timing.warmup);
   if (m->work && m->work(size) > 0) printf("figure     %.4g %s\n", bench_figure(m, size, median), m->unit);
   double sum, abs_sum;

@@ -15,6 +15,7 @@ static const struct {
     {"models", cmd_models, "list the bundled models"},
     {"run", cmd_run, "run a bundled model: tc run MODEL [--backend NAME] [--size cpu|gpu] [--iters N]"},
     {"explain", cmd_explain, "explain compilation: tc explain MODEL [--backend NAME] [--json|--dot]"},
+    {"ab", cmd_ab, "compare backends on a model: tc ab MODEL --backends A,B [--bisect] [--json] [--html FILE]"},
     {"bench", cmd_bench, "benchmark the bundled models against measured ceilings [--json]"},
     {"cache", cmd_cache, "the disk cache: tc cache [stats|list|clear] [DIR]"},
     {"conformance", cmd_conformance, "run the conformance suite: tc conformance BACKEND [--filter S] [-v]"},

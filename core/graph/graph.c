@@ -89,6 +89,64 @@ void graph_set_outputs(tc_graph *g, int32_t n, const int32_t *values) {
   g->n_outputs = n > 0 ? n : 0;
 }
 
+static bool values_add(int32_t **list, int32_t *n, int32_t v) {
+  for (int32_t i = 0; i < *n; i++)
+    if ((*list)[i] == v) return true;
+  int32_t *grown = realloc(*list, (size_t)(*n + 1) * sizeof *grown);
+  if (!grown) return false;
+  grown[(*n)++] = v;
+  *list = grown;
+  return true;
+}
+
+tc_status graph_extract(const tc_graph *g, const uint8_t *keep, int32_t n_outs, const int32_t *outs, const char *name,
+                        tc_graph *sub, int32_t **in_values, int32_t *n_in) {
+  const int32_t ni = g->n_inputs;
+  *in_values = NULL;
+  *n_in = 0;
+  graph_init(sub, name);
+  int32_t *map = malloc((size_t)(ni + g->n_nodes + 1) * sizeof *map);
+  if (!map) goto oom;
+  for (int32_t i = 0; i < g->n_nodes; i++)
+    for (int32_t k = 0; keep[i] && k < g->nodes[i].n_in; k++) {
+      int32_t v = g->nodes[i].in[k];
+      if ((v < ni || !keep[v - ni]) && !values_add(in_values, n_in, v)) goto oom;
+    }
+  if (sxtab_copy(&g->sx, &sub->sx) != TC_OK) goto fail;
+  sub->n_syms = g->n_syms;
+  memcpy(sub->sym_pin, g->sym_pin, sizeof sub->sym_pin);
+  for (int32_t i = 0; i < *n_in; i++)
+    if ((map[(*in_values)[i]] = graph_add_input(sub, graph_value_type(g, (*in_values)[i]))) < 0) goto fail;
+  int32_t in_stack[64];
+  for (int32_t i = 0; i < g->n_nodes; i++) {
+    if (!keep[i]) continue;
+    tc_node n = g->nodes[i];
+    int32_t *in = n.n_in <= 64 ? in_stack : malloc((size_t)n.n_in * sizeof *in);
+    if (!in) goto oom;
+    for (int32_t k = 0; k < n.n_in; k++) in[k] = map[n.in[k]];
+    n.in = in;
+    map[ni + i] = graph_add_node(sub, &n);
+    if (in != in_stack) free(in);
+    if (map[ni + i] < 0) goto fail;
+  }
+  int32_t *sub_outs = malloc((size_t)(n_outs + 1) * sizeof *sub_outs);
+  if (!sub_outs) goto oom;
+  for (int32_t i = 0; i < n_outs; i++) sub_outs[i] = map[outs[i]];
+  graph_set_outputs(sub, n_outs, sub_outs);
+  free(sub_outs);
+  free(map);
+  return TC_OK;
+oom:
+  core_error(TC_ERR_OUT_OF_MEMORY, "graph %s: out of memory extracting %s", g->name, sub->name);
+fail:
+  free(map);
+  free(*in_values);
+  *in_values = NULL;
+  *n_in = 0;
+  graph_free(sub);
+  return tc_last_status() != TC_OK ? tc_last_status() : TC_ERR_INTERNAL;
+}
+
 /* ---------------------------------------------------------------- names */
 const char *prim_name(int32_t prim) {
   /* The kit's table, shared with every plugin; the core's messages print "?" for unknown ids. */

@@ -76,6 +76,13 @@ const tc_vtype *graph_value_type(const tc_graph *g, int32_t value);
 /* The node defining value v, or NULL for a graph input. */
 const tc_node *graph_value_node(const tc_graph *g, int32_t value);
 void graph_set_outputs(tc_graph *g, int32_t n, const int32_t *values);
+/* The subgraph of the nodes of g marked in keep (one flag per node, order kept) computing the
+ * values outs[0..n_outs-1] of g: its inputs are the values the kept nodes read and do not
+ * define, listed in *in_values (g's value ids, caller frees) in the subgraph's input order.
+ * sub shares g's symbols (a copy of its size table, same ids). Used to run a part of a graph
+ * on a fallback backend (partition.c) and one kernel alone (the A/B bisector). */
+tc_status graph_extract(const tc_graph *g, const uint8_t *keep, int32_t n_outs, const int32_t *outs, const char *name,
+                        tc_graph *sub /* out */, int32_t **in_values /* out */, int32_t *n_in /* out */);
 /* Prints the graph in a readable text form (for TC_LOGS=graph and explain). Caller frees. */
 char *graph_to_string(const tc_graph *g);
 /* A borrowed ABI view of g (valid while g and *storage live); storage is freed with

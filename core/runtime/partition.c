@@ -90,72 +90,34 @@ out:
 
 static const tc_lowered_vt partitioned_vt = {partitioned_run, partitioned_source, partitioned_free};
 
-static bool list_add(int32_t **list, int32_t *n, int32_t v) {
-  for (int32_t i = 0; i < *n; i++)
-    if ((*list)[i] == v) return true;
-  int32_t *grown = realloc(*list, (size_t)(*n + 1) * sizeof *grown);
-  if (!grown) return false;
-  grown[(*n)++] = v;
-  *list = grown;
-  return true;
-}
-
 /* The part of nodes [first, last) of g. */
 static tc_status part_build(const tc_graph *g, int32_t first, int32_t last, part *pt, int32_t index) {
   const int32_t ni = g->n_inputs;
-  /* Inputs: values the run reads that it does not define. Outputs: values it defines that a
-   * later node or the graph's outputs read. */
-  for (int32_t i = first; i < last; i++)
-    for (int32_t k = 0; k < g->nodes[i].n_in; k++) {
-      int32_t v = g->nodes[i].in[k];
-      if ((v < ni || v - ni < first) && !list_add(&pt->in_values, &pt->n_in, v)) goto oom;
-    }
+  /* Outputs: values the run defines that a later node or the graph's outputs read. (Its
+   * inputs, the values it reads and does not define, are graph_extract's.) */
+  uint8_t *keep = calloc((size_t)g->n_nodes + 1, 1);
+  int32_t *outs = malloc((size_t)(last - first + 1) * sizeof *outs);
+  if (!keep || !outs) {
+    free(keep);
+    free(outs);
+    return core_error(TC_ERR_OUT_OF_MEMORY, "graph %s: out of memory partitioning it", g->name);
+  }
   for (int32_t i = first; i < last; i++) {
     int32_t v = ni + i;
     bool needed = false;
     for (int32_t j = last; j < g->n_nodes && !needed; j++)
       for (int32_t k = 0; k < g->nodes[j].n_in; k++) needed |= g->nodes[j].in[k] == v;
     for (int32_t k = 0; k < g->n_outputs; k++) needed |= g->outputs[k] == v;
-    if (needed && !list_add(&pt->out_values, &pt->n_out, v)) goto oom;
+    if (needed) outs[pt->n_out++] = v;
+    keep[i] = 1;
   }
   char name[96];
   snprintf(name, sizeof name, "%.60s_part%d", g->name, (int)index + 1);
-  graph_init(&pt->graph, name);
-  if (sxtab_copy(&g->sx, &pt->graph.sx) != TC_OK) return tc_last_status();
-  pt->graph.n_syms = g->n_syms;
-  memcpy(pt->graph.sym_pin, g->sym_pin, sizeof pt->graph.sym_pin);
-  int32_t *map = malloc((size_t)(ni + g->n_nodes + 1) * sizeof *map);
-  if (!map) goto oom;
-  for (int32_t i = 0; i < pt->n_in; i++) map[pt->in_values[i]] = graph_add_input(&pt->graph, graph_value_type(g, pt->in_values[i]));
-  int32_t in_stack[64];
-  for (int32_t i = first; i < last; i++) {
-    tc_node n = g->nodes[i];
-    int32_t *in = n.n_in <= 64 ? in_stack : malloc((size_t)n.n_in * sizeof *in);
-    if (!in) {
-      free(map);
-      goto oom;
-    }
-    for (int32_t k = 0; k < n.n_in; k++) in[k] = map[n.in[k]];
-    n.in = in;
-    map[ni + i] = graph_add_node(&pt->graph, &n);
-    if (in != in_stack) free(in);
-    if (map[ni + i] < 0) {
-      free(map);
-      return tc_last_status();
-    }
-  }
-  int32_t *outs = malloc((size_t)(pt->n_out + 1) * sizeof *outs);
-  if (!outs) {
-    free(map);
-    goto oom;
-  }
-  for (int32_t i = 0; i < pt->n_out; i++) outs[i] = map[pt->out_values[i]];
-  graph_set_outputs(&pt->graph, pt->n_out, outs);
-  free(outs);
-  free(map);
-  return TC_OK;
-oom:
-  return core_error(TC_ERR_OUT_OF_MEMORY, "graph %s: out of memory partitioning it", g->name);
+  tc_status s = graph_extract(g, keep, pt->n_out, outs, name, &pt->graph, &pt->in_values, &pt->n_in);
+  free(keep);
+  if (s == TC_OK) pt->out_values = outs;
+  else free(outs);
+  return s;
 }
 
 tc_status lower_partition_build(tc_backend *be, const tc_graph *g, const lower_options *lo, tc_lowered **out,

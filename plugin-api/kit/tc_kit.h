@@ -309,6 +309,9 @@ typedef struct tck_launch_stats {
 } tck_launch_stats;
 /* Seconds on a monotonic clock. */
 double tck_now_s(void);
+/* The median of xs[0..n-1], which it sorts ascending (so xs[0] and xs[n-1] are then the min and
+ * the max); NaN when n <= 0. One implementation for the bench and tc_ab_compare's timings. */
+double tck_median(double *xs, int n);
 void tck_launch_stats_add(tck_launch_stats *st, double seconds);
 /* Logs "<graph> / <kernel>: N launches, mean X us, min Y us, max Z us<suffix>" under
  * "profile" at INFO (nothing when st has no launches). suffix: "" or e.g. " on the device". */

@@ -10,6 +10,20 @@
 #include "tc_kit.h"
 #include "tc_plugin.h"
 
+/* The A/B bisector's test backend (tests/CMakeLists.txt builds these same sources with
+ * DE_WRONG_EXP into <build>/test-plugins-ab/tc-test-wrong-exp.so): a plugin of its own name whose
+ * exp is deliberately off by a relative 1e-3 for negative arguments (where softmax and sigmoid
+ * read it, so the error does not cancel), and which is otherwise this interpreter. */
+#ifdef DE_WRONG_EXP
+#define DE_NAME "test-wrong-exp"
+#define DE_OPTION_PREFIX "test_wrong_exp"
+#define DE_DESCRIPTION "TEST ONLY: debug-eager with exp off by a relative 1e-3 for negative x"
+#else
+#define DE_NAME "debug-eager"
+#define DE_OPTION_PREFIX "debug"
+#define DE_DESCRIPTION "reference interpreter: runs the prim graph one prim at a time (the numerical oracle)"
+#endif
+
 #define DE_PRINTF(a, b) __attribute__((format(printf, a, b)))
 /* Returns the status of expr when it is not TC_OK. */
 #define DE_TRY(expr)                                                                               \

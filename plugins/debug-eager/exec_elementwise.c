@@ -17,7 +17,11 @@ static double unary_float(int32_t prim, double x) {
   switch (prim) {
   case TC_PRIM_NEG: return -x;
   case TC_PRIM_ABS: return fabs(x);
+#ifdef DE_WRONG_EXP
+  case TC_PRIM_EXP: return x < 0 ? exp(x) * (1.0 + 1e-3) : exp(x); /* deliberately wrong (see DE_NAME) */
+#else
   case TC_PRIM_EXP: return exp(x);
+#endif
   case TC_PRIM_LOG: return log(x);
   case TC_PRIM_SQRT: return sqrt(x);
   case TC_PRIM_RSQRT: return 1.0 / sqrt(x); /* rsqrt(-0) = -inf, as 1/sqrt(-0) */

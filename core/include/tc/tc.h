@@ -331,6 +331,98 @@ TC_API char *tc_compiled_explain(const tc_compiled *c, bool json);
  * with free(). */
 TC_API char *tc_compiled_dot(const tc_compiled *c);
 
+
+/* ---------------------------------------------------------------- A/B comparison
+ * One function, the same inputs, several backends: every backend's output is compared with a
+ * reference backend's, and each backend is timed (docs/ab.md). */
+typedef struct tc_ab_options {
+  size_t struct_size;
+  const char *reference; /* the backend outputs are compared with; NULL: "debug-eager" */
+  const char *options;   /* backend options for every compile, as tc_compile_options.options */
+  const char *name;      /* for messages and the report; NULL: "fn" */
+  int32_t warmup;        /* untimed calls before the steady ones; 0: 3, negative: none */
+  int32_t iters;         /* steady calls to time at most; 0: 20 */
+  double budget_s;       /* stop timing a backend after this many seconds (one call at least); 0: 2 */
+  double rtol, atol;     /* when > 0: the tolerance for every output, over the per-dtype default */
+  bool bisect;           /* a backend whose output disagrees is run kernel by kernel (divergence) */
+  bool kernel_sources;   /* each kernel of the plan compiled alone on each backend, for its source */
+} tc_ab_options;
+
+/* One kernel of the plan (the fused groups the scheduler made of the reference's graph). */
+typedef struct tc_ab_kernel {
+  size_t struct_size;
+  const char *name;   /* the scheduler's name, "k3_reduce_max" */
+  const char *prims;  /* the prims it fuses, in order, space-separated */
+  const char *reads;  /* what it reads: "input 0", "k2", ... comma-separated */
+  const char *output; /* its result: "64x256 f32" */
+} tc_ab_kernel;
+
+/* Where a backend's result first departs from the reference's: each kernel of the plan run
+ * alone on both backends, fed the reference's values of its inputs. */
+typedef struct tc_ab_divergence {
+  size_t struct_size;
+  int32_t kernel;          /* index in tc_ab_report.kernels; -1: every kernel agrees alone (see note) */
+  const char *note;        /* what was found, one line */
+  double max_abs_err, max_rel_err;
+  int64_t element;         /* the worst element of the kernel's output (row-major index) */
+  double ref_value, value; /* its value on the reference and on this backend */
+  const char *ref_source;  /* that kernel compiled alone, each backend's generated source; */
+  const char *source;      /*   NULL when the backend exposes none */
+  int32_t n_inputs;
+  tc_tensor *const *inputs; /* the kernel's inputs (host tensors, owned by the report) */
+  const char *inputs_text;  /* one line per input: what it is, its shape, its first values */
+} tc_ab_divergence;
+
+typedef struct tc_ab_result {
+  size_t struct_size;
+  const char *backend;
+  tc_status status;   /* TC_OK; otherwise this backend gave no result and error says why */
+  const char *error;  /* NULL when status is TC_OK */
+  /* The output against the reference's. An element passes when |out - ref| <= atol * max|ref|
+   * + rtol * |ref|, and NaN and infinities must sit in the same places with the same signs. */
+  bool pass;
+  double rtol, atol;  /* the tolerance applied: the output dtype's default, or the options' */
+  int64_t n_elements, n_failed; /* elements compared, elements outside the tolerance */
+  double max_abs_err, max_rel_err;
+  int64_t max_ulp;    /* f32/f64: the largest distance in units in the last place; else 0 */
+  int64_t nan_mismatches, inf_mismatches;
+  int64_t n_nonfinite; /* elements NaN or infinite in both outputs, alike (--inputs special) */
+  /* Times in seconds. cold: this process's first compile (cold_cache_hit: the plugin's disk
+   * cache still served it); warm: a second, separate compile of the same function. */
+  double cold_compile_s, warm_compile_s;
+  bool cold_cache_hit, warm_cache_hit;
+  double first_call_s;  /* the first call: capture, compile and run, device-synchronized */
+  double median_s, min_s, max_s; /* steady calls, each device-synchronized */
+  int32_t n_calls;      /* steady calls timed */
+  int32_t n_graphs, n_kernels;
+  const char *source;   /* its generated source, every graph; NULL when the backend exposes none */
+  const tc_ab_divergence *divergence; /* with bisect, when pass is false; else NULL */
+  /* With kernel_sources: per kernel of tc_ab_report.kernels, its generated source compiled alone
+   * on this backend (NULL where the backend exposes none); else n_kernel_sources is 0. */
+  int32_t n_kernel_sources;
+  const char *const *kernel_sources;
+} tc_ab_result;
+
+typedef struct tc_ab_report {
+  size_t struct_size;
+  const char *name, *reference;
+  const char *output;  /* the reference output's shape and dtype, "64x256 f32" */
+  int32_t n_results;
+  const tc_ab_result *results; /* one per backend, in the order given */
+  int32_t n_kernels;
+  const tc_ab_kernel *kernels; /* the plan of the reference's graph; 0 with graph breaks */
+} tc_ab_report;
+
+/* Compiles fn (n_inputs tensors, as tc_compile) on each of the n backends and on the reference,
+ * calls it on copies of inputs moved to each backend's memory, compares the outputs and times
+ * the calls. A backend that is unavailable or fails gets a result with its status and error;
+ * an unknown backend name, bad options or a failing reference fail the whole call (the error
+ * says which). *report: free with tc_ab_report_free. Not thread-safe with other calls that
+ * use the same backends (timings would mix). */
+TC_API tc_status tc_ab_compare(tc_model_fn fn, int n_inputs, tc_tensor *const *inputs, const char *const *backends,
+                               int n, const tc_ab_options *opts, tc_ab_report **report /* out */);
+TC_API void tc_ab_report_free(tc_ab_report *report); /* NULL is fine */
+
 #ifdef __cplusplus
 }
 #endif
