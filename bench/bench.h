@@ -31,6 +31,11 @@ typedef struct bench_runner {
 void bench_set_dynamic(int32_t dynamic);
 bool bench_parse_dynamic(const char *s, int32_t *out);
 const char *bench_dynamic_name(int32_t dynamic);
+/* The same for the mode (tc_mode): "default", "reduce-overhead", "max-autotune",
+ * "max-autotune-no-cudagraphs". */
+void bench_set_mode(int32_t mode);
+bool bench_parse_mode(const char *s, int32_t *out);
+const char *bench_mode_name(int32_t mode);
 /* Compiles m for backend (NULL or "eager": no compile); options are plugin options or NULL. */
 tc_status bench_runner_init(bench_runner *r, const tc_model *m, const char *backend, const char *options);
 void bench_runner_free(bench_runner *r);

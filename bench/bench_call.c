@@ -55,9 +55,22 @@ tc_tensor *bench_call_eager(const tc_model *m, tc_tensor *const *a) {
   }
 }
 
-static int32_t g_dynamic = TC_DYNAMIC_AUTO;
+static int32_t g_dynamic = TC_DYNAMIC_AUTO, g_mode = TC_MODE_DEFAULT;
 
 void bench_set_dynamic(int32_t dynamic) { g_dynamic = dynamic; }
+void bench_set_mode(int32_t mode) { g_mode = mode; }
+
+static const char *const bench_modes[] = {"default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"};
+
+bool bench_parse_mode(const char *s, int32_t *out) {
+  for (int32_t m = 0; m < (int32_t)(sizeof bench_modes / sizeof *bench_modes); m++)
+    if (!strcmp(s, bench_modes[m])) return *out = m, true;
+  return false;
+}
+
+const char *bench_mode_name(int32_t mode) {
+  return mode >= 0 && mode < (int32_t)(sizeof bench_modes / sizeof *bench_modes) ? bench_modes[mode] : "default";
+}
 
 bool bench_parse_dynamic(const char *s, int32_t *out) {
   if (!strcmp(s, "auto")) *out = TC_DYNAMIC_AUTO;
@@ -76,7 +89,7 @@ tc_status bench_runner_init(bench_runner *r, const tc_model *m, const char *back
   r->compiled = NULL;
   if (!backend || !strcmp(backend, "eager")) return TC_OK;
   tc_compile_options o = {.struct_size = sizeof o, .backend = backend, .name = m->name, .options = options,
-                          .dynamic = g_dynamic};
+                          .dynamic = g_dynamic, .mode = g_mode};
   r->compiled = tc_compile(m->fn, m->n_inputs, &o);
   return r->compiled ? TC_OK : TC_ERR_INVALID_ARGUMENT;
 }

@@ -87,7 +87,7 @@ void bench_child_spawn(const bench_config *cfg, const char *kind, const char *na
   snprintf(threads, sizeof threads, "%d", cfg->threads);
   char *argv[] = {"tc", "bench", "--child", (char *)kind, "--models", (char *)name, "--backend",
                   (char *)cfg->backend, "--size", (char *)bench_size_name(cfg->size), "--threads", threads,
-                  "--dynamic", (char *)bench_dynamic_name(cfg->dynamic), NULL};
+                  "--dynamic", (char *)bench_dynamic_name(cfg->dynamic), "--mode", (char *)bench_mode_name(cfg->mode), NULL};
   if (mkdir(cache_dir, 0700) && errno != EEXIST) {
     snprintf(out->error, sizeof out->error, "cannot create %s: %s", cache_dir, strerror(errno));
     return;

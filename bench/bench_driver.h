@@ -12,6 +12,7 @@ typedef struct bench_config {
   int threads;
   const char *options; /* plugin options: "cpu.threads=N" */
   int32_t dynamic;     /* tc_dynamic of every compile (--dynamic) */
+  int32_t mode;        /* tc_mode of every compile (--mode) */
   bool json, eager;
   double eager_limit_s;      /* the eager child is stopped after this long */
   bench_timing timing;       /* compiled calls */

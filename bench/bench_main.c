@@ -54,11 +54,12 @@ static void main_usage(FILE *f) {
   fprintf(f,
           "usage: tc bench [--backend NAME] [--size cpu|gpu|test] [--models a,b,...] [--json]\n"
           "                [--threads N] [--iters N] [--warmup N] [--budget SECONDS] [--no-eager]\n"
-          "                [--eager-limit SECONDS] [--dynamic auto|on|off]\n"
+          "                [--eager-limit SECONDS] [--dynamic auto|on|off] [--mode MODE]\n"
           "Models: the bundled ones (tc models) and dyn_attn. Default: ln_gelu, softmax, mlp, attn_block,\n"
           "tiny_mlp_b1, and dyn_attn with --size gpu. Eager runs on the eager backend ($TC_EAGER_BACKEND,\n"
           "default debug-eager, the reference interpreter) in a child process stopped after --eager-limit\n"
-          "seconds (default 30). --dynamic: tc_compile's dynamic option for every compile (default auto).\n");
+          "seconds (default 30). --dynamic, --mode: tc_compile's options for every compile\n"
+          "(default auto, default).\n");
 }
 
 typedef struct main_args {
@@ -87,6 +88,11 @@ static int main_parse(int argc, char **argv, main_args *a) {
       if (!bench_parse_dynamic(v, &a->cfg.dynamic))
         return fprintf(stderr, "tc bench: --dynamic %s: expected auto, on or off\n", v), 2;
       bench_set_dynamic(a->cfg.dynamic);
+    } else if (!strcmp(k, "--mode")) {
+      if (!bench_parse_mode(v, &a->cfg.mode))
+        return fprintf(stderr, "tc bench: --mode %s: expected default, reduce-overhead, max-autotune or "
+                               "max-autotune-no-cudagraphs\n", v), 2;
+      bench_set_mode(a->cfg.mode);
     } else return fprintf(stderr, "tc bench: unknown option '%s'\n", k), main_usage(stderr), 2;
     if (takes) i++;
   }

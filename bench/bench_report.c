@@ -56,8 +56,9 @@ static void report_table_row(const bench_result *r) {
 
 static void report_table(const bench_config *cfg, const bench_result *rs, int n) {
   const char *eager_backend = getenv("TC_EAGER_BACKEND");
-  printf("tc bench: backend %s, size %s, %d threads; eager on %s; ceilings interleaved with the timed calls (BLAS: %s)\n",
-         cfg->backend, bench_size_name(cfg->size), cfg->threads,
+  printf("tc bench: backend %s, size %s, %d threads, mode %s, dynamic %s; eager on %s; ceilings interleaved with the timed "
+         "calls (BLAS: %s)\n",
+         cfg->backend, bench_size_name(cfg->size), cfg->threads, bench_mode_name(cfg->mode), bench_dynamic_name(cfg->dynamic),
          eager_backend && *eager_backend ? eager_backend : "debug-eager", bench_blas_name());
   printf("%-12s %-5s %10s %-22s %6s %-10s %10s %10s %10s %10s %4s %4s %4s %4s\n", "model", "unit", "figure", "ceiling",
          "ratio", "ratio iqr", "median", "eager", "cold 1st", "warm 1st", "krn", "sets", "rnds", "grp");
@@ -168,7 +169,8 @@ static void report_json(const bench_config *cfg, const bench_result *rs, int n) 
   json_str(cfg->backend);
   printf(",\n  \"size\": ");
   json_str(bench_size_name(cfg->size));
-  printf(",\n  \"threads\": %d,\n  \"dynamic\": \"%s\",\n  \"eager_backend\": ", cfg->threads, bench_dynamic_name(cfg->dynamic));
+  printf(",\n  \"threads\": %d,\n  \"dynamic\": \"%s\",\n  \"mode\": \"%s\",\n  \"eager_backend\": ", cfg->threads,
+         bench_dynamic_name(cfg->dynamic), bench_mode_name(cfg->mode));
   json_str(eager_backend && *eager_backend ? eager_backend : "debug-eager");
   printf(",\n  \"blas\": ");
   json_str(bench_blas_name());

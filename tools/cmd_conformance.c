@@ -5,14 +5,17 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bench.h"
 #include "conformance.h"
 #include "tc/tc.h"
 #include "tc_cli.h"
 
 static int usage(void) {
-  fprintf(stderr, "usage: tc conformance BACKEND [--filter S] [-v]\n"
+  fprintf(stderr, "usage: tc conformance BACKEND [--filter S] [--mode MODE] [-v]\n"
                   "  BACKEND   a name from `tc list-backends`, or \"eager\" for plain eager mode\n"
                   "  --filter  run only the cases whose \"suite.name\" contains S\n"
+                  "  --mode    compile mode (default, reduce-overhead, max-autotune, max-autotune-no-cudagraphs);\n"
+                  "            outside default each case is called twice and the second result checked\n"
                   "  -v        also list the cases that pass\n");
   return 2;
 }
@@ -38,6 +41,15 @@ int cmd_conformance(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
     else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) verbose = true;
+    else if (!strcmp(argv[i], "--mode") && i + 1 < argc) {
+      int32_t mode;
+      if (!bench_parse_mode(argv[++i], &mode)) {
+        fprintf(stderr, "tc conformance: --mode %s: expected default, reduce-overhead, max-autotune or "
+                        "max-autotune-no-cudagraphs\n", argv[i]);
+        return 2;
+      }
+      conf_set_mode(mode);
+    }
     else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return usage(), 0;
     else if (argv[i][0] == '-' || backend) return usage();
     else backend = argv[i];

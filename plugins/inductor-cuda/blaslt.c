@@ -153,6 +153,8 @@ static tc_error *blaslt_ready(tc_plugin_ctx *ctx) {
   return NULL;
 }
 
+tc_error *icuda_blaslt_prepare(tc_plugin_ctx *ctx) { return blaslt_ready(ctx); }
+
 /* A column-major operand: op, rows x cols as stored, leading dimension. */
 typedef struct mm_mat {
   cublasOperation_t op;

@@ -68,6 +68,17 @@ static void driver_load_once(void) {
   SYM(cuFuncSetAttribute, "cuFuncSetAttribute");
   SYM(cuLaunchKernel, "cuLaunchKernel");
 #undef SYM
+  /* optional: graphs (CUDA 11.4+); a driver without them runs reduce-overhead uncaptured */
+  const char *no_graphs = NULL;
+#define OPT(field, symbol) icuda_dlsym(lib, symbol, &d.field, sizeof d.field, &no_graphs)
+  OPT(cuStreamBeginCapture, "cuStreamBeginCapture_v2");
+  OPT(cuStreamEndCapture, "cuStreamEndCapture");
+  OPT(cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags");
+  OPT(cuGraphLaunch, "cuGraphLaunch");
+  OPT(cuGraphExecDestroy, "cuGraphExecDestroy");
+  OPT(cuGraphDestroy, "cuGraphDestroy");
+#undef OPT
+  if (no_graphs) d.cuStreamBeginCapture = NULL;
   if (missing) {
     snprintf(g_why, sizeof g_why, "the CUDA driver lacks %s (a driver for CUDA 11.2 or newer is needed)", missing);
     dlclose(lib);

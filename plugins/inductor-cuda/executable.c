@@ -164,6 +164,7 @@ tc_error *icuda_compile(tc_plugin_ctx *ctx, const tc_kernel_list *list, const ic
   if (!exe) return tck_error(ctx->host, TC_ERR_OUT_OF_MEMORY, "inductor-cuda compile: out of memory");
   exe->name = tck_strdup(graph);
   exe->allow_tf32 = o->allow_tf32;
+  exe->graph_mode = o->mode == TC_MODE_REDUCE_OVERHEAD || o->mode == TC_MODE_MAX_AUTOTUNE;
   exe->n_exprs = list->n_exprs;
   exe->n_syms = list->n_syms;
   exe->exprs = calloc((size_t)list->n_exprs + 1, sizeof *exe->exprs);
@@ -252,6 +253,7 @@ void icuda_executable_free(tc_plugin_ctx *ctx, tc_executable *exe) {
               exe->name ? exe->name : "?", icuda_cu_name(ctx->cu, r, nb, sizeof nb));
     }
   }
+  icuda_graphs_free(ctx, exe);
   for (int32_t i = 0; exe->kernels && i < exe->n_kernels; i++) icuda_mm_algos_free(exe->kernels[i].algos);
   free(exe->kernels);
   free(exe->exprs);

@@ -153,6 +153,14 @@ typedef struct icuda_driver {
   CUresult (*cuFuncSetAttribute)(CUfunction, CUfunction_attribute, int);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
                              unsigned int, unsigned int, CUstream, void **, void **);
+  /* CUDA graphs (graphs.c), optional: NULL when the driver lacks them (reduce-overhead then
+   * queues launches one by one) */
+  CUresult (*cuStreamBeginCapture)(CUstream, CUstreamCaptureMode);   /* _v2 */
+  CUresult (*cuStreamEndCapture)(CUstream, CUgraph *);
+  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec *, CUgraph, unsigned long long);
+  CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
+  CUresult (*cuGraphExecDestroy)(CUgraphExec);
+  CUresult (*cuGraphDestroy)(CUgraph);
 } icuda_driver;
 
 /* The loaded driver with cuInit done, or NULL with why in err: "no CUDA driver (libcuda.so.1:
@@ -176,6 +184,7 @@ bool icuda_device_query(const icuda_driver *d, int i, icuda_device_facts *f, cha
 
 /* ---------------------------------------------------------------- the context (plugin.c) */
 typedef struct icuda_blaslt icuda_blaslt; /* blaslt.c: the dlopen'd cuBLASLt and its handle */
+typedef struct icuda_held icuda_held;     /* graphs.c: launches held for a CUDA graph */
 
 struct tc_plugin_ctx {
   const tc_host_api *host;
@@ -192,6 +201,7 @@ struct tc_plugin_ctx {
   /* asynchronous failures: the newest call launched since the last successful wait */
   bool pending;
   uint64_t pending_call;
+  icuda_held *held;            /* graphs.c: the current call's launches, held (or NULL) */
 };
 
 /* A device buffer. ptr 0 for zero bytes. pooled: from cuMemAllocAsync (freed stream-ordered). */
@@ -233,6 +243,8 @@ void icuda_device_free(tc_plugin_ctx *ctx, CUdeviceptr p);
 /* ---------------------------------------------------------------- executable.c */
 #define ICUDA_MM_ALGO_SLOTS 8
 typedef struct icuda_mm_algo_slot icuda_mm_algo_slot; /* blaslt.c: one cached heuristic answer */
+#define ICUDA_GRAPHS 16 /* recorded CUDA graphs kept per executable (graphs.c) */
+typedef struct icuda_graph_slot icuda_graph_slot;
 
 /* One compiled kernel: what launch needs, copied out of the borrowed list. */
 typedef struct icuda_kernel {
@@ -262,11 +274,17 @@ struct tc_executable {
   tc_size_expr *exprs;
   int32_t n_kernels;
   icuda_kernel *kernels;
+  /* reduce-overhead / max-autotune: calls replayed as CUDA graphs (graphs.c) */
+  bool graph_mode;
+  bool graphs_off;             /* stopped recording: calls kept missing */
+  icuda_graph_slot *graphs;    /* ICUDA_GRAPHS slots, or NULL */
+  uint64_t graph_clock, graph_hits, graph_misses;
 };
 
 typedef struct icuda_compile_opts {
   bool allow_tf32;
   int32_t row_threads; /* cuda.row_threads; 0: automatic */
+  int32_t mode;        /* tc_mode: reduce-overhead and max-autotune replay calls as CUDA graphs */
 } icuda_compile_opts;
 tc_error *icuda_compile(tc_plugin_ctx *ctx, const tc_kernel_list *list, const icuda_compile_opts *o,
                         tc_executable **out);
@@ -283,6 +301,20 @@ tc_error *icuda_launch_points(tc_plugin_ctx *ctx, const icuda_kernel *k, uint64_
 tc_error *icuda_blaslt_matmul(tc_plugin_ctx *ctx, tc_executable *exe, icuda_kernel *k, const int64_t *vals,
                               const icuda_args *args);
 void icuda_blaslt_release(tc_plugin_ctx *ctx);
+/* cuBLASLt's handle and workspace now (made at the first matmul otherwise): before a capture. */
+tc_error *icuda_blaslt_prepare(tc_plugin_ctx *ctx);
+
+/* ---------------------------------------------------------------- graphs.c */
+/* True when exe's calls go through CUDA graphs (its mode, the driver, no cuda.sync_launches). */
+bool icuda_graphs_wanted(const tc_plugin_ctx *ctx, const tc_executable *exe);
+/* Holds a launch of the current call (runs what was held first when it is another call's). */
+tc_error *icuda_graphs_hold(tc_plugin_ctx *ctx, const tc_launch_args *a);
+/* At the call's flush: a whole call replays its graph (recorded first on a miss). */
+tc_error *icuda_graphs_flush(tc_plugin_ctx *ctx);
+/* Queues whatever is held, uncaptured: before any other operation on the context. */
+tc_error *icuda_graphs_release_held(tc_plugin_ctx *ctx);
+void icuda_graphs_free(tc_plugin_ctx *ctx, tc_executable *exe);
+void icuda_held_free(tc_plugin_ctx *ctx);
 void icuda_mm_algos_free(icuda_mm_algo_slot *slots);
 
 #endif

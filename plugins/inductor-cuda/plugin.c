@@ -2,6 +2,9 @@
  * (primary context + one non-blocking stream), capabilities, and the ABI entries over the
  * runtime's internal calls.
  *
+ * Modes: reduce-overhead and max-autotune replay each call's launches as one CUDA graph
+ * (graphs.c); default and max-autotune-no-cudagraphs queue them one by one.
+ *
  * Ordering: every operation of a context is queued on its one stream, so launches, copies,
  * allocations and frees run in the order the host called them; the host serializes the entries
  * of one context (flags 0), so there is no lock here.
@@ -200,6 +203,8 @@ static void ctx_release(tc_plugin_ctx *ctx) {
     if (e) {
       ctx->host->error_free(ctx->host->host_ctx, e);
     } else {
+      e = icuda_graphs_release_held(ctx);
+      if (e) ctx->host->error_free(ctx->host->host_ctx, e);
       if (ctx->stream) {
         e = icuda_stream_wait(ctx, "release");
         if (e) ctx->host->error_free(ctx->host->host_ctx, e);
@@ -226,6 +231,7 @@ static void ctx_release(tc_plugin_ctx *ctx) {
               icuda_cu_name(ctx->cu, r, nb, sizeof nb));
     }
   }
+  icuda_held_free(ctx);
   free(ctx);
 }
 
@@ -298,7 +304,20 @@ static void icuda_release(const tc_release_args *a) {
 
 /* ---- the entries: each makes the context current for its duration ---- */
 
+/* Every entry but launch and flush first queues the launches held for a CUDA graph
+ * (graphs.c): they come before whatever the host asks next. */
 #define ENTER(ctx, what)                                   \
+  icuda_ctx_scope sc_;                                     \
+  do {                                                     \
+    tc_error *e_ = icuda_ctx_enter((ctx), (what), &sc_);   \
+    if (e_) return e_;                                     \
+    if ((e_ = icuda_graphs_release_held(ctx))) {          \
+      icuda_ctx_leave((ctx), &sc_);                        \
+      return e_;                                           \
+    }                                                      \
+  } while (0)
+/* The same for launch and flush, which decide what to do with what is held. */
+#define ENTER_KEEP(ctx, what)                              \
   icuda_ctx_scope sc_;                                     \
   do {                                                     \
     tc_error *e_ = icuda_ctx_enter((ctx), (what), &sc_);   \
@@ -323,6 +342,11 @@ static void icuda_buffer_free_entry(const tc_buffer_free_args *a) {
     a->ctx->host->error_free(a->ctx->host->host_ctx, e);
     free(a->buffer); /* the device memory is lost with the context */
     return;
+  }
+  e = icuda_graphs_release_held(a->ctx); /* held launches may use the buffer */
+  if (e) {
+    tck_log(a->ctx->host, TC_LOG_WARN, "inductor-cuda", "%s", a->ctx->host->error_message(a->ctx->host->host_ctx, e));
+    a->ctx->host->error_free(a->ctx->host->host_ctx, e);
   }
   icuda_buffer_free(a->ctx, a->buffer);
   icuda_ctx_leave(a->ctx, &sc);
@@ -353,11 +377,11 @@ static tc_error *icuda_synchronize_entry(const tc_queue_args *a) {
  * early (a failed kernel poisons the context); CUDA_ERROR_NOT_READY just means still running. */
 static tc_error *icuda_flush_entry(const tc_queue_args *a) {
   tc_plugin_ctx *ctx = a->ctx;
-  ENTER(ctx, "flush");
-  tc_error *e = NULL;
-  CUresult r = ctx->cu->cuStreamQuery(ctx->stream);
+  ENTER_KEEP(ctx, "flush");
+  tc_error *e = icuda_graphs_flush(ctx); /* a held call: its CUDA graph */
+  CUresult r = e ? CUDA_SUCCESS : ctx->cu->cuStreamQuery(ctx->stream);
   if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_READY) e = icuda_stream_wait(ctx, "flush (cuStreamQuery)");
-  else if (r == CUDA_SUCCESS) ctx->pending = false;
+  else if (r == CUDA_SUCCESS && !e) ctx->pending = false;
   LEAVE(ctx);
   return e;
 }
@@ -366,8 +390,10 @@ static tc_error *icuda_launch_entry(const tc_launch_args *a) {
   if (!a || !a->ctx) return NULL;
   if (a->struct_size < TC_STRUCT_SIZE(tc_launch_args, call_id))
     return tck_error(a->ctx->host, TC_ERR_VERSION, "inductor-cuda launch: tc_launch_args too small");
-  ENTER(a->ctx, "launch");
-  tc_error *e = icuda_launch(a->ctx, a);
+  ENTER_KEEP(a->ctx, "launch");
+  tc_error *e = NULL;
+  if (a->exe && icuda_graphs_wanted(a->ctx, a->exe)) e = icuda_graphs_hold(a->ctx, a);
+  else if (!(e = icuda_graphs_release_held(a->ctx))) e = icuda_launch(a->ctx, a);
   LEAVE(a->ctx);
   return e;
 }
@@ -382,7 +408,8 @@ static tc_error *icuda_compile_entry(tc_compile_args *a) {
     return tck_error(ctx->host, TC_ERR_INVALID_ARGUMENT, "inductor-cuda compile: %s", why);
   icuda_compile_opts o = {
       .allow_tf32 = tck_option_bool(a->options, a->n_options, a->option_size, "cuda.allow_tf32", false),
-      .row_threads = (int32_t)tck_option_int(a->options, a->n_options, a->option_size, "cuda.row_threads", 0)};
+      .row_threads = (int32_t)tck_option_int(a->options, a->n_options, a->option_size, "cuda.row_threads", 0),
+      .mode = a->mode};
   ENTER(ctx, "compile");
   tc_error *e = icuda_compile(ctx, a->kernels, &o, &a->exe);
   LEAVE(ctx);

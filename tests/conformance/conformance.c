@@ -70,6 +70,10 @@ static tc_tensor *call_eager(conf_ctx *c, tc_model_fn fn, int n, tc_tensor *cons
   }
 }
 
+static int32_t conf_mode = TC_MODE_DEFAULT;
+
+void conf_set_mode(int32_t mode) { conf_mode = mode; }
+
 static tc_tensor *call_compiled(conf_ctx *c, tc_model_fn fn, int n, tc_tensor *const *in) {
   tc_compile_options opts;
   memset(&opts, 0, sizeof opts);
@@ -77,9 +81,14 @@ static tc_tensor *call_compiled(conf_ctx *c, tc_model_fn fn, int n, tc_tensor *c
   opts.backend = c->backend;
   opts.fullgraph = true; /* a graph break would hide the prim from the backend under test */
   opts.name = c->name;
+  opts.mode = conf_mode;
   tc_compiled *compiled = tc_compile(fn, n, &opts);
   if (!compiled) return NULL;
   tc_tensor *out = tc_call(compiled, in);
+  if (out && conf_mode != TC_MODE_DEFAULT) { /* the second call replays what the first recorded */
+    tc_release(out);
+    out = tc_call(compiled, in);
+  }
   tc_compiled_free(compiled);
   return out;
 }

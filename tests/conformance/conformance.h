@@ -51,6 +51,10 @@ typedef struct conf_result {
 /* Runs every case whose "suite.name" contains filter (NULL: all) on backend, printing one
  * line per failure (and per case when verbose) to log. Ends with "N passed, N failed". */
 conf_result conf_run_all(const char *backend, const char *filter, bool verbose, FILE *log);
+/* The compile mode of every case (tc_mode; default TC_MODE_DEFAULT). In another mode each case's
+ * compiled function is called twice and the second result checked: a backend that records the
+ * first call (CUDA graphs) replays it in the second. */
+void conf_set_mode(int32_t mode);
 int conf_case_count(void);
 
 #endif
