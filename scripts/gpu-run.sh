@@ -55,6 +55,46 @@ for b in $gpu_backends; do
   tail -5 /tmp/bench_$b.log
   { echo "=== bench $b"; cat /tmp/bench_$b.log; } >>"$LOG"
 done
+# inductor-cuda beyond the default mode (skip with TC_GPU_NO_MODES=1): the conformance suite in
+# reduce-overhead (each case called twice: the second replays the CUDA graph the first recorded),
+# tiny_mlp_b1 in reduce-overhead, dyn_attn with dynamic=on (one symbolic graph), attn_block's
+# first call in a new process with a cold and with a warm cache, and tc ab on both GPU backends.
+if [ -z "${TC_GPU_NO_MODES:-}" ] && [[ " $gpu_backends " == *" inductor-cuda "* ]]; then
+  echo "=== conformance inductor-cuda --mode reduce-overhead"
+  timeout $t_conf $B/bin/tc conformance inductor-cuda --mode reduce-overhead -v >/tmp/conf_ro.txt 2>&1
+  grep -v '^ok ' /tmp/conf_ro.txt | tail -8
+  { echo "=== conformance inductor-cuda reduce-overhead"; cat /tmp/conf_ro.txt; } >>"$LOG"
+  echo "=== bench inductor-cuda tiny_mlp_b1 --mode reduce-overhead, dyn_attn --dynamic on"
+  timeout 120 $B/bin/tc bench --backend inductor-cuda --size gpu --models tiny_mlp_b1 --no-eager --mode reduce-overhead \
+    --json >"$OUT/bench_cuda_ro.json" 2>/tmp/bench_ro.log
+  timeout 150 $B/bin/tc bench --backend inductor-cuda --size gpu --models dyn_attn --no-eager --dynamic on \
+    --json >"$OUT/bench_cuda_dyn.json" 2>/tmp/bench_dyn.log
+  python3 - "$OUT" <<'PY'
+import json, sys
+for f in ("bench_cuda_ro.json", "bench_cuda_dyn.json"):
+    try:
+        d = json.load(open(f"{sys.argv[1]}/{f}"))
+    except Exception as e:
+        print(f, "unreadable:", e); continue
+    for m in d.get("models", []):
+        cold, warm = m.get("cold") or {}, m.get("warm") or {}
+        print(f"{m['name']} (mode {d.get('mode')}, dynamic {d.get('dynamic')}): figure {m.get('figure')} {m.get('unit')}, "
+              f"first call cold {cold.get('first_call_s')} s warm {warm.get('first_call_s')} s, "
+              f"total cold {cold.get('total_s')} s warm {warm.get('total_s')} s, graphs {cold.get('graphs')}, "
+              f"error {m.get('error') or '-'}")
+PY
+  cat /tmp/bench_ro.log /tmp/bench_dyn.log >>"$LOG"
+  echo "=== attn_block first call, new processes: cold cache, then warm"
+  rm -rf /tmp/tc-cache-first
+  for pass in cold warm warm; do
+    TC_CACHE_DIR=/tmp/tc-cache-first timeout 60 $B/bin/tc run attn_block --backend inductor-cuda --size gpu --iters 3 2>&1 |
+      grep -E "^first call" | sed "s/^/$pass: /"
+  done
+  if [[ " $gpu_backends " == *" vulkan "* ]] || $B/bin/tc list-backends 2>/dev/null | grep -q "^vulkan .* yes"; then
+    echo "=== tc ab attn_block --backends vulkan,inductor-cuda"
+    timeout 120 $B/bin/tc ab attn_block --backends vulkan,inductor-cuda --size test 2>&1 | tail -8
+  fi
+fi
 # TC_GPU_DIAG=1: GPU-only (timestamp) times of the vulkan plugin's row kernels per threads-per-row
 # (plugins/vulkan/bench/vk_diag.c; the copy-kernel sweeps are skipped).
 if [ -n "${TC_GPU_DIAG:-}" ] && [ -x $B/bin/tc-vulkan-diag ]; then
