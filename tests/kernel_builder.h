@@ -117,8 +117,8 @@ KB_UNUSED static tc_kernel_list LIST(kl *l, const char *name, int32_t n_syms) {
 /* y = gelu(a @ w^T + bias): a (M, 40) with M the symbol s0, w (48, 40) given transposed
  * (strides k: 1, n: K), one matmul kernel whose epilogue adds the bias and applies the exact
  * gelu, storing into out_y. Both generators' tests compile this list. */
-KB_UNUSED static tc_kernel_list matmul_bias_gelu_list(kl *l) {
-  int32_t M = S(l, 0), N = C(l, 48), Kd = C(l, 40), one = C(l, 1), zero = C(l, 0), nb = C(l, 1);
+KB_UNUSED static tc_kernel_list matmul_bias_gelu_list_m(kl *l, int64_t rows) {
+  int32_t M = rows > 0 ? C(l, rows) : S(l, 0), N = C(l, 48), Kd = C(l, 40), one = C(l, 1), zero = C(l, 0), nb = C(l, 1);
   int32_t outer[3] = {nb, M, N};
   K(l, "matmul_add_gelu", TC_KERNEL_MATMUL, 3, outer, -1);
   int32_t ba = BUF(l, "in_a", TC_F32, TC_BUF_INPUT, MUL(l, M, Kd)), bb = BUF(l, "in_w", TC_F32, TC_BUF_INPUT, MUL(l, N, Kd));
@@ -136,7 +136,9 @@ KB_UNUSED static tc_kernel_list matmul_bias_gelu_list(kl *l) {
   int32_t y = PRIM(l, -1, TC_PRIM_MUL, PRIM(l, -1, TC_PRIM_MUL, z, PRIM(l, -1, TC_PRIM_ADD, e, CONSTF(l, -1, 1))),
                    CONSTF(l, -1, 0.5));
   STORE(l, -1, by, IX(-1, -1, N, one), y);
-  return LIST(l, "mlp_test", 1);
+  return LIST(l, "mlp_test", rows > 0 ? 0 : 1);
 }
+/* M rows symbolic (s0). */
+KB_UNUSED static tc_kernel_list matmul_bias_gelu_list(kl *l) { return matmul_bias_gelu_list_m(l, -1); }
 
 #endif

@@ -318,6 +318,20 @@ Test(inductor_cuda, matmul_epilogue) {
   free(src);
 }
 
+/* The same with one constant row: 1 x 40 x 48 multiply-adds are computed in the epilogue's own
+ * kernel (no cuBLASLt call), the dot product by fmaf along k. */
+Test(inductor_cuda, small_matmul_inline) {
+  kl l = {0};
+  tc_kernel_list list = matmul_bias_gelu_list_m(&l, 1);
+  char *src = check_ok(&list);
+  if (getenv("TC_TEST_DUMP_CUDA")) fprintf(stderr, "%s\n", src);
+  assert_has(src, "/* a small matmul (1920 multiply-adds) and its epilogue in one kernel");
+  assert_has(src, "acc = fmaf(in_a[0LL + i0*0LL + i1*40LL + kk*1LL], in_w[0LL + i0*0LL + kk*1LL + i2*40LL], acc);");
+  assert_has(src, "const float v0 = acc;");
+  assert_lacks(src, "acc4"); /* the product is not read from memory */
+  free(src);
+}
+
 /* ---------------------------------------------------------------- the CI check
  * Backend "cuda-check": inductor-cpu (the build tree's plugin) registered in process, whose
  * compile first runs inductor-cuda's codegen check on the same kernel list and fails with its

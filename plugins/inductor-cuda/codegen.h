@@ -11,6 +11,9 @@
  * over the SMs; a capped grid-stride grid left a partial last wave whenever registers allowed
  * fewer resident blocks than the cap assumed). */
 #define ICUDA_POINTS_BLOCK 256
+/* MATMUL kernels of constant sizes up to this many multiply-adds compute the product in the
+ * generated kernel (a thread per element, the epilogue fused) instead of calling cuBLASLt. */
+#define ICUDA_INLINE_MATMUL_MAX (1 << 18)
 #define ICUDA_POINTS_BLOCKS_PER_SM 8
 /* ROWS: the most float4 slots one thread keeps per cached value (the row length bound for
  * keeping a row in registers is block * 4 * ICUDA_ROW_REGS elements). */

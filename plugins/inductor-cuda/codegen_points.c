@@ -200,6 +200,13 @@ static int32_t points_cap(const icuda_gen *g) {
 
 static const char *const point_vars[TC_MAX_RANK + 1] = {"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7", "r"};
 
+/* The value of a constant expression, or -1 (unknown until launch). */
+static int64_t expr_const(const icuda_gen *g, int32_t id) {
+  if (id < 0) return 1;
+  const tc_size_expr *e = id < g->list->n_exprs ? tck_list_expr(g->list, id) : NULL;
+  return e && e->op == TC_SX_CONST ? e->value : -1;
+}
+
 /* A matmul epilogue's product element at (batch2,) batch, m, n of c, at c's strides (as
  * cuBLASLt wrote it): "c[off + i0*sb + i1*sm + i2*sn]" with vn the n variable's text. */
 static void acc_text(tck_str *s, const icuda_gen *g, const char *vn) {
@@ -362,9 +369,58 @@ static tc_status points_vec_body(tck_str *s, icuda_gen *g, const points_vec *pv,
   return s->oom ? TC_ERR_OUT_OF_MEMORY : TC_OK;
 }
 
+/* An inline product (small matmuls, see cg_matmul): the dot product of the point's row of A and
+ * column of B, accumulated with fma in the operands' dtype (cuBLAS's rounding per step), into
+ * `acc`; the epilogue's ACC reads it. */
+static void inline_product(tck_str *s, icuda_gen *g, const char *const *vars, int depth) {
+  const tc_kernel_desc *k = g->k;
+  const tc_matmul_desc *mm = k->matmul;
+  const bool two = TC_HAS_FIELD(mm, tc_matmul_desc, c_stride_batch2) && mm->batch_levels == 2;
+  const char *vb2 = vars[0], *vb = vars[two ? 1 : 0], *vm = vars[two ? 2 : 1], *vn = vars[two ? 3 : 2];
+  const char *T = tck_c_dtype(tck_kernel_buffer(k, mm->a)->dtype);
+  tck_str_indent(s, depth);
+  tck_str_printf(s, "%s acc = 0; /* the product's element, computed here: no cuBLASLt call for this size */\n", T);
+  tck_str_indent(s, depth);
+  tck_str_puts(s, "for (long long kk = 0; kk < ");
+  tck_exprs_ref(s, &g->x, mm->k);
+  tck_str_printf(s, "; kk++)\n");
+  tck_str_indent(s, depth + 1);
+  tck_str_printf(s, "acc = %s(%s[", T[0] == 'd' ? "fma" : "fmaf", g->bname[mm->a]);
+  tck_exprs_ref(s, &g->x, mm->a_offset);
+  if (two) {
+    tck_str_printf(s, " + %s*", vb2);
+    tck_exprs_ref(s, &g->x, mm->a_stride_batch2);
+  }
+  tck_str_printf(s, " + %s*", vb);
+  tck_exprs_ref(s, &g->x, mm->a_stride_batch);
+  tck_str_printf(s, " + %s*", vm);
+  tck_exprs_ref(s, &g->x, mm->a_stride_m);
+  tck_str_puts(s, " + kk*");
+  tck_exprs_ref(s, &g->x, mm->a_stride_k);
+  tck_str_printf(s, "], %s[", g->bname[mm->b]);
+  tck_exprs_ref(s, &g->x, mm->b_offset);
+  if (two) {
+    tck_str_printf(s, " + %s*", vb2);
+    tck_exprs_ref(s, &g->x, mm->b_stride_batch2);
+  }
+  tck_str_printf(s, " + %s*", vb);
+  tck_exprs_ref(s, &g->x, mm->b_stride_batch);
+  tck_str_puts(s, " + kk*");
+  tck_exprs_ref(s, &g->x, mm->b_stride_k);
+  tck_str_printf(s, " + %s*", vn);
+  tck_exprs_ref(s, &g->x, mm->b_stride_n);
+  tck_str_puts(s, "], acc);\n");
+  if (k->n_ops == 0) { /* a bare product: it is the result */
+    tck_str_indent(s, depth);
+    acc_text(s, g, vn);
+    tck_str_puts(s, " = acc;\n");
+  }
+}
+
 /* The grid-stride loop of a POINTS kernel (a matmul epilogue when k is a MATMUL): a float4
- * body where points_vec_plan finds one, and the scalar body. */
-static tc_status points_kernel(tck_str *s, icuda_gen *g, char *err, size_t cap) {
+ * body where points_vec_plan finds one, and the scalar body. inline_mm: a MATMUL whose product
+ * the kernel computes itself (scalar body only). */
+static tc_status points_kernel(tck_str *s, icuda_gen *g, bool inline_mm, char *err, size_t cap) {
   const tc_kernel_desc *k = g->k;
   const char *vars[TC_MAX_RANK + 1];
   for (int32_t v = 0; v < k->n_outer; v++) vars[v] = point_vars[v];
@@ -377,13 +433,16 @@ static tc_status points_kernel(tck_str *s, icuda_gen *g, char *err, size_t cap) 
     st = TC_ERR_OUT_OF_MEMORY;
     goto done;
   }
-  bool vec = points_vec_plan(g, &pv);
+  bool vec = !inline_mm && points_vec_plan(g, &pv);
   if (vec)
     for (int32_t i = 0; i < k->n_ops; i++)
       if (pv.vec[i]) tck_exprs_mark_index(&g->x, op_at(k, i)->index);
   cg_prologue(s, g, ICUDA_POINTS_BLOCK);
   outer_extents(s, g, "total");
-  if (k->kind == TC_KERNEL_MATMUL) acc_text(&acc, g, vars[k->n_outer - 1]);
+  if (k->kind == TC_KERNEL_MATMUL) {
+    if (inline_mm) tck_str_puts(&acc, "acc");
+    else acc_text(&acc, g, vars[k->n_outer - 1]);
+  }
   if (acc.oom) {
     st = TC_ERR_OUT_OF_MEMORY;
     goto done;
@@ -402,6 +461,7 @@ static tc_status points_kernel(tck_str *s, icuda_gen *g, char *err, size_t cap) 
   tck_str_indent(s, depth - 1);
   tck_str_puts(s, "     p += (long long)gridDim.x * blockDim.x) {\n");
   cg_decompose(s, g, "p", depth, vars, k->n_outer);
+  if (inline_mm) inline_product(s, g, vars, depth);
   st = point_body(s, g, vars, depth, acc.data, err, cap);
   if (st != TC_OK) goto done;
   tck_str_indent(s, depth - 1);
@@ -422,7 +482,7 @@ tc_status cg_points(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err
   plan->smem_bytes = 0;
   plan->max_blocks = points_cap(g);
   tck_str_printf(s, "/* one thread per outer point (float4: per 4 neighbours), grid-stride; inner loops serial per thread */\n");
-  return points_kernel(s, g, err, cap);
+  return points_kernel(s, g, false, err, cap);
 }
 
 tc_status cg_matmul(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, size_t cap) {
@@ -435,7 +495,20 @@ tc_status cg_matmul(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err
     snprintf(err, cap, "matmul of %s is not supported (f32, f64)", tck_dtype_name(dt));
     return TC_ERR_UNSUPPORTED;
   }
-  if (k->n_ops == 0) {
+  /* A small product of constant sizes is computed by the kernel itself, a thread per element
+   * with the epilogue fused: one launch instead of cuBLASLt's (several microseconds of host work
+   * and a kernel of its own) plus the epilogue's; what makes tiny models fast, in a CUDA graph
+   * above all. */
+  const bool two_levels = TC_HAS_FIELD(mm, tc_matmul_desc, c_stride_batch2) && mm->batch_levels == 2;
+  const int32_t dims[5] = {mm->batch, two_levels ? mm->batch2 : -1, mm->m, mm->n, mm->k};
+  int64_t work = 1;
+  for (int i = 0; i < 5 && work > 0; i++) {
+    int64_t v = expr_const(g, dims[i]);
+    work = v < 0 || v > ICUDA_INLINE_MATMUL_MAX ? -1 : work * v; /* unknown or large: cuBLASLt */
+    if (work > ICUDA_INLINE_MATMUL_MAX) work = -1;
+  }
+  const bool inline_mm = work > 0 && work <= ICUDA_INLINE_MATMUL_MAX;
+  if (k->n_ops == 0 && !inline_mm) {
     plan->block = 0;
     tck_str_printf(s, "/* the product goes straight to %s (cuBLASLt): no epilogue */\n", g->bname[mm->c]);
     return TC_OK;
@@ -452,11 +525,31 @@ tc_status cg_matmul(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err
   tck_exprs_mark(&g->x, mm->c_stride_n);
   if (two) tck_exprs_mark(&g->x, mm->c_stride_batch2);
   plan->has_epilogue = true;
+  plan->inline_product = inline_mm;
   plan->block = ICUDA_POINTS_BLOCK;
   plan->smem_bytes = 0;
   plan->max_blocks = points_cap(g);
-  tck_str_printf(s, "/* the epilogue of a matmul: one thread per element of the product (%s; float4: per 4\n"
-                    " * neighbours along n), which cuBLASLt has written to %s; runs after it on the same stream */\n",
-                 two ? "batch2, batch, m, n" : "batch, m, n", g->bname[mm->c]);
-  return points_kernel(s, g, err, cap);
+  if (inline_mm) {
+    tck_exprs_mark(&g->x, mm->k);
+    tck_exprs_mark(&g->x, mm->a_offset);
+    tck_exprs_mark(&g->x, mm->a_stride_batch);
+    tck_exprs_mark(&g->x, mm->a_stride_m);
+    tck_exprs_mark(&g->x, mm->a_stride_k);
+    tck_exprs_mark(&g->x, mm->b_offset);
+    tck_exprs_mark(&g->x, mm->b_stride_batch);
+    tck_exprs_mark(&g->x, mm->b_stride_k);
+    tck_exprs_mark(&g->x, mm->b_stride_n);
+    if (two) {
+      tck_exprs_mark(&g->x, mm->a_stride_batch2);
+      tck_exprs_mark(&g->x, mm->b_stride_batch2);
+    }
+    tck_str_printf(s, "/* a small matmul (%lld multiply-adds) and its epilogue in one kernel: one thread per element\n"
+                      " * of the product (%s), its dot product computed here */\n",
+                   (long long)work, two ? "batch2, batch, m, n" : "batch, m, n");
+  } else {
+    tck_str_printf(s, "/* the epilogue of a matmul: one thread per element of the product (%s; float4: per 4\n"
+                      " * neighbours along n), which cuBLASLt has written to %s; runs after it on the same stream */\n",
+                   two ? "batch2, batch, m, n" : "batch, m, n", g->bname[mm->c]);
+  }
+  return points_kernel(s, g, inline_mm, err, cap);
 }

@@ -167,7 +167,7 @@ static tc_error *record(tc_plugin_ctx *ctx, icuda_held *h, CUgraphExec *out) {
   *out = NULL;
   tc_executable *exe = h->exe;
   for (int32_t i = 0; i < exe->n_kernels; i++)
-    if (exe->kernels[i].kind == TC_KERNEL_MATMUL) {
+    if (exe->kernels[i].kind == TC_KERNEL_MATMUL && !exe->kernels[i].plan.inline_product) {
       tc_error *e = icuda_blaslt_prepare(ctx); /* not inside the capture */
       if (e) return e;
       break;

@@ -45,6 +45,7 @@ typedef struct icuda_kernel_plan {
   int32_t smem_bytes;  /* dynamic shared memory per block */
   int32_t max_blocks;  /* grid cap (grid-stride loops beyond it); 0: no cap */
   bool has_epilogue;   /* MATMUL: an epilogue kernel `name` exists */
+  bool inline_product; /* MATMUL: that kernel computes the product itself (no cuBLASLt call) */
   /* ROWS: rows one block handles at a time (a "row group"): 1 for the block-per-row body, the
    * block's warps for the warp-per-row body (warp w of block b on row b * rows_per_block + w,
    * grid-stride over groups). The grid is ceil(rows / rows_per_block), capped by max_blocks

@@ -124,7 +124,7 @@ tc_error *icuda_launch(tc_plugin_ctx *ctx, const tc_launch_args *a) {
       break;
     }
     case ICUDA_LAUNCH_MATMUL:
-      e = icuda_blaslt_matmul(ctx, exe, k, vals, &args);
+      if (!k->plan.inline_product) e = icuda_blaslt_matmul(ctx, exe, k, vals, &args);
       queued = true;
       if (!e && k->plan.has_epilogue) e = icuda_launch_points(ctx, k, outer_points(k, vals), &args);
       break;
