@@ -327,6 +327,9 @@ Test(inductor_cuda, small_matmul_inline) {
   if (getenv("TC_TEST_DUMP_CUDA")) fprintf(stderr, "%s\n", src);
   assert_has(src, "/* a small matmul (1920 multiply-adds) and its epilogue in one kernel");
   assert_has(src, "acc = fmaf(in_a[0LL + i0*0LL + i1*40LL + kk*1LL], in_w[0LL + i0*0LL + kk*1LL + i2*40LL], acc);");
+  assert_has(src, "for (long long kk = threadIdx.x & 31; kk < 40LL; kk += 32)");
+  assert_has(src, "acc += tc_shfl_xor(acc, o);");
+  assert_has(src, "if ((threadIdx.x & 31) == 0) { /* lane 0 holds the sum: the epilogue */");
   assert_has(src, "const float v0 = acc;");
   assert_lacks(src, "acc4"); /* the product is not read from memory */
   free(src);

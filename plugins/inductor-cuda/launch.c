@@ -126,7 +126,9 @@ tc_error *icuda_launch(tc_plugin_ctx *ctx, const tc_launch_args *a) {
     case ICUDA_LAUNCH_MATMUL:
       if (!k->plan.inline_product) e = icuda_blaslt_matmul(ctx, exe, k, vals, &args);
       queued = true;
-      if (!e && k->plan.has_epilogue) e = icuda_launch_points(ctx, k, outer_points(k, vals), &args);
+      /* an inline product takes a warp per element of the product */
+      if (!e && k->plan.has_epilogue)
+        e = icuda_launch_points(ctx, k, outer_points(k, vals) * (k->plan.inline_product ? 32u : 1u), &args);
       break;
     default:
       e = tck_error(ctx->host, TC_ERR_INTERNAL, "inductor-cuda launch '%s': plan kind %d", k->name, (int)k->plan.kind);
