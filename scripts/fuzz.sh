@@ -11,7 +11,7 @@ command -v clang >/dev/null || { scripts/deps.sh && apt-get install -y -qq clang
 CC=clang cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTC_FUZZ=ON -DTC_BUILD_TESTS=OFF >/dev/null &&
   cmake --build build-fuzz -j"$(nproc)" >/dev/null || { echo "fuzz build failed"; echo "0 passed, 1 failed"; exit 1; }
 passed=0 failed=0
-for t in fuzz_options fuzz_plugin_file fuzz_cache_entry; do
+for t in ${FUZZ_TARGETS:-fuzz_options fuzz_plugin_file fuzz_cache_entry fuzz_graph_compile}; do
   work=build-fuzz/corpus/$t
   mkdir -p "$work"
   cp tests/fuzz/corpus/$t/* "$work"/
