@@ -410,6 +410,19 @@ static tc_tensor *call_fn(const tc_compiled *c, tc_tensor *const *args) {
   return (tc_tensor *)(uintptr_t)r;
 }
 
+/* The C function called eagerly through the wrapper (disabled, or past the recompile limit):
+ * in a scope of the wrapper's own, so its intermediates are freed with the call and only the
+ * result survives into the caller's scope; without it every call of an eager model leaked its
+ * intermediates unless the caller opened a scope. */
+static tc_tensor *call_fn_scoped(const tc_compiled *c, tc_tensor *const *args) {
+  tc_scope *scope = tc_scope_open();
+  if (!scope) return NULL;
+  tc_tensor *r = call_fn(c, args);
+  if (r) tc_scope_keep(scope, r);
+  tc_scope_close(scope);
+  return r;
+}
+
 static void input_dynamic(const tc_compiled *c, const cap_entry *e, int32_t i, const tc_tensor *x, bool *dyn) {
   for (int d = 0; d < TC_MAX_RANK; d++) {
     switch (c->opts.dynamic) {
@@ -546,7 +559,8 @@ static tc_tensor *call_locked(tc_compiled *c, tc_tensor *const *inputs, bool *un
   }
   /* A compiled function called from a traced one is inlined into the caller's trace; a disabled
    * one is just the C function, called eagerly (torch.compile's disable). */
-  if (trace_current() || compile_disabled(c)) return call_fn(c, inputs);
+  if (trace_current()) return call_fn(c, inputs);
+  if (compile_disabled(c)) return call_fn_scoped(c, inputs);
   for (int32_t i = 0; i < c->n_params; i++)
     if (inputs[i]->trace)
       return core_error_null(TC_ERR_INVALID_ARGUMENT,
@@ -590,7 +604,7 @@ static tc_tensor *call_locked(tc_compiled *c, tc_tensor *const *inputs, bool *un
     tc_logs("recompiles", "%s: cache_size_limit (%d) reached, running eagerly: guard failed: %s", c->name,
             (int)c->opts.cache_size_limit, why);
     c->n_eager_fallbacks++;
-    return call_fn(c, inputs);
+    return call_fn_scoped(c, inputs);
   }
   if (c->n_entries > 0)
     tc_logs("recompiles", "recompiling %s (entry %d): guard failed: %s", c->name, (int)c->n_entries + 1, why);
