@@ -141,6 +141,13 @@ tc_status bench_ceiling_open(const tc_model *m, tc_size_class size, tc_tensor *c
 tc_status bench_ceiling_sample(void *run, double *seconds);
 void bench_ceiling_close(bench_ceiling_run *run);
 
+/* The host's peak fp32 FMA rate in TF/s on `threads` threads (bench_peak.c), with the widest
+ * vectors the CPU has; *isa names them ("avx512", "avx2+fma", "scalar fmaf"). */
+double bench_peak_fma_tflops(int threads, const char **isa);
+/* The multiply-adds x 2 of the bare GEMMs of model m at inputs (its GEMM ceiling's workload);
+ * 0 for a model without GEMMs. */
+double bench_gemm_flops(const tc_model *m, tc_tensor *const *inputs);
+
 /* ---------------------------------------------------------------- CUDA copy (bench_cuda_copy.c) */
 /* The copy ceiling of a CUDA GPU: cuMemcpyDtoDAsync of `bytes` over n_sets buffer pairs on
  * device 0, the driver dlopen'd; NULL with why ("no CUDA driver", "no CUDA device") otherwise.

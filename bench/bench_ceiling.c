@@ -57,6 +57,14 @@ static int ceiling_gemms(const tc_model *m, tc_tensor *const *in, bench_gemm *g)
 }
 
 
+double bench_gemm_flops(const tc_model *m, tc_tensor *const *inputs) {
+  bench_gemm g[CEILING_MAX_GEMMS];
+  int n = ceiling_gemms(m, inputs, g);
+  double flops = 0;
+  for (int i = 0; i < n; i++) flops += 2.0 * (double)g[i].batch * (double)g[i].m * (double)g[i].n * (double)g[i].k;
+  return flops;
+}
+
 /* ---------------------------------------------------------------- the workload, opened */
 typedef struct ceiling_sgemm {
   bench_gemm g;

@@ -56,6 +56,10 @@ typedef struct bench_result {
   double ratio_q1, ratio_q3, ratio_of_medians;
   double sum, abs_sum;
   int kernels, graphs;
+  /* GEMM-heavy models on the host: the cores' peak fp32 FMA rate and the figure against it
+   * (TF/s: figure / peak; times: the GEMMs' time at the peak rate / the median call) */
+  double peak_tflops, peak_ratio;
+  const char *peak_isa;
 } bench_result;
 
 /* Measures one bundled model into r. */

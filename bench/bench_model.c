@@ -142,6 +142,13 @@ void bench_model_measure(const bench_config *cfg, const tc_model *m, bench_resul
     r->figure = bench_figure(m, cfg->size, r->median_s);
     if (!(r->ratio > 0)) r->ratio = 0;
   }
+  /* GEMM-heavy models on the host: against the cores' peak FMA rate too (the BLAS is a figure) */
+  double gemm_flops = on_device || r->error[0] ? 0 : bench_gemm_flops(m, sets[0]);
+  if (gemm_flops > 0 && r->median_s > 0) {
+    r->peak_tflops = bench_peak_fma_tflops(cfg->threads, &r->peak_isa);
+    if (r->peak_tflops > 0)
+      r->peak_ratio = !strcmp(m->unit, "TF/s") ? r->figure / r->peak_tflops : gemm_flops / (r->peak_tflops * 1e12) / r->median_s;
+  }
   for (int s = 0; s < MODEL_MAX_SETS; s++)
     for (int i = 0; i < MODEL_MAX_INPUTS; i++) tc_release(store[s][i]);
 }

@@ -20,7 +20,7 @@ static const char *fmt_first_call(const bench_first_call *f, double s, char *buf
   return fmt_time(s, buf, cap);
 }
 
-static void report_table_row(const bench_result *r) {
+static void report_table_row(const bench_config *cfg, const bench_result *r) {
   char fig[32], ceil[48], ratio[16], iqr[24], med[32], eager[32], cold[32], warm[32];
   if (r->error[0] && !r->cold.ok) {
     printf("%-12s %-5s error: %s\n", r->name, r->unit, r->error);
@@ -48,6 +48,10 @@ static void report_table_row(const bench_result *r) {
          fmt_first_call(&r->eager, r->eager.median_s, eager, sizeof eager),
          fmt_first_call(&r->cold, r->cold.seconds, cold, sizeof cold),
          fmt_first_call(&r->warm, r->warm.seconds, warm, sizeof warm), r->kernels, r->n_sets, r->rounds, r->group);
+  if (r->peak_tflops > 0)
+    printf("%-12s peak fp32 FMA (%s, %d thread%s, same run) %.4g TF/s: %s %.2f of it\n", "", r->peak_isa, cfg->threads,
+           cfg->threads == 1 ? "" : "s", r->peak_tflops, strcmp(r->unit, "TF/s") ? "the GEMMs at that rate take" : "the figure is",
+           r->peak_ratio);
   if (r->error[0]) printf("%-12s error: %s\n", "", r->error);
   if (!r->eager.ok && !r->eager.timed_out && r->eager.error[0]) printf("%-12s eager: %s\n", "", r->eager.error);
   if (!r->cold.ok && r->cold.error[0]) printf("%-12s cold start: %s\n", "", r->cold.error);
@@ -62,7 +66,7 @@ static void report_table(const bench_config *cfg, const bench_result *rs, int n)
          eager_backend && *eager_backend ? eager_backend : "debug-eager", bench_blas_name());
   printf("%-12s %-5s %10s %-22s %6s %-10s %10s %10s %10s %10s %4s %4s %4s %4s\n", "model", "unit", "figure", "ceiling",
          "ratio", "ratio iqr", "median", "eager", "cold 1st", "warm 1st", "krn", "sets", "rnds", "grp");
-  for (int i = 0; i < n; i++) report_table_row(&rs[i]);
+  for (int i = 0; i < n; i++) report_table_row(cfg, &rs[i]);
   printf("figure: GB/s and TF/s from the median call; ms and us are the median call itself. Timed calls run in\n"
          "interleaved rounds with the ceiling workload (ceiling, model, ceiling, model, ..., ceiling); figure and\n"
          "ceiling are each side's median over that same window. ratio: the median over rounds of ceiling time /\n"
@@ -135,6 +139,14 @@ static void report_json_row(const bench_result *r) {
   printf(", \"ratio_of_medians\": ");
   json_num(r->ratio_of_medians);
   printf(", \"rounds\": %d, \"group_calls\": %d", r->rounds, r->group);
+  printf(", \"peak\": {\"kind\": ");
+  if (r->peak_tflops > 0) json_str(r->peak_isa);
+  else printf("null");
+  printf(", \"tflops\": ");
+  json_num(r->peak_tflops > 0 ? r->peak_tflops : NAN);
+  printf(", \"ratio\": ");
+  json_num(r->peak_tflops > 0 ? r->peak_ratio : NAN);
+  printf("}");
   printf(", \"ceiling\": {\"kind\": ");
   if (r->ceiling.kind) json_str(r->ceiling.kind);
   else printf("null");
