@@ -5,7 +5,7 @@ pkgs=(cmake ninja-build gcc pkg-config libffi-dev libcriterion-dev libopenblas-d
       libvulkan-dev libshaderc-dev spirv-tools mesa-vulkan-drivers vulkan-validationlayers)
 # Optional: what a missing package only skips. chromium renders the `tc ab --html` page in
 # tests/ab_check.sh; if it cannot be installed, that check says so and skips the rendering.
-optional=(chromium)
+optional=(chromium graphviz)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

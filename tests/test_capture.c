@@ -500,6 +500,27 @@ Test(capture, explain_reports_graphs_and_guards) {
   release_all(in, 3);
 }
 
+/* --dot draws the fused groups: on a kernel backend each prim is filled with the colour of the
+ * kernel that computes it, the stored value of each kernel drawn bold, one legend box per kernel. */
+Test(capture, dot_colours_prims_by_kernel) {
+  tc_tensor *in[3];
+  mlp_inputs(8, in);
+  tc_compile_options o = opts_for("mlp_groups");
+  o.backend = "inductor-cpu";
+  tc_compiled *c = tc_compile(TC_FN(mlp), 3, &o);
+  tc_tensor *y = tc_call(c, in);
+  cr_assert_not_null(y, "%s", tc_last_error());
+  char *dot = tc_compiled_dot(c);
+  cr_assert(strstr(dot, "kernel0 [shape=note, style=filled"), "%s", dot);
+  cr_assert(strstr(dot, "= matmul\\nf32[8x8]\\nkernel 0"), "the matmul belongs to kernel 0:\n%s", dot);
+  cr_assert(strstr(dot, "(stored)\", style=filled"), "%s", dot);
+  cr_assert(strstr(dot, "penwidth=2"), "%s", dot);
+  free(dot);
+  tc_release(y);
+  tc_compiled_free(c);
+  release_all(in, 3);
+}
+
 /* ---------------------------------------------------------------- bad arguments */
 Test(capture, bad_arguments) {
   cr_assert_null(tc_compile(NULL, 1, NULL));

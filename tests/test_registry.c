@@ -1091,6 +1091,27 @@ Test(registry, cache_dir_writable_by_others_is_refused) {
 
 /* `tc cache`: a compile fills the backend's directory; stats and list show it; clear empties it
  * and leaves what is not an entry. */
+/* tc explain --svg renders the fused-group picture with Graphviz (skipped where dot is missing). */
+Test(registry, cli_explain_svg) {
+  if (system("command -v dot >/dev/null 2>&1") != 0) cr_skip_test("Graphviz's dot is not installed");
+  const char *dir = dir_new("svg");
+  unsetenv("TC_PLUGIN_DEFAULT_DIR");
+  unsetenv("TC_PLUGIN_PATH");
+  static char out[4096];
+  char cmd[PATH_MAX + 256], path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/mlp.svg", dir);
+  snprintf(cmd, sizeof cmd, "'%s/bin/tc' explain mlp --backend inductor-cpu --size test --svg '%s' 2>&1", TC_BINARY_DIR, path);
+  cr_assert_eq(command_run(cmd, out, sizeof out), 0, "output: %s", out);
+  FILE *f = fopen(path, "r");
+  cr_assert_not_null(f, "no %s: %s", path, out);
+  static char svg[1 << 20];
+  size_t n = fread(svg, 1, sizeof svg - 1, f);
+  fclose(f);
+  svg[n] = 0;
+  assert_contains(svg, "<svg");
+  assert_contains(svg, "kernel 0: matmul");
+}
+
 Test(registry, cli_cache_stats_list_clear) {
   const char *cache = dir_new("cache");
   setenv("TC_CACHE_DIR", cache, 1);

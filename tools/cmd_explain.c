@@ -1,6 +1,7 @@
 /* cmd_explain.c — `tc explain MODEL`: compiles a bundled model, calls it once, and reports what
  * tc_compile did: graphs, graph breaks with their reasons, ops, kernels, guards, compile times
- * (text, --json, or --dot for Graphviz). */
+ * (text, --json, or --dot for Graphviz: the prims coloured by the kernel that computes them;
+ * --svg FILE renders that with Graphviz's dot when it is installed). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,11 +11,11 @@
 
 static void explain_usage(FILE *f) {
   fprintf(f, "usage: tc explain MODEL [--backend NAME] [--size test|cpu|gpu] [--dynamic auto|on|off]\n"
-             "                     [--fullgraph] [--json | --dot]\n");
+             "                     [--fullgraph] [--json | --dot | --svg FILE]\n");
 }
 
 typedef struct explain_args {
-  const char *model, *backend, *size, *dynamic;
+  const char *model, *backend, *size, *dynamic, *svg;
   bool json, dot, fullgraph;
 } explain_args;
 
@@ -34,12 +35,32 @@ static int explain_parse(int argc, char **argv, explain_args *a) {
     if (!strcmp(k, "--backend")) a->backend = v;
     else if (!strcmp(k, "--size")) a->size = v;
     else if (!strcmp(k, "--dynamic")) a->dynamic = v;
+    else if (!strcmp(k, "--svg")) a->svg = v, a->dot = true;
     else return fprintf(stderr, "tc explain: unknown option '%s'\n", k), explain_usage(stderr), 2;
     i++;
   }
   if (!a->model) return explain_usage(stderr), 2;
   if (a->json && a->dot) return fprintf(stderr, "tc explain: --json and --dot are exclusive\n"), 2;
   return -1;
+}
+
+/* Renders DOT text to an SVG file with Graphviz's dot. */
+static int explain_svg(const char *dot_text, const char *path) {
+  if (system("command -v dot >/dev/null 2>&1") != 0) {
+    fprintf(stderr, "tc explain: --svg needs Graphviz's dot (Debian: apt-get install graphviz); --dot prints the "
+                    "DOT text instead\n");
+    return 1;
+  }
+  char cmd[4200];
+  if (strchr(path, '\'')) return fprintf(stderr, "tc explain: --svg %s: a quote in the path\n", path), 1;
+  snprintf(cmd, sizeof cmd, "dot -Tsvg -o '%s'", path);
+  FILE *p = popen(cmd, "w");
+  if (!p) return fprintf(stderr, "tc explain: cannot run dot\n"), 1;
+  fputs(dot_text, p);
+  int st = pclose(p);
+  if (st != 0) return fprintf(stderr, "tc explain: dot failed writing %s\n", path), 1;
+  fprintf(stderr, "tc explain: wrote %s\n", path);
+  return 0;
 }
 
 static void explain_list_models(void) {
@@ -95,6 +116,9 @@ int cmd_explain(int argc, char **argv) {
     if (!text) {
       fprintf(stderr, "tc explain: %s\n", tc_last_error());
       status = 1;
+    } else if (a.svg) {
+      if (explain_svg(text, a.svg) != 0) status = 1;
+      free(text);
     } else {
       fputs(text, stdout);
       free(text);

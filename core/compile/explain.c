@@ -192,8 +192,48 @@ static void dot_type(tck_str *b, const tc_graph *g, const tc_vtype *t) {
   tck_str_printf(b, "]");
 }
 
-static void dot_graph(tck_str *b, const tc_graph *g, const char *title) {
+/* Fused groups: which kernel of the plan computes each value. A kernel computes its root (the
+ * value it stores) and every value inlined into it: walking back from the root through values
+ * the plan does not store. A value inlined into several kernels takes the first; -1: none (an
+ * input, or no plan). */
+static int32_t *dot_kernel_of(const tc_graph *g, const tc_schedule *s) {
+  const int32_t nv = g->n_inputs + g->n_nodes;
+  int32_t *of = malloc(sizeof(int32_t) * (size_t)(nv + 1)), *stack = malloc(sizeof(int32_t) * (size_t)(nv + 1));
+  if (!of || !stack) {
+    free(of);
+    free(stack);
+    return NULL;
+  }
+  for (int32_t v = 0; v < nv; v++) of[v] = -1;
+  for (int32_t k = 0; s && k < s->n_kernels; k++) {
+    int32_t n = 0, root = s->kernels[k].root;
+    if (root < g->n_inputs || root >= nv) continue;
+    stack[n++] = root;
+    while (n > 0) {
+      int32_t v = stack[--n];
+      if (of[v] >= 0 || v < g->n_inputs) continue;
+      of[v] = k;
+      const tc_node *node = &g->nodes[v - g->n_inputs];
+      for (int32_t i = 0; i < node->n_in; i++) {
+        int32_t u = node->in[i];
+        if (u >= g->n_inputs && u < nv && s->value_buf[u] < 0 && of[u] < 0) stack[n++] = u;
+      }
+    }
+  }
+  free(stack);
+  return of;
+}
+
+static const char *const dot_colors[] = {"#cfe2ff", "#d1e7dd", "#fff3cd", "#f8d7da", "#e2d9f3", "#d2f4ea",
+                                         "#ffe5d0", "#e9ecef", "#cff4fc", "#f7d6e6", "#dde9c9", "#fde2c0"};
+
+static void dot_graph(tck_str *b, const tc_graph *g, const tc_schedule *s, const char *title) {
   tck_str_printf(b, "digraph \"%s\" {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\", fontsize=10];\n", title);
+  int32_t *kernel_of = s ? dot_kernel_of(g, s) : NULL;
+  const int n_colors = (int)(sizeof dot_colors / sizeof dot_colors[0]);
+  for (int32_t k = 0; kernel_of && k < s->n_kernels; k++) /* the legend: one box per kernel */
+    tck_str_printf(b, "  kernel%d [shape=note, style=filled, fillcolor=\"%s\", label=\"kernel %d: %s\"];\n", (int)k,
+                   dot_colors[k % n_colors], (int)k, s->kernels[k].name);
   for (int32_t i = 0; i < g->n_inputs; i++) {
     tck_str_printf(b, "  v%d [shape=ellipse, label=\"input v%d\\n", (int)i, (int)i);
     dot_type(b, g, &g->inputs[i]);
@@ -202,20 +242,28 @@ static void dot_graph(tck_str *b, const tc_graph *g, const char *title) {
   for (int32_t j = 0; j < g->n_nodes; j++) {
     const tc_node *n = &g->nodes[j];
     const int32_t v = g->n_inputs + j;
+    const int32_t k = kernel_of ? kernel_of[v] : -1;
     tck_str_printf(b, "  v%d [label=\"v%d = %s\\n", (int)v, (int)v, prim_name(n->prim));
     dot_type(b, g, &n->out);
-    tck_str_printf(b, "\"];\n");
+    if (k >= 0) {
+      tck_str_printf(b, "\\nkernel %d%s\", style=filled, fillcolor=\"%s\"", (int)k,
+                     s->kernels[k].root == v ? " (stored)" : "", dot_colors[k % n_colors]);
+      tck_str_printf(b, "%s];\n", s->kernels[k].root == v ? ", penwidth=2" : "");
+    } else {
+      tck_str_printf(b, "\"];\n");
+    }
     for (int32_t k = 0; k < n->n_in; k++) tck_str_printf(b, "  v%d -> v%d;\n", (int)n->in[k], (int)v);
   }
   for (int32_t k = 0; k < g->n_outputs; k++)
     tck_str_printf(b, "  out%d [shape=ellipse, style=bold, label=\"output %d\"];\n  v%d -> out%d;\n", (int)k, (int)k,
          (int)g->outputs[k], (int)k);
   tck_str_printf(b, "}\n");
+  free(kernel_of);
 }
 
 char *graph_to_dot(const tc_graph *g) {
   tck_str b = {0};
-  dot_graph(&b, g, g->name);
+  dot_graph(&b, g, NULL, g->name);
   return xdone(&b);
 }
 
@@ -229,7 +277,7 @@ char *tc_compiled_dot(const tc_compiled *c) {
       if (!v) continue;
       char title[160];
       snprintf(title, sizeof title, "%s: entry %d, graph %d", c->name, (int)e->id, (int)s + 1);
-      dot_graph(&b, &v->graph, title);
+      dot_graph(&b, &v->graph, lowered_schedule(v->lowered), title);
     }
   }
   if (!b.data) tck_str_puts(&b, "");

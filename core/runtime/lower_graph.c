@@ -107,7 +107,7 @@ static const char *graph_source(const tc_lowered *l) {
   return info.source;
 }
 
-static const tc_lowered_vt graph_vt = {graph_run, graph_source, graph_lowered_free};
+static const tc_lowered_vt graph_vt = {graph_run, graph_source, graph_lowered_free, NULL};
 
 tc_status lower_graph_build(tc_backend *be, const tc_graph *g, const lower_options *lo, tc_lowered **out,
                             tc_lower_stats *stats) {

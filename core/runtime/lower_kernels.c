@@ -238,7 +238,9 @@ static void kernels_free(tc_lowered *l) {
   free(kl);
 }
 
-static const tc_lowered_vt kernels_vt = {kernels_run, kernels_source, kernels_free};
+static const tc_schedule *kernels_schedule(const tc_lowered *l) { return ((const kernels_lowered *)l)->sched; }
+
+static const tc_lowered_vt kernels_vt = {kernels_run, kernels_source, kernels_free, kernels_schedule};
 
 tc_status lower_kernels_bind(tc_backend *be, tc_schedule *s, const lower_options *lo, tc_lowered **out,
                              tc_lower_stats *stats) {

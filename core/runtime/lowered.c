@@ -77,6 +77,8 @@ tc_status lowered_run(tc_lowered *l, const int64_t *syms, tc_tensor *const *inpu
 
 const char *lowered_source(const tc_lowered *l) { return l && l->vt->source ? l->vt->source(l) : NULL; }
 
+const struct tc_schedule *lowered_schedule(const tc_lowered *l) { return l && l->vt->schedule ? l->vt->schedule(l) : NULL; }
+
 void lowered_free(tc_lowered *l) {
   if (l) l->vt->free(l);
 }

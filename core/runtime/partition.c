@@ -88,7 +88,7 @@ out:
   return s;
 }
 
-static const tc_lowered_vt partitioned_vt = {partitioned_run, partitioned_source, partitioned_free};
+static const tc_lowered_vt partitioned_vt = {partitioned_run, partitioned_source, partitioned_free, NULL};
 
 /* The part of nodes [first, last) of g. */
 static tc_status part_build(const tc_graph *g, int32_t first, int32_t last, part *pt, int32_t index) {

@@ -27,6 +27,9 @@ typedef struct tc_lowered_vt {
   tc_status (*run)(tc_lowered *l, const int64_t *syms, tc_tensor *const *inputs, tc_tensor **outputs);
   const char *(*source)(const tc_lowered *l);
   void (*free)(tc_lowered *l);
+  /* the plan (kernel list + memory plan) behind a kernel hand-off, or NULL (explain's fused
+   * groups); may be NULL */
+  const struct tc_schedule *(*schedule)(const tc_lowered *l);
 } tc_lowered_vt;
 
 struct tc_lowered {
@@ -62,6 +65,8 @@ tc_status lowered_build(tc_backend *be, const tc_graph *g, const lower_options *
 tc_status lowered_run(tc_lowered *l, const int64_t *syms, tc_tensor *const *inputs, tc_tensor **outputs /* out */);
 /* Generated source (borrowed), or NULL when the backend does not expose it. */
 const char *lowered_source(const tc_lowered *l);
+/* The schedule a kernel hand-off runs, or NULL (graph hand-off, partitioned, nothing to run). */
+const struct tc_schedule *lowered_schedule(const tc_lowered *l);
 void lowered_free(tc_lowered *l);
 
 /* Sets an error that prefixes the plugin's message with what the core was doing ("compiling",
