@@ -207,25 +207,38 @@ static int64_t expr_const(const icuda_gen *g, int32_t id) {
   return e && e->op == TC_SX_CONST ? e->value : -1;
 }
 
+/* One element of a matmul operand: "buf[off (+ b2*s_b2) + b*s_b + r*s_r + c*s_c]", with the
+ * batch variables of the kernel's outer domain (batch2, batch) and r, c the operand's two
+ * indices (A: m, k; B: k, n; C: m, n) as text. */
+typedef struct mm_operand_ix {
+  int32_t buffer, offset, stride_batch2, stride_batch, stride_r, stride_c;
+} mm_operand_ix;
+
+static void operand_element(tck_str *s, const icuda_gen *g, mm_operand_ix o, const char *r, const char *c) {
+  const tc_matmul_desc *mm = g->k->matmul;
+  const bool two = TC_HAS_FIELD(mm, tc_matmul_desc, c_stride_batch2) && mm->batch_levels == 2;
+  tck_str_printf(s, "%s[", g->bname[o.buffer]);
+  tck_exprs_ref(s, &g->x, o.offset);
+  if (two) {
+    tck_str_puts(s, " + i0*");
+    tck_exprs_ref(s, &g->x, o.stride_batch2);
+  }
+  tck_str_printf(s, " + %s*", two ? "i1" : "i0");
+  tck_exprs_ref(s, &g->x, o.stride_batch);
+  tck_str_printf(s, " + %s*", r);
+  tck_exprs_ref(s, &g->x, o.stride_r);
+  tck_str_printf(s, " + %s*", c);
+  tck_exprs_ref(s, &g->x, o.stride_c);
+  tck_str_puts(s, "]");
+}
+
 /* A matmul epilogue's product element at (batch2,) batch, m, n of c, at c's strides (as
- * cuBLASLt wrote it): "c[off + i0*sb + i1*sm + i2*sn]" with vn the n variable's text. */
+ * cuBLASLt wrote it), vn the n variable's text. */
 static void acc_text(tck_str *s, const icuda_gen *g, const char *vn) {
   const tc_matmul_desc *mm = g->k->matmul;
   const bool two = TC_HAS_FIELD(mm, tc_matmul_desc, c_stride_batch2) && mm->batch_levels == 2;
-  const char *vb2 = "i0", *vb = two ? "i1" : "i0", *vm = two ? "i2" : "i1";
-  tck_str_printf(s, "%s[", g->bname[mm->c]);
-  tck_exprs_ref(s, &g->x, mm->c_offset);
-  if (two) {
-    tck_str_printf(s, " + %s*", vb2);
-    tck_exprs_ref(s, &g->x, mm->c_stride_batch2);
-  }
-  tck_str_printf(s, " + %s*", vb);
-  tck_exprs_ref(s, &g->x, mm->c_stride_batch);
-  tck_str_printf(s, " + %s*", vm);
-  tck_exprs_ref(s, &g->x, mm->c_stride_m);
-  tck_str_printf(s, " + %s*", vn);
-  tck_exprs_ref(s, &g->x, mm->c_stride_n);
-  tck_str_puts(s, "]");
+  operand_element(s, g, (mm_operand_ix){mm->c, mm->c_offset, two ? mm->c_stride_batch2 : -1, mm->c_stride_batch, mm->c_stride_m, mm->c_stride_n},
+                  two ? "i2" : "i1", vn);
 }
 
 /* ---------------------------------------------------------------- float4 POINTS
@@ -379,7 +392,7 @@ static void inline_product(tck_str *s, icuda_gen *g, const char *const *vars, in
   const tc_kernel_desc *k = g->k;
   const tc_matmul_desc *mm = k->matmul;
   const bool two = TC_HAS_FIELD(mm, tc_matmul_desc, c_stride_batch2) && mm->batch_levels == 2;
-  const char *vb2 = vars[0], *vb = vars[two ? 1 : 0], *vm = vars[two ? 2 : 1], *vn = vars[two ? 3 : 2];
+  const char *vm = vars[two ? 2 : 1], *vn = vars[two ? 3 : 2];
   const char *T = tck_c_dtype(tck_kernel_buffer(k, mm->a)->dtype);
   tck_str_indent(s, depth);
   tck_str_printf(s, "%s acc = 0; /* the product's element, computed here by the warp: no cuBLASLt call */\n", T);
@@ -388,31 +401,13 @@ static void inline_product(tck_str *s, icuda_gen *g, const char *const *vars, in
   tck_exprs_ref(s, &g->x, mm->k);
   tck_str_printf(s, "; kk += 32) /* the lanes split k: neighbouring lanes, neighbouring k */\n");
   tck_str_indent(s, depth + 1);
-  tck_str_printf(s, "acc = %s(%s[", T[0] == 'd' ? "fma" : "fmaf", g->bname[mm->a]);
-  tck_exprs_ref(s, &g->x, mm->a_offset);
-  if (two) {
-    tck_str_printf(s, " + %s*", vb2);
-    tck_exprs_ref(s, &g->x, mm->a_stride_batch2);
-  }
-  tck_str_printf(s, " + %s*", vb);
-  tck_exprs_ref(s, &g->x, mm->a_stride_batch);
-  tck_str_printf(s, " + %s*", vm);
-  tck_exprs_ref(s, &g->x, mm->a_stride_m);
-  tck_str_puts(s, " + kk*");
-  tck_exprs_ref(s, &g->x, mm->a_stride_k);
-  tck_str_printf(s, "], %s[", g->bname[mm->b]);
-  tck_exprs_ref(s, &g->x, mm->b_offset);
-  if (two) {
-    tck_str_printf(s, " + %s*", vb2);
-    tck_exprs_ref(s, &g->x, mm->b_stride_batch2);
-  }
-  tck_str_printf(s, " + %s*", vb);
-  tck_exprs_ref(s, &g->x, mm->b_stride_batch);
-  tck_str_puts(s, " + kk*");
-  tck_exprs_ref(s, &g->x, mm->b_stride_k);
-  tck_str_printf(s, " + %s*", vn);
-  tck_exprs_ref(s, &g->x, mm->b_stride_n);
-  tck_str_puts(s, "], acc);\n");
+  tck_str_printf(s, "acc = %s(", T[0] == 'd' ? "fma" : "fmaf");
+  operand_element(s, g, (mm_operand_ix){mm->a, mm->a_offset, two ? mm->a_stride_batch2 : -1, mm->a_stride_batch, mm->a_stride_m, mm->a_stride_k},
+                  vm, "kk");
+  tck_str_puts(s, ", ");
+  operand_element(s, g, (mm_operand_ix){mm->b, mm->b_offset, two ? mm->b_stride_batch2 : -1, mm->b_stride_batch, mm->b_stride_k, mm->b_stride_n},
+                  "kk", vn);
+  tck_str_puts(s, ", acc);\n");
   tck_str_indent(s, depth);
   tck_str_puts(s, "for (int o = 16; o > 0; o >>= 1) acc += tc_shfl_xor(acc, o); /* the lanes' partial sums */\n");
   if (k->n_ops == 0) { /* a bare product: it is the result */
