@@ -635,3 +635,36 @@ static void calls_hold_flat_memory(bool disable) {
 
 Test(capture, disabled_wrapper_calls_hold_flat_memory, .timeout = 120) { calls_hold_flat_memory(true); }
 Test(capture, compiled_wrapper_calls_hold_flat_memory, .timeout = 120) { calls_hold_flat_memory(false); }
+
+/* compile_async: the first call runs eagerly while a background thread compiles; once it is
+ * done, calls run compiled. Every result is the eager one. */
+Test(capture, compile_async_first_calls_run_eagerly, .timeout = 120) {
+  tc_tensor *in[3];
+  mlp_inputs(16, in);
+  tc_compile_options o = opts_for("mlp_async");
+  o.backend = "inductor-cpu";
+  o.compile_async = true;
+  tc_compiled *c = tc_compile(TC_FN(mlp), 3, &o);
+  tc_tensor *want = mlp(in[0], in[1], in[2]);
+  tc_tensor *first = tc_call(c, in);
+  cr_assert_not_null(first, "%s", tc_last_error());
+  assert_close(first, want);
+  tc_compile_stats st = stats_of(c);
+  cr_assert_geq(st.n_async_eager_calls, 1, "the first call ran eagerly");
+  for (int i = 0; i < 6000 && stats_of(c).compiling; i++) usleep(10000);
+  st = stats_of(c);
+  cr_assert(!st.compiling, "the background compile did not finish in a minute");
+  cr_assert_eq(st.n_compiles, 1, "one compile, in the background (got %d)", st.n_compiles);
+  int eager_before = st.n_async_eager_calls;
+  tc_tensor *later = tc_call(c, in);
+  cr_assert_not_null(later, "%s", tc_last_error());
+  assert_close(later, want);
+  st = stats_of(c);
+  cr_assert_eq(st.n_async_eager_calls, eager_before, "a call after the compile runs compiled");
+  cr_assert_eq(st.n_compiles, 1);
+  tc_release(first);
+  tc_release(later);
+  tc_release(want);
+  tc_compiled_free(c);
+  release_all(in, 3);
+}

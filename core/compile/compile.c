@@ -147,6 +147,7 @@ static void entry_free(cap_entry *e) {
 
 void tc_compiled_free(tc_compiled *c) {
   if (!c) return;
+  if (atomic_load(&c->async_state) != 0) pthread_join(c->async_thread, NULL);
   for (int32_t i = 0; i < c->n_entries; i++) entry_free(c->entries[i]);
   free(c->entries);
   free(c->options);
@@ -526,12 +527,73 @@ static tc_tensor *run_entry(tc_compiled *c, cap_entry *e, tc_tensor *const *inpu
 
 static tc_tensor *call_locked(tc_compiled *c, tc_tensor *const *inputs, bool *unlocked);
 
+static bool compile_disabled(const tc_compiled *c) {
+  const char *env = getenv("TC_COMPILE_DISABLE");
+  return c->opts.disable || (env && env[0] && strcmp(env, "0") != 0);
+}
+
 /* Threading: one lock per compiled function. Looking up and compiling an entry happen under it
  * (so one guard set compiles once however many threads call); running a compiled entry does not
  * (its executable orders its own temporaries; tensor reference counts are atomic), except for
  * entries with graph breaks, whose calls re-trace and may add variants. */
+/* compile_async: the background thread makes the first compiled call itself (trace, compile,
+ * run), on references to the first call's inputs, and discards its result. The calling thread
+ * meanwhile runs the function eagerly, as every call does until the thread is done. */
+typedef struct async_job {
+  tc_compiled *c;
+  tc_tensor *inputs[CAP_MAX_PARAMS];
+} async_job;
+
+static tc_tensor *call_sync(tc_compiled *c, tc_tensor *const *inputs);
+
+static void *async_compile_main(void *arg) {
+  async_job *j = arg;
+  tc_tensor *r = call_sync(j->c, j->inputs);
+  if (!r) tc_logs("recompiles", "%s: the background compile failed (%s); calls will compile on their own", j->c->name,
+                  tc_last_error());
+  tc_release(r);
+  for (int32_t i = 0; i < j->c->n_params; i++) tc_release(j->inputs[i]);
+  atomic_store(&j->c->async_state, 2);
+  free(j);
+  return NULL;
+}
+
+/* true when the call is to run eagerly because the background compile is not done */
+static bool async_pending(tc_compiled *c, tc_tensor *const *inputs) {
+  if (!c->opts.compile_async || trace_current() || atomic_load(&c->async_state) == 2) return false;
+  for (int32_t i = 0; i < c->n_params; i++)
+    if (!inputs || !inputs[i]) return false; /* the usual path reports it */
+  int expected = 0;
+  if (atomic_compare_exchange_strong(&c->async_state, &expected, 1)) {
+    async_job *j = calloc(1, sizeof *j);
+    bool started = false;
+    if (j) {
+      j->c = c;
+      for (int32_t i = 0; i < c->n_params; i++) j->inputs[i] = tc_retain(inputs[i]);
+      started = pthread_create(&c->async_thread, NULL, async_compile_main, j) == 0;
+      if (!started) {
+        for (int32_t i = 0; i < c->n_params; i++) tc_release(j->inputs[i]);
+        free(j);
+      }
+    }
+    if (!started) {
+      atomic_store(&c->async_state, 0); /* compile on this thread instead */
+      return false;
+    }
+  }
+  return atomic_load(&c->async_state) == 1;
+}
+
 tc_tensor *tc_call(tc_compiled *c, tc_tensor *const *inputs) {
   if (!c) return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_call: the compiled function is NULL");
+  if (!compile_disabled(c) && async_pending(c, inputs)) {
+    atomic_fetch_add(&c->n_async_eager_calls, 1);
+    return call_fn_scoped(c, inputs);
+  }
+  return call_sync(c, inputs);
+}
+
+static tc_tensor *call_sync(tc_compiled *c, tc_tensor *const *inputs) {
   pthread_mutex_lock(&c->lock);
   bool unlocked = false;
   tc_tensor *r = call_locked(c, inputs, &unlocked);
@@ -541,10 +603,6 @@ tc_tensor *tc_call(tc_compiled *c, tc_tensor *const *inputs) {
 
 /* tc_call's body, with c->lock held on entry; it releases the lock (and sets *unlocked) before
  * running an entry without graph breaks. */
-static bool compile_disabled(const tc_compiled *c) {
-  const char *env = getenv("TC_COMPILE_DISABLE");
-  return c->opts.disable || (env && env[0] && strcmp(env, "0") != 0);
-}
 
 static tc_tensor *call_locked(tc_compiled *c, tc_tensor *const *inputs, bool *unlocked) {
   if (c->n_params > 0 && !inputs)
@@ -634,6 +692,15 @@ tc_status tc_compiled_stats(const tc_compiled *c, tc_compile_stats *out) {
   if (!c) return core_error(TC_ERR_INVALID_ARGUMENT, "tc_compiled_stats: the compiled function is NULL");
   if (!out) return core_error(TC_ERR_INVALID_ARGUMENT, "tc_compiled_stats(%s): out is NULL", c->name);
   tc_compile_stats st = {.struct_size = sizeof st};
+  st.n_async_eager_calls = atomic_load(&((tc_compiled *)c)->n_async_eager_calls);
+  st.compiling = atomic_load(&((tc_compiled *)c)->async_state) == 1;
+  if (st.compiling) { /* the background compile holds the lock: only what is known without it */
+    size_t have = out->struct_size && out->struct_size < sizeof st ? out->struct_size : sizeof st;
+    memcpy(out, &st, have);
+    out->struct_size = have;
+    return TC_OK;
+  }
+  pthread_mutex_lock(&((tc_compiled *)c)->lock);
   st.n_entries = c->n_entries;
   st.n_compiles = c->n_compiles;
   st.n_eager_fallbacks = c->n_eager_fallbacks;
@@ -647,6 +714,7 @@ tc_status tc_compiled_stats(const tc_compiled *c, tc_compile_stats *out) {
       if (e->segments[s].n_variants > 0)
         st.n_kernels += e->segments[s].variants[e->segments[s].n_variants - 1]->n_kernels;
   }
+  pthread_mutex_unlock(&((tc_compiled *)c)->lock);
   size_t have = out->struct_size && out->struct_size < sizeof st ? out->struct_size : sizeof st;
   memcpy(out, &st, have);
   out->struct_size = have;

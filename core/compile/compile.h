@@ -13,6 +13,7 @@
 
 #include <ffi.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "capture/capture.h"
 #include "passes/passes.h"
@@ -73,6 +74,10 @@ struct tc_compiled {
   int32_t n_compiles, n_eager_fallbacks;
   double compile_seconds, last_compile_seconds;
   bool warned_limit;
+  /* compile_async: 0 not started, 1 compiling in `async_thread`, 2 done (joined at free) */
+  _Atomic int async_state;
+  pthread_t async_thread;
+  _Atomic int32_t n_async_eager_calls;
 };
 
 /* The names of c's parameters for messages. */

@@ -298,6 +298,9 @@ typedef struct tc_compile_options {
                              declared table (tc options BACKEND lists them); over $TC_OPTIONS */
   const char *input_names; /* "x,w1,b1": parameter names for guards and logs; NULL: by position */
   bool disable;            /* call the function eagerly, uncompiled (also $TC_COMPILE_DISABLE=1) */
+  bool compile_async;      /* the first call starts compiling in a background thread and runs the
+                              function eagerly; calls stay eager until the compile is done, then
+                              run compiled (a first call in the time of one eager call) */
 } tc_compile_options;
 
 typedef struct tc_compiled tc_compiled;
@@ -322,6 +325,8 @@ typedef struct tc_compile_stats {
   int32_t n_eager_fallbacks;
   double compile_seconds; /* total */
   double last_compile_seconds;
+  int32_t n_async_eager_calls; /* compile_async: calls run eagerly while the compile ran */
+  bool compiling;              /* compile_async: the background compile is still running */
 } tc_compile_stats;
 TC_API tc_status tc_compiled_stats(const tc_compiled *c, tc_compile_stats *out);
 /* A human-readable report (graphs, breaks with reasons, ops, kernels, guards, compile times),
