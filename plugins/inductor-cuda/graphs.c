@@ -100,6 +100,13 @@ static tc_error *queue_held(tc_plugin_ctx *ctx) {
   return e;
 }
 
+void icuda_graphs_drop_held(tc_plugin_ctx *ctx, const tc_executable *exe) {
+  if (ctx->held && ctx->held->exe == exe) {
+    ctx->held->exe = NULL;
+    ctx->held->n = 0;
+  }
+}
+
 tc_error *icuda_graphs_release_held(tc_plugin_ctx *ctx) {
   return ctx->held && ctx->held->exe ? queue_held(ctx) : NULL;
 }

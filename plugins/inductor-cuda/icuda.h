@@ -314,6 +314,8 @@ tc_error *icuda_graphs_hold(tc_plugin_ctx *ctx, const tc_launch_args *a);
 tc_error *icuda_graphs_flush(tc_plugin_ctx *ctx);
 /* Queues whatever is held, uncaptured: before any other operation on the context. */
 tc_error *icuda_graphs_release_held(tc_plugin_ctx *ctx);
+/* Forgets what is held for exe (its context is gone: nothing can be queued). */
+void icuda_graphs_drop_held(tc_plugin_ctx *ctx, const tc_executable *exe);
 void icuda_graphs_free(tc_plugin_ctx *ctx, tc_executable *exe);
 void icuda_held_free(tc_plugin_ctx *ctx);
 void icuda_mm_algos_free(icuda_mm_algo_slot *slots);

@@ -420,12 +420,16 @@ static void icuda_executable_free_entry(const tc_executable_free_args *a) {
   if (!a || !a->exe) return;
   icuda_ctx_scope sc;
   tc_error *e = icuda_ctx_enter(a->ctx, "executable_free", &sc);
+  const bool entered = !e;
+  /* a failed call's held launches may use exe: queued first (dropped when the context is gone) */
+  if (entered) e = icuda_graphs_release_held(a->ctx);
+  else icuda_graphs_drop_held(a->ctx, a->exe);
   if (e) {
     tck_log(a->ctx->host, TC_LOG_WARN, "inductor-cuda", "%s", a->ctx->host->error_message(a->ctx->host->host_ctx, e));
     a->ctx->host->error_free(a->ctx->host->host_ctx, e);
   }
   icuda_executable_free(a->ctx, a->exe); /* without the context current, only host memory is freed */
-  if (!e) icuda_ctx_leave(a->ctx, &sc);
+  if (entered) icuda_ctx_leave(a->ctx, &sc);
 }
 
 static tc_error *icuda_executable_info(tc_executable_info_args *a) {
