@@ -28,6 +28,7 @@ typedef struct cap_input_guard {
   int32_t rank;
   int64_t size[TC_MAX_RANK]; /* static sizes; for symbolic dims, the value seen when traced */
   int32_t sym[TC_MAX_RANK];  /* symbol number, -1 when the dim is static */
+  bool requires_grad;        /* a parameter's mark: the trace's tape depended on it */
 } cap_input_guard;
 
 /* A decision taken while tracing: expr a == expr b (equal) or != (!equal). */

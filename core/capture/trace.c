@@ -94,6 +94,10 @@ static int32_t input_add(tc_trace *tr, tc_tensor *real, const tc_tensor *orig, i
   ti->guard.index = index;
   ti->guard.dtype = real->dtype;
   ti->guard.rank = real->rank;
+  ti->guard.requires_grad = kind == CAP_SRC_CALL && orig && orig->requires_grad;
+  /* The trace's own reference stands for the parameter when the fresh graph's guards are
+   * checked, so it carries the mark too (it is never differentiated itself). */
+  real->requires_grad = ti->guard.requires_grad;
   for (int d = 0; d < real->rank; d++) {
     ti->guard.size[d] = real->sizes[d];
     ti->guard.sym[d] = -1;
@@ -119,6 +123,9 @@ static tc_tensor *proxy_for_input(tc_trace *tr, int32_t i, tc_tensor *reuse) {
   if (!p) return NULL;
   p->trace = tr;
   p->value = ti->value;
+  /* A parameter that requires grad gives a proxy that does, so tc_grad inside the function can
+   * differentiate with respect to it. */
+  if (!reuse) p->requires_grad = ti->guard.requires_grad;
   for (int d = 0; d < TC_MAX_RANK; d++) p->sym[d] = d < ti->guard.rank && ti->guard.sym[d] >= 0 ? ti->shape[d] : -1;
   if (!reuse && !proxy_track(tr, p)) {
     tc_release(p);
