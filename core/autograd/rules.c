@@ -285,15 +285,15 @@ tc_status grad_rule(const tape_node *nd, tc_tensor *y, tc_tensor *g, tc_tensor *
     need[i] = tape_needs_grad(nd->in[i]);
     any |= need[i];
   }
-  tc_status s = any ? rule_of(nd, y, g, need, dx) : TC_OK;
+  tc_status s = !any ? TC_OK : nd->vjp ? nd->vjp(nd->ctx, y, g, dx) : rule_of(nd, y, g, need, dx);
   for (int i = 0; s == TC_OK && i < nd->n_in; i++) {
     if (!need[i])
       dx[i] = NULL; /* a rule may fill every side; keep only those asked for */
     else if (!dx[i]) {
       s = tc_last_status();
       if (s == TC_OK)
-        s = core_error(TC_ERR_INTERNAL, "autograd: prim %s gave no gradient for operand %d", prim_name(nd->node.prim),
-                       i);
+        s = core_error(TC_ERR_INTERNAL, "autograd: %s gave no gradient for operand %d",
+                       nd->vjp ? "a compiled call" : prim_name(nd->node.prim), i);
     }
   }
   if (need != small) free(need);

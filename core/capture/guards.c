@@ -65,7 +65,7 @@ bool guards_check(const cap_guards *g, const tc_sxtab *sx, tc_tensor *const *inp
         WHY("%s rank == %d, got %d", nm, (int)ig->rank, (int)x->rank);
         goto out;
       }
-      if (ig->kind == CAP_SRC_CALL && x->requires_grad != ig->requires_grad) {
+      if (ig->kind == CAP_SRC_CALL && tape_needs_grad(x) != ig->requires_grad) {
         WHY("%s requires_grad == %s", nm, ig->requires_grad ? "true" : "false");
         goto out;
       }

@@ -51,9 +51,14 @@ typedef struct cap_entry {
   bool replay; /* calls re-run the function: it has breaks, or returns a real tensor */
   bool dyn[CAP_MAX_PARAMS][TC_MAX_RANK]; /* dynamic=auto: the dims traced as symbols */
   double compile_seconds;
+  /* aot.c: the backward of the joint graph when the result needs a gradient with respect to
+   * call inputs (NULL otherwise), and which of its graph inputs is the result's gradient. */
+  struct cap_variant *backward;
+  int32_t backward_seed;
 } cap_entry;
 
 struct tc_compiled {
+  int32_t refs; /* tc_compile's, plus one per result whose gradient runs a compiled backward */
   tc_model_fn fn;
   int32_t n_params;
   char name[64];
@@ -82,6 +87,29 @@ cap_names compiled_names(const tc_compiled *c);
  * per graph input). outputs receives the segment's outputs (new references). */
 tc_status compiled_run_segment(tc_compiled *c, cap_entry *e, int32_t seg, tc_graph *g, cap_guards *guards,
                                tc_tensor *const *sources, tc_tensor **outputs);
+
+/* Simplifies g (consumed) and compiles it into a new variant for segment seg of e; sources
+ * holds one real tensor per graph input (captured ones are held by the variant). */
+cap_variant *compiled_build_variant(tc_compiled *c, cap_entry *e, int32_t seg, tc_graph *g, cap_guards *guards,
+                                    uint64_t hash, tc_tensor *const *sources);
+/* Runs v on sources with symbol values syms; outputs receives v's outputs (new references). */
+tc_status compiled_run_variant(tc_compiled *c, cap_variant *v, tc_tensor *const *sources, const int64_t *syms,
+                               tc_tensor **outputs);
+/* References that keep c alive past tc_compiled_free (a result's compiled backward). */
+tc_compiled *compiled_retain(tc_compiled *c);
+void compiled_release(tc_compiled *c);
+
+/* ---------------------------------------------------------------- gradients (aot.c) */
+/* After tracing entry e's function (one segment, result ret; result: its real value, proxies:
+ * the call inputs' proxies, syms: this call's symbol values): when ret needs a gradient with
+ * respect to call inputs, traces the backward into the joint graph and compiles it as
+ * e->backward (TC_LOGS=aot). TC_OK when there is nothing to do. */
+tc_status aot_build(tc_compiled *c, cap_entry *e, tc_trace *tr, tc_tensor *ret, tc_tensor *result,
+                    tc_tensor *const *proxies, const int64_t *syms);
+/* Gives a call's result (consumed; returned, or NULL with the error set) a tape node whose rule
+ * runs e->backward on this call's inputs; result unchanged when e has no backward. */
+tc_tensor *aot_attach(tc_compiled *c, const cap_entry *e, tc_tensor *const *inputs, const int64_t *syms,
+                      tc_tensor *result);
 
 /* ---------------------------------------------------------------- graph breaks (graph_break.c) */
 /* A host read of a proxy (op names the public call: "tc_item", "tc_to_host"). Under fullgraph:

@@ -235,7 +235,9 @@ TC_API tc_tensor *tc_dropout(tc_tensor *x, double p, uint64_t seed, bool train);
  * prim has one derivative rule, so every op is differentiable. A prim records its operands when
  * one of them requires grad (and grad mode is on); only floating results carry gradients.
  * Inside a compiled function the backward prims are traced like the forward ones, so a whole
- * training step (forward, tc_grad, update) compiles into one graph. Per thread, like tensors. */
+ * training step (forward, tc_grad, update) compiles into one graph; a compiled function called
+ * with inputs that require grad returns a result whose gradient runs a compiled backward graph.
+ * Per thread, like tensors. */
 /* Marks a floating leaf tensor as one whose gradient is wanted (or clears the mark). An error
  * for an integer or bool tensor, and for clearing the mark of a non-leaf (an op's result). */
 TC_API tc_status tc_set_requires_grad(tc_tensor *t, bool requires_grad);
