@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tc/tc.h"
+#include "tc_models.h"
 #include "test_support.h"
 
 static tc_scope *scope;
@@ -254,7 +255,8 @@ Test(autograd_compiled, compiled_call_inside_eager_code) {
   assert_close("d/dw", g[1], r[1], 1e-5);
 }
 
-/* TC_LOGS=aot prints the joint graph and the partition. */
+/* TC_LOGS=aot prints the joint graph and the partition: the forward saves fewer bytes than
+ * keeping every intermediate (softmax(x @ w): the matmul's result and the row max and sum). */
 Test(autograd_compiled, aot_log) {
   setenv("TC_LOGS", "aot", 1);
   tc_compile_options o = {.struct_size = sizeof o, .backend = "debug-eager", .name = "features"};
@@ -266,7 +268,53 @@ Test(autograd_compiled, aot_log) {
   char *log = stderr_end(cap);
   cr_assert_not_null(y, "%s", tc_last_error());
   cr_assert(strstr(log, "joint graph of features"), "log: %s", log);
-  cr_assert(strstr(log, "partition of features: the forward saves 0 bytes"), "log: %s", log);
+  const char *line = strstr(log, "partition of features: ");
+  cr_assert(line, "log: %s", log);
+  long long saved = -1, all = -1;
+  int n_saved = -1, n_all = -1;
+  cr_assert_eq(sscanf(line, "partition of features: the forward saves %lld bytes in %d values for the backward (keeping "
+                            "every intermediate: %lld bytes in %d values)",
+                      &saved, &n_saved, &all, &n_all),
+               4, "%s", line);
+  cr_assert_eq(n_saved, 3, "%s", line);
+  cr_assert_eq(saved, (4 * 5 + 4 + 4) * 4, "the 4x5 product, the 4 row maxima and the 4 row sums: %s", line);
+  cr_assert_lt(saved, all, "%s", line);
   free(log);
+  tc_compiled_free(c);
+}
+
+/* The bundled mlp (BENCHMARKS.md's, at its test size) with its weights requiring grad: the
+ * partitioned forward saves fewer bytes than keeping every intermediate, and the backward's
+ * gradients equal eager ones. */
+Test(autograd_compiled, bundled_mlp_partition) {
+  setenv("TC_LOGS", "aot", 1);
+  const tc_model *m = tc_model_find("mlp");
+  cr_assert_not_null(m);
+  tc_tensor *in[8] = {0};
+  cr_assert_eq(m->make_inputs(TC_SIZE_TEST, 3, in), TC_OK, "%s", tc_last_error());
+  for (int i = 1; i < m->n_inputs; i++) cr_assert_eq(tc_set_requires_grad(in[i], true), TC_OK, "%s", tc_last_error());
+  tc_compiled *c = compile_on(m->fn, m->n_inputs, "inductor-cpu", "mlp");
+  stderr_capture cap = stderr_begin();
+  tc_tensor *y = tc_call(c, in);
+  char *log = stderr_end(cap);
+  cr_assert_not_null(y, "%s", tc_last_error());
+  const char *line = strstr(log, "partition of mlp: ");
+  cr_assert(line, "log: %s", log);
+  long long saved = -1, all = -1;
+  int n_saved = -1, n_all = -1;
+  cr_assert_eq(sscanf(line, "partition of mlp: the forward saves %lld bytes in %d values for the backward (keeping "
+                            "every intermediate: %lld bytes in %d values)",
+                      &saved, &n_saved, &all, &n_all),
+               4, "%s", line);
+  cr_assert_lt(saved, all, "%s", line);
+  cr_log_info("%.*s", (int)strcspn(line, "\n"), line);
+  free(log);
+  /* d(sum y)/d(first weight), compiled backward against eager */
+  tc_tensor *g = NULL, *r = NULL;
+  cr_assert_eq(tc_grad(tc_sum(y, 0, NULL, false), &in[1], 1, &g), TC_OK, "%s", tc_last_error());
+  tc_tensor *ref = ((tc_tensor * (*)(tc_tensor *, tc_tensor *, tc_tensor *, tc_tensor *, tc_tensor *)) m->fn)(
+      in[0], in[1], in[2], in[3], in[4]);
+  cr_assert_eq(tc_grad(tc_sum(ref, 0, NULL, false), &in[1], 1, &r), TC_OK, "%s", tc_last_error());
+  assert_close("mlp dw1", g, r, 1e-3);
   tc_compiled_free(c);
 }

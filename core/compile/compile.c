@@ -463,34 +463,11 @@ static tc_tensor *run_last_segment(tc_trace *tr, tc_tensor *ret) {
   return ret->trace ? result : ret;
 }
 
-/* This call's symbol values, from entry e's guards on the inputs. */
-static bool entry_syms(tc_compiled *c, const cap_entry *e, tc_tensor *const *inputs, int64_t *syms) {
+bool compiled_entry_syms(tc_compiled *c, const cap_entry *e, tc_tensor *const *inputs, int64_t *syms) {
   const cap_variant *v = e->n_segments > 0 && e->segments[0].n_variants > 0 ? e->segments[0].variants[0] : NULL;
   if (!v || v->guards.n_syms > 64) return false;
   cap_names names = compiled_names(c);
   return guards_check(&v->guards, &v->graph.sx, inputs, c->n_params, syms, &names, NULL, 0);
-}
-
-static tc_tensor *with_syms_attach(tc_compiled *c, cap_entry *e, tc_tensor *const *inputs, tc_tensor *result) {
-  int64_t syms[64];
-  if (!entry_syms(c, e, inputs, syms)) return result;
-  return aot_attach(c, e, inputs, syms, result);
-}
-
-/* Builds e's backward after its first trace and gives the result its tape node; an error
- * building it fails the call (its inputs asked for gradients). */
-static tc_tensor *with_backward(tc_compiled *c, cap_entry *e, tc_trace *tr, tc_tensor *ret, tc_tensor *result,
-                                tc_tensor *const *inputs, tc_tensor *const *proxies) {
-  int64_t syms[64];
-  if (!ret->trace || !entry_syms(c, e, inputs, syms)) return result;
-  if (aot_build(c, e, tr, ret, result, proxies, syms) != TC_OK) {
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%s", tc_last_error());
-    tc_status s = tc_last_status() != TC_OK ? tc_last_status() : TC_ERR_INTERNAL;
-    tc_release(result);
-    return core_error_null(s, "tc_call(%s): building the backward of the joint graph: %s", c->name, msg);
-  }
-  return aot_attach(c, e, inputs, syms, result);
 }
 
 /* Runs the function under tracing for entry e: compiles what e lacks, runs every segment. */
@@ -514,10 +491,10 @@ static tc_tensor *trace_call(tc_compiled *c, cap_entry *e, tc_tensor *const *inp
    * scope; dropping a reference the function kept elsewhere would free it under it.) */
   bool ret_owned = false;
   for (int32_t i = 0; ret && i < c->n_params; i++) ret_owned |= ret == proxies[i] && ret->refcount >= 2;
-  tc_tensor *result = s == TC_OK ? run_last_segment(&tr, ret) : NULL;
-  /* A first trace of an entry without breaks: the joint graph, when the result needs it. */
-  if (result && e && !e->replay && tr.segment == 0 && !e->backward) result = with_backward(c, e, &tr, ret, result, inputs, proxies);
-  else if (result && e && e->backward) result = with_syms_attach(c, e, inputs, result);
+  /* A first trace whose result needs a gradient w.r.t. the inputs: the joint graph (aot.c). */
+  bool handled = false;
+  tc_tensor *result = s == TC_OK && e && !e->backward ? aot_first_call(c, e, &tr, ret, inputs, proxies, &handled) : NULL;
+  if (!handled) result = s == TC_OK ? run_last_segment(&tr, ret) : NULL;
   if (ret_owned) tc_release(ret);
   trace_end(&tr);
   return result;
@@ -546,10 +523,15 @@ static tc_tensor *run_entry(tc_compiled *c, cap_entry *e, tc_tensor *const *inpu
   tc_tensor **sources = v->graph.n_inputs <= 32 ? src_stack : malloc((size_t)v->graph.n_inputs * sizeof *sources);
   if (!sources) return core_error_null(TC_ERR_OUT_OF_MEMORY, "tc_call(%s): out of memory", c->name);
   for (int32_t i = 0; i < v->graph.n_inputs; i++) sources[i] = i < c->n_params ? inputs[i] : v->held[i];
-  tc_tensor *out = NULL;
-  tc_status s = compiled_run_variant(c, v, sources, syms, &out);
+  /* The result, then the values saved for a backward (aot.c). */
+  tc_tensor *out_stack[8] = {0};
+  tc_tensor **outs = e->n_saved < 8 ? out_stack : calloc((size_t)e->n_saved + 1, sizeof *outs);
+  tc_status s = outs ? compiled_run_variant(c, v, sources, syms, outs)
+                     : core_error(TC_ERR_OUT_OF_MEMORY, "tc_call(%s): out of memory", c->name);
   if (sources != src_stack) free(sources);
-  return s == TC_OK ? aot_attach(c, e, inputs, syms, out) : NULL;
+  tc_tensor *result = s == TC_OK ? aot_attach(c, e, inputs, syms, outs[0], outs + 1) : NULL;
+  if (outs != out_stack) free(outs);
+  return result;
 }
 
 static tc_tensor *call_locked(tc_compiled *c, tc_tensor *const *inputs, bool *unlocked);
