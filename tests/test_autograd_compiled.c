@@ -272,8 +272,9 @@ Test(autograd_compiled, aot_log) {
   cr_assert(line, "log: %s", log);
   long long saved = -1, all = -1;
   int n_saved = -1, n_all = -1;
-  cr_assert_eq(sscanf(line, "partition of features: the forward saves %lld bytes in %d values for the backward (keeping "
-                            "every intermediate: %lld bytes in %d values)",
+  cr_assert_eq(sscanf(line,
+                      "partition of features: the forward saves %lld bytes in %d values for the backward (keeping "
+                      "every intermediate: %lld bytes in %d values)",
                       &saved, &n_saved, &all, &n_all),
                4, "%s", line);
   cr_assert_eq(n_saved, 3, "%s", line);
@@ -292,7 +293,8 @@ Test(autograd_compiled, bundled_mlp_partition) {
   cr_assert_not_null(m);
   tc_tensor *in[8] = {0};
   cr_assert_eq(m->make_inputs(TC_SIZE_TEST, 3, in), TC_OK, "%s", tc_last_error());
-  for (int i = 1; i < m->n_inputs; i++) cr_assert_eq(tc_set_requires_grad(in[i], true), TC_OK, "%s", tc_last_error());
+  for (int i = 1; i < m->n_inputs; i++)
+    cr_assert_eq(tc_set_requires_grad(in[i], true), TC_OK, "%s", tc_last_error());
   tc_compiled *c = compile_on(m->fn, m->n_inputs, "inductor-cpu", "mlp");
   stderr_capture cap = stderr_begin();
   tc_tensor *y = tc_call(c, in);
@@ -302,8 +304,9 @@ Test(autograd_compiled, bundled_mlp_partition) {
   cr_assert(line, "log: %s", log);
   long long saved = -1, all = -1;
   int n_saved = -1, n_all = -1;
-  cr_assert_eq(sscanf(line, "partition of mlp: the forward saves %lld bytes in %d values for the backward (keeping "
-                            "every intermediate: %lld bytes in %d values)",
+  cr_assert_eq(sscanf(line,
+                      "partition of mlp: the forward saves %lld bytes in %d values for the backward (keeping "
+                      "every intermediate: %lld bytes in %d values)",
                       &saved, &n_saved, &all, &n_all),
                4, "%s", line);
   cr_assert_lt(saved, all, "%s", line);
@@ -312,8 +315,8 @@ Test(autograd_compiled, bundled_mlp_partition) {
   /* d(sum y)/d(first weight), compiled backward against eager */
   tc_tensor *g = NULL, *r = NULL;
   cr_assert_eq(tc_grad(tc_sum(y, 0, NULL, false), &in[1], 1, &g), TC_OK, "%s", tc_last_error());
-  tc_tensor *ref = ((tc_tensor * (*)(tc_tensor *, tc_tensor *, tc_tensor *, tc_tensor *, tc_tensor *)) m->fn)(
-      in[0], in[1], in[2], in[3], in[4]);
+  tc_tensor *ref = ((tc_tensor * (*)(tc_tensor *, tc_tensor *, tc_tensor *, tc_tensor *, tc_tensor *))
+                        m->fn)(in[0], in[1], in[2], in[3], in[4]);
   cr_assert_eq(tc_grad(tc_sum(ref, 0, NULL, false), &in[1], 1, &r), TC_OK, "%s", tc_last_error());
   assert_close("mlp dw1", g, r, 1e-3);
   tc_compiled_free(c);

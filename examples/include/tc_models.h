@@ -13,7 +13,7 @@ typedef enum tc_size_class { TC_SIZE_CPU = 0, TC_SIZE_GPU = 1, TC_SIZE_TEST = 2 
 /* What a training model's loop reports. */
 typedef struct tc_train_result {
   int32_t epochs;
-  double loss[64]; /* mean training loss of each epoch */
+  double loss[128]; /* mean training loss of each epoch */
   double accuracy; /* on the test set, after the last epoch */
 } tc_train_result;
 
@@ -30,7 +30,7 @@ typedef struct tc_model {
   double (*work)(tc_size_class size);
   /* Optional (NULL for models that only run): the model's whole training loop on `backend`
    * ("eager": uncompiled; options as tc_compile_options.options, may be NULL) for `epochs`
-   * epochs (0: the model's own count, at most 64), printing the loss of each epoch and the test
+   * epochs (0: the model's own count, at most 128), printing the loss of each epoch and the test
    * accuracy to log (may be NULL). `tc run` calls it. */
   tc_status (*train)(const char *backend, const char *options, int epochs, FILE *log, tc_train_result *out);
 } tc_model;
