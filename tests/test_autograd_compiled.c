@@ -321,3 +321,20 @@ Test(autograd_compiled, bundled_mlp_partition) {
   assert_close("mlp dw1", g, r, 1e-3);
   tc_compiled_free(c);
 }
+
+/* With grad mode off, a call of an entry that has a backward records nothing. */
+Test(autograd_compiled, no_tape_with_grad_mode_off) {
+  tc_compile_options o = {.struct_size = sizeof o, .backend = "debug-eager", .name = "features"};
+  tc_compiled *c = tc_compile(TC_FN(features), 2, &o);
+  tc_tensor *x = values(1, -1, 1, 2, (int64_t[]){4, 3}), *w = values(2, -1, 1, 2, (int64_t[]){3, 5});
+  tc_set_requires_grad(w, true);
+  tc_tensor *y = tc_call(c, (tc_tensor *[]){x, w});
+  cr_assert(tc_requires_grad(y));
+  bool was = tc_set_grad_enabled(false);
+  tc_tensor *z = tc_call(c, (tc_tensor *[]){x, w});
+  tc_set_grad_enabled(was);
+  cr_assert_not_null(z, "%s", tc_last_error());
+  cr_assert_not(tc_requires_grad(z));
+  assert_close("same values", z, y, 0);
+  tc_compiled_free(c);
+}

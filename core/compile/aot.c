@@ -227,6 +227,11 @@ tc_tensor *aot_attach(tc_compiled *c, const cap_entry *e, tc_tensor *const *inpu
     return NULL;
   }
   if (!bwd) return result;
+  if (!tape_enabled()) { /* called under tc_set_grad_enabled(false): nothing is recorded */
+    for (int32_t k = 0; k < e->n_saved; k++)
+      tc_release(saved[k]);
+    return result;
+  }
   int32_t n_syms = e->segments[0].variants[0]->guards.n_syms;
   aot_call *a = calloc(1, sizeof *a + (size_t)(n_syms ? n_syms : 1) * sizeof *a->syms);
   tc_tensor *wrt[CAP_MAX_PARAMS];

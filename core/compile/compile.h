@@ -113,7 +113,7 @@ tc_tensor *aot_first_call(tc_compiled *c, cap_entry *e, tc_trace *tr, tc_tensor 
                           tc_tensor *const *proxies, bool *handled /* out */);
 /* Gives a call's result (consumed; returned, or NULL with the error set) a tape node whose rule
  * runs e->backward on this call's inputs and its saved values (e->n_saved of them, consumed);
- * result unchanged when e has no backward. */
+ * result unchanged when e has no backward or grad mode is off on this thread. */
 tc_tensor *aot_attach(tc_compiled *c, const cap_entry *e, tc_tensor *const *inputs, const int64_t *syms,
                       tc_tensor *result, tc_tensor *const *saved);
 
