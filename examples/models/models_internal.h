@@ -28,6 +28,12 @@ bool digits_load(float *pixels /* out: DIGITS_ROWS x DIGITS_PIXELS */, int64_t *
 /* train_digits.c's loop (the model's `train`). */
 tc_status tc_train_digits(const char *backend, const char *options, int epochs, FILE *log, tc_train_result *out);
 
+/* The mlp's sizes (mlp.c), which train_mlp shares: x is m x d, the hidden layer h wide. */
+typedef struct mlp_dims {
+  int64_t m, d, h;
+} mlp_dims;
+mlp_dims mlp_shape(tc_size_class size);
+
 extern const tc_model model_ln_gelu;
 extern const tc_model model_softmax;
 extern const tc_model model_mlp;
@@ -35,5 +41,6 @@ extern const tc_model model_attn_block;
 extern const tc_model model_tiny_mlp_b1;
 extern const tc_model model_digits;
 extern const tc_model model_train_digits;
+extern const tc_model model_train_mlp;
 
 #endif
