@@ -142,3 +142,35 @@ static void check_cache_hit_reported(const char *backend) {
 
 Test(bundled_models, cache_hit_reported_on_inductor_cpu) { check_cache_hit_reported("inductor-cpu"); }
 Test(bundled_models, cache_hit_reported_on_vulkan) { check_cache_hit_reported("vulkan"); }
+
+/* Two units from the disk cache loaded at once, with the same kernel names and different
+ * constants: each must run its own code. The cache hands a unit over as /proc/self/fd/N of a
+ * memfd it closes after the load, and dlopen matched the second unit's reused path to the
+ * first, already-loaded unit (the second function returned the first one's values). */
+static tc_tensor *times_two(tc_tensor *x) { return tc_mul_scalar(x, 2.0); }
+static tc_tensor *times_three(tc_tensor *x) { return tc_mul_scalar(x, 3.0); }
+
+Test(bundled_models, cached_units_loaded_together_stay_apart) {
+  if (!test_backend_available("inductor-cpu")) cr_skip_test("inductor-cpu is not available here");
+  char dir[64];
+  snprintf(dir, sizeof dir, "/tmp/tc-test-twounits-XXXXXX");
+  cr_assert(mkdtemp(dir));
+  setenv("TC_CACHE_DIR", dir, 1);
+  tc_tensor *x = tc_full(1.0, TC_F32, 1, (int64_t[]){8});
+  for (int pass = 0; pass < 2; pass++) { /* the first fills the cache, the second loads from it */
+    tc_compile_options o = {.struct_size = sizeof o, .backend = "inductor-cpu"};
+    tc_compiled *two = tc_compile(TC_FN(times_two), 1, &o), *three = tc_compile(TC_FN(times_three), 1, &o);
+    tc_tensor *y2 = tc_call(two, &x), *y3 = tc_call(three, &x);
+    cr_assert(y2 && y3, "%s", tc_last_error());
+    cr_assert_eq(tc_item(tc_sum(y2, 0, NULL, false)), 16.0, "pass %d: x * 2", pass);
+    cr_assert_eq(tc_item(tc_sum(y3, 0, NULL, false)), 24.0, "pass %d: x * 3, not the other unit's x * 2", pass);
+    tc_release(y2);
+    tc_release(y3);
+    tc_compiled_free(two);
+    tc_compiled_free(three);
+  }
+  tc_release(x);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  cr_assert_eq(system(cmd), 0, "could not remove %s", dir);
+}

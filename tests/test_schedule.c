@@ -618,4 +618,21 @@ Test(schedule_e2e, dynamic_on_pins_a_symbol_split_into_constants, .init = e2e_in
   tc_release(x);
   tc_release(w);
   tc_compiled_free(c);
+
+/* sum(gather(x, 1, i)) over both dims: the reduction's read merges the gathered dim with the
+ * other, so the gather is realized and summed from its buffer (it once failed to schedule:
+ * "the index over dims 0..1 is not a sum of per-dim indices"). */
+Test(schedule, gather_under_a_reduction_over_all_dims) {
+  gb b;
+  graph_init(&b.g, "gather_sum");
+  int32_t R = C(&b, 3), K = C(&b, 4), J = C(&b, 2);
+  int32_t x = IN(&b, T(TC_F32, 2, (int32_t[]){R, K})), idx = IN(&b, T(TC_I64, 2, (int32_t[]){R, J}));
+  int32_t g = NODE(&b, TC_PRIM_GATHER, T(TC_F32, 2, (int32_t[]){R, J}), 2, (int32_t[]){x, idx}, 1, (int64_t[]){1}, 0);
+  int32_t s = NODE(&b, TC_PRIM_REDUCE_SUM, T(TC_F32, 0, NULL), 1, (int32_t[]){g}, 2, (int64_t[]){0, 1}, 0);
+  graph_set_outputs(&b.g, 1, &s);
+  tc_schedule *sc = sched(&b);
+  cr_assert_not_null(sc, "%s", tc_last_error());
+  cr_assert_eq(sc->n_kernels, 2, "the gather, then the sum of its buffer");
+  schedule_release(sc);
+  graph_free(&b.g);
 }

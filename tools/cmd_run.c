@@ -1,5 +1,7 @@
 /* cmd_run.c — `tc run MODEL`: makes the model's inputs, compiles it for a backend (or runs it
- * eagerly), and prints the first-call time, the median call, the figure and a checksum. */
+ * eagerly), and prints the first-call time, the median call, the figure and a checksum. A model
+ * that trains (train_digits) runs its training loop instead: the loss per epoch, the test
+ * accuracy. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +117,13 @@ int cmd_run(int argc, char **argv) {
     tc_release(probe);
     if (!moved) return run_fail("backend");
     tc_release(moved);
+  }
+  if (m->train) { /* a training model: its loop, not timed calls of one step */
+    printf("model      %s: %s\nbackend    %s\n", m->name, m->description, backend);
+    char opt_buf[64];
+    tc_train_result res;
+    tc_status s = m->train(backend, bench_thread_options(a.threads, opt_buf, sizeof opt_buf), 0, stdout, &res);
+    return s == TC_OK ? 0 : run_fail("training");
   }
   tc_size_class size = eager ? TC_SIZE_CPU : bench_default_size(backend);
   if (a.size && !bench_parse_size(a.size, &size)) {

@@ -28,6 +28,7 @@ typedef struct cap_input_guard {
   int32_t rank;
   int64_t size[TC_MAX_RANK]; /* static sizes; for symbolic dims, the value seen when traced */
   int32_t sym[TC_MAX_RANK];  /* symbol number, -1 when the dim is static */
+  bool requires_grad;        /* a parameter needs a gradient (marked, or made from one that is) */
 } cap_input_guard;
 
 /* A decision taken while tracing: expr a == expr b (equal) or != (!equal). */
@@ -151,6 +152,11 @@ tc_tensor *trace_own_ref(tc_tensor *t);
 /* Records node (a creation prim of static shape from the segment before) again in the new
  * segment as proxy's value. */
 tc_status trace_remat(tc_trace *tr, tc_tensor *proxy, const tc_node *node);
+/* A new graph input shaped like proxy `like` (its size expressions, so no new symbols),
+ * holding `real` for now (a reference of ours is taken): the gradient a joint graph's backward
+ * starts from. Returns its proxy (claimed by the innermost scope), or NULL with the error set;
+ * *index receives its graph-input position. */
+tc_tensor *trace_input_like(tc_trace *tr, const tc_tensor *like, tc_tensor *real, int32_t *index /* out */);
 /* Makes tr current (or none) on this thread, returning the previous one. */
 tc_trace *trace_set_current(tc_trace *tr);
 

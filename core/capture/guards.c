@@ -65,6 +65,10 @@ bool guards_check(const cap_guards *g, const tc_sxtab *sx, tc_tensor *const *inp
         WHY("%s rank == %d, got %d", nm, (int)ig->rank, (int)x->rank);
         goto out;
       }
+      if (ig->kind == CAP_SRC_CALL && tape_needs_grad(x) != ig->requires_grad) {
+        WHY("%s requires_grad == %s", nm, ig->requires_grad ? "true" : "false");
+        goto out;
+      }
     }
     for (int d = 0; d < ig->rank; d++) {
       const int64_t v = x ? x->sizes[d] : ig->size[d];
@@ -142,6 +146,7 @@ char *guards_to_string(const cap_guards *g, const tc_sxtab *sx, const tc_backend
     }
     tck_str_printf(&b, "]");
     if (ig->kind == CAP_SRC_CAPTURED) tck_str_printf(&b, " (held by reference)");
+    if (ig->requires_grad) tck_str_printf(&b, ", requires_grad");
     tck_str_printf(&b, "\n");
     for (int d = 0; d < ig->rank; d++) {
       int32_t k = ig->sym[d];

@@ -94,6 +94,10 @@ static int32_t input_add(tc_trace *tr, tc_tensor *real, const tc_tensor *orig, i
   ti->guard.index = index;
   ti->guard.dtype = real->dtype;
   ti->guard.rank = real->rank;
+  ti->guard.requires_grad = kind == CAP_SRC_CALL && orig && tape_needs_grad(orig);
+  /* The trace's own reference stands for the parameter when the fresh graph's guards are
+   * checked, so it carries the mark too (it is never differentiated itself). */
+  real->requires_grad = ti->guard.requires_grad;
   for (int d = 0; d < real->rank; d++) {
     ti->guard.size[d] = real->sizes[d];
     ti->guard.sym[d] = -1;
@@ -119,11 +123,33 @@ static tc_tensor *proxy_for_input(tc_trace *tr, int32_t i, tc_tensor *reuse) {
   if (!p) return NULL;
   p->trace = tr;
   p->value = ti->value;
+  /* A parameter that requires grad gives a proxy that does, so tc_grad inside the function can
+   * differentiate with respect to it. */
+  if (!reuse) p->requires_grad = ti->guard.requires_grad;
   for (int d = 0; d < TC_MAX_RANK; d++) p->sym[d] = d < ti->guard.rank && ti->guard.sym[d] >= 0 ? ti->shape[d] : -1;
   if (!reuse && !proxy_track(tr, p)) {
     tc_release(p);
     return core_error_null(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory tracing");
   }
+  return p;
+}
+
+tc_tensor *trace_input_like(tc_trace *tr, const tc_tensor *like, tc_tensor *real, int32_t *index) {
+  tc_tensor *own = trace_own_ref(real);
+  if (!own) return NULL;
+  int32_t i = input_add(tr, own, NULL, CAP_SRC_CARRIED, tr->n_carried, NULL);
+  if (i < 0) {
+    tc_release(own);
+    return core_error_null(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory tracing");
+  }
+  tr->n_carried++;
+  trace_input *ti = &tr->in[i];
+  for (int d = 0; d < like->rank; d++)
+    if (like->sym[d] >= 0) ti->shape[d] = like->sym[d];
+  *index = i;
+  tc_tensor *p = proxy_for_input(tr, i, NULL);
+  if (p)
+    for (int d = 0; d < like->rank; d++) p->sym[d] = like->sym[d];
   return p;
 }
 

@@ -88,6 +88,7 @@ tc_compiled *tc_compile(tc_model_fn fn, int n_inputs, const tc_compile_options *
     return core_error_null(TC_ERR_OUT_OF_MEMORY, "tc_compile(%s): out of memory", name);
   }
   c->parsed = parsed;
+  c->refs = 1;
   pthread_mutexattr_t attr;
   pthread_mutexattr_init(&attr);
   /* Recursive: a graph break inside the call compiles its segment while the call holds it. */
@@ -137,6 +138,7 @@ static void variant_free(cap_variant *v) {
 
 static void entry_free(cap_entry *e) {
   if (!e) return;
+  variant_free(e->backward);
   for (int32_t s = 0; s < e->n_segments; s++) {
     for (int32_t k = 0; k < e->segments[s].n_variants; k++) variant_free(e->segments[s].variants[k]);
     free(e->segments[s].variants);
@@ -145,9 +147,16 @@ static void entry_free(cap_entry *e) {
   free(e);
 }
 
-void tc_compiled_free(tc_compiled *c) {
-  if (!c) return;
-  if (atomic_load(&c->async_state) != 0) pthread_join(c->async_thread, NULL);
+tc_compiled *compiled_retain(tc_compiled *c) {
+  __atomic_add_fetch(&c->refs, 1, __ATOMIC_RELAXED);
+  return c;
+}
+
+void tc_compiled_free(tc_compiled *c) { compiled_release(c); }
+
+void compiled_release(tc_compiled *c) {
+  if (!c || __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
+  if (atomic_load(&c->async_state) != 0) pthread_join(c->async_thread, NULL); /* compile_async's thread */
   for (int32_t i = 0; i < c->n_entries; i++) entry_free(c->entries[i]);
   free(c->entries);
   free(c->options);
@@ -165,8 +174,8 @@ static tc_status fail_wrap(const tc_compiled *c, const char *what) {
   return core_error(s, "tc_compile(%s): %s: %s", c->name, what, msg);
 }
 
-static tc_status run_variant(tc_compiled *c, cap_variant *v, tc_tensor *const *sources, const int64_t *syms,
-                             tc_tensor **outputs) {
+tc_status compiled_run_variant(tc_compiled *c, cap_variant *v, tc_tensor *const *sources, const int64_t *syms,
+                               tc_tensor **outputs) {
   const int32_t ng = v->graph.n_outputs;
   tc_tensor *gouts_stack[8] = {0};
   tc_tensor **gouts = ng <= 8 ? gouts_stack : calloc((size_t)ng, sizeof *gouts);
@@ -214,9 +223,8 @@ out:
   return s;
 }
 
-/* Simplifies g (consumed) and compiles it into a new variant. */
-static cap_variant *variant_build(tc_compiled *c, cap_entry *e, int32_t seg, tc_graph *g, cap_guards *guards,
-                                  uint64_t hash, tc_tensor *const *sources) {
+cap_variant *compiled_build_variant(tc_compiled *c, cap_entry *e, int32_t seg, tc_graph *g, cap_guards *guards,
+                                    uint64_t hash, tc_tensor *const *sources) {
   const double t0 = tc_now_seconds();
   cap_variant *v = calloc(1, sizeof *v);
   int32_t *values = malloc((size_t)(g->n_outputs ? g->n_outputs : 1) * sizeof *values);
@@ -382,7 +390,7 @@ tc_status compiled_run_segment(tc_compiled *c, cap_entry *e, int32_t seg, tc_gra
   } else {
     if (cs->n_variants > 0)
       tc_logs("recompiles", "recompiling %s (entry %d, graph %d): %s", c->name, (int)e->id, (int)seg + 1, why);
-    hit = variant_build(c, e, seg, g, guards, hash, sources);
+    hit = compiled_build_variant(c, e, seg, g, guards, hash, sources);
     if (!hit) {
       s = tc_last_status() != TC_OK ? tc_last_status() : TC_ERR_INTERNAL;
     } else if (!segment_add_variant(c, seg, cs, hit)) {
@@ -393,7 +401,7 @@ tc_status compiled_run_segment(tc_compiled *c, cap_entry *e, int32_t seg, tc_gra
       s = core_error(TC_ERR_INTERNAL, "tc_compile(%s): a freshly traced graph fails its own guards: %s", c->name, why);
     }
   }
-  if (s == TC_OK) s = run_variant(c, hit, sources, syms, outputs);
+  if (s == TC_OK) s = compiled_run_variant(c, hit, sources, syms, outputs);
   if (syms != syms_stack) free(syms);
   return s;
 }
@@ -469,6 +477,13 @@ static tc_tensor *run_last_segment(tc_trace *tr, tc_tensor *ret) {
   return ret->trace ? result : ret;
 }
 
+bool compiled_entry_syms(tc_compiled *c, const cap_entry *e, tc_tensor *const *inputs, int64_t *syms) {
+  const cap_variant *v = e->n_segments > 0 && e->segments[0].n_variants > 0 ? e->segments[0].variants[0] : NULL;
+  if (!v || v->guards.n_syms > 64) return false;
+  cap_names names = compiled_names(c);
+  return guards_check(&v->guards, &v->graph.sx, inputs, c->n_params, syms, &names, NULL, 0);
+}
+
 /* Runs the function under tracing for entry e: compiles what e lacks, runs every segment. */
 static tc_tensor *trace_call(tc_compiled *c, cap_entry *e, tc_tensor *const *inputs) {
   tc_scope *scope = tc_scope_open();
@@ -490,7 +505,10 @@ static tc_tensor *trace_call(tc_compiled *c, cap_entry *e, tc_tensor *const *inp
    * scope; dropping a reference the function kept elsewhere would free it under it.) */
   bool ret_owned = false;
   for (int32_t i = 0; ret && i < c->n_params; i++) ret_owned |= ret == proxies[i] && ret->refcount >= 2;
-  tc_tensor *result = s == TC_OK ? run_last_segment(&tr, ret) : NULL;
+  /* A first trace whose result needs a gradient w.r.t. the inputs: the joint graph (aot.c). */
+  bool handled = false;
+  tc_tensor *result = s == TC_OK && e && !e->backward ? aot_first_call(c, e, &tr, ret, inputs, proxies, &handled) : NULL;
+  if (!handled) result = s == TC_OK ? run_last_segment(&tr, ret) : NULL;
   if (ret_owned) tc_release(ret);
   trace_end(&tr);
   return result;
@@ -519,10 +537,15 @@ static tc_tensor *run_entry(tc_compiled *c, cap_entry *e, tc_tensor *const *inpu
   tc_tensor **sources = v->graph.n_inputs <= 32 ? src_stack : malloc((size_t)v->graph.n_inputs * sizeof *sources);
   if (!sources) return core_error_null(TC_ERR_OUT_OF_MEMORY, "tc_call(%s): out of memory", c->name);
   for (int32_t i = 0; i < v->graph.n_inputs; i++) sources[i] = i < c->n_params ? inputs[i] : v->held[i];
-  tc_tensor *out = NULL;
-  tc_status s = run_variant(c, v, sources, syms, &out);
+  /* The result, then the values saved for a backward (aot.c). */
+  tc_tensor *out_stack[8] = {0};
+  tc_tensor **outs = e->n_saved < 8 ? out_stack : calloc((size_t)e->n_saved + 1, sizeof *outs);
+  tc_status s = outs ? compiled_run_variant(c, v, sources, syms, outs)
+                     : core_error(TC_ERR_OUT_OF_MEMORY, "tc_call(%s): out of memory", c->name);
   if (sources != src_stack) free(sources);
-  return s == TC_OK ? out : NULL;
+  tc_tensor *result = s == TC_OK ? aot_attach(c, e, inputs, syms, outs[0], outs + 1) : NULL;
+  if (outs != out_stack) free(outs);
+  return result;
 }
 
 static tc_tensor *call_locked(tc_compiled *c, tc_tensor *const *inputs, bool *unlocked);

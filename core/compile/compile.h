@@ -52,9 +52,15 @@ typedef struct cap_entry {
   bool replay; /* calls re-run the function: it has breaks, or returns a real tensor */
   bool dyn[CAP_MAX_PARAMS][TC_MAX_RANK]; /* dynamic=auto: the dims traced as symbols */
   double compile_seconds;
+  /* aot.c: the backward of the joint graph when the result needs a gradient with respect to
+   * call inputs (NULL otherwise), and which of its graph inputs is the result's gradient. */
+  struct cap_variant *backward;
+  int32_t backward_seed;
+  int32_t n_saved; /* the forward's outputs after the result: values saved for the backward */
 } cap_entry;
 
 struct tc_compiled {
+  int32_t refs; /* tc_compile's, plus one per result whose gradient runs a compiled backward */
   tc_model_fn fn;
   int32_t n_params;
   char name[64];
@@ -87,6 +93,50 @@ cap_names compiled_names(const tc_compiled *c);
  * per graph input). outputs receives the segment's outputs (new references). */
 tc_status compiled_run_segment(tc_compiled *c, cap_entry *e, int32_t seg, tc_graph *g, cap_guards *guards,
                                tc_tensor *const *sources, tc_tensor **outputs);
+
+/* Simplifies g (consumed) and compiles it into a new variant for segment seg of e; sources
+ * holds one real tensor per graph input (captured ones are held by the variant). */
+cap_variant *compiled_build_variant(tc_compiled *c, cap_entry *e, int32_t seg, tc_graph *g, cap_guards *guards,
+                                    uint64_t hash, tc_tensor *const *sources);
+/* Runs v on sources with symbol values syms; outputs receives v's outputs (new references). */
+tc_status compiled_run_variant(tc_compiled *c, cap_variant *v, tc_tensor *const *sources, const int64_t *syms,
+                               tc_tensor **outputs);
+/* References that keep c alive past tc_compiled_free (a result's compiled backward). */
+tc_compiled *compiled_retain(tc_compiled *c);
+void compiled_release(tc_compiled *c);
+
+/* This call's symbol values from entry e's guards on its inputs; false when they do not hold. */
+bool compiled_entry_syms(tc_compiled *c, const cap_entry *e, tc_tensor *const *inputs, int64_t *syms /* out, 64 */);
+
+/* ---------------------------------------------------------------- gradients (aot.c, aot_partition.c) */
+/* The first trace of entry e (one segment, traced result ret, the call's inputs and their
+ * proxies): when ret needs a gradient with respect to call inputs, traces the joint graph,
+ * partitions it, compiles the forward (with the saved values as extra outputs) and the
+ * backward (e->backward), runs the forward and returns the result with its tape node; sets
+ * *handled. Otherwise returns NULL with *handled false, and the caller goes the usual way. */
+tc_tensor *aot_first_call(tc_compiled *c, cap_entry *e, tc_trace *tr, tc_tensor *ret, tc_tensor *const *inputs,
+                          tc_tensor *const *proxies, bool *handled /* out */);
+/* Gives a call's result (consumed; returned, or NULL with the error set) a tape node whose rule
+ * runs e->backward on this call's inputs and its saved values (e->n_saved of them, consumed);
+ * result unchanged when e has no backward or grad mode is off on this thread. */
+tc_tensor *aot_attach(tc_compiled *c, const cap_entry *e, tc_tensor *const *inputs, const int64_t *syms,
+                      tc_tensor *result, tc_tensor *const *saved);
+
+/* A joint graph's split (aot_partition.c). */
+typedef struct aot_partition {
+  int32_t n_saved;
+  int32_t *saved;       /* node indices of the joint graph whose values the forward saves */
+  int32_t n_recomputed; /* forward nodes the backward computes again */
+  int32_t n_backward;   /* nodes that follow the result's gradient */
+} aot_partition;
+/* Splits joint graph j, whose first n_fwd nodes are the forward graph's (same order) and whose
+ * input `seed` is the result's gradient: a value the backward reads is saved when its prim is
+ * expensive (matmul, reductions, gather, scatter-add), else recomputed from its own operands,
+ * decided the same way. bwd receives the backward graph: j's inputs, then one input per saved
+ * value (in p->saved order), and j's outputs. */
+tc_status aot_partition_build(const tc_graph *j, int32_t n_fwd, int32_t seed, tc_graph *bwd /* out */,
+                              aot_partition *p /* out */);
+void aot_partition_free(aot_partition *p);
 
 /* ---------------------------------------------------------------- graph breaks (graph_break.c) */
 /* A host read of a proxy (op names the public call: "tc_item", "tc_to_host"). Under fullgraph:

@@ -71,6 +71,42 @@ tc_tensor *prim_constant_size(tc_sz value, tc_dtype dtype, int rank, const tc_sz
 tc_tensor *prim_random(uint64_t seed, uint64_t offset, tc_dtype dtype, int rank, const tc_sz *shape);
 tc_tensor *prim_matmul(tc_tensor *a, tc_tensor *b); /* (..., M, K) x (..., K, N), equal batch */
 
+/* ---------------------------------------------------------------- the tape (tape.c)
+ * While gradients are enabled, a prim with a floating result and an operand that needs a
+ * gradient (requires_grad, or made by such a prim) attaches a tape node to its result: the
+ * prim, its attributes and its operands (held). core/autograd walks these backwards, one
+ * derivative rule per prim. Inside a trace the operands are proxies, so the backward prims
+ * are recorded like any others. */
+typedef tc_status (*tape_vjp_fn)(void *ctx, tc_tensor *y, tc_tensor *g, tc_tensor **dx /* out, n_in */);
+
+typedef struct tape_node {
+  tensor_grad_fn base; /* first: the tensor stage frees it through base.free_fn */
+  tc_node node;        /* prim, attributes, result type; node.in unused */
+  int32_t n_in;
+  tc_tensor **in; /* operands, each held (tensor_hold) until the node is freed */
+  /* A node that is not a prim (a compiled function's call, set by the compile stage through
+   * tape_attach_custom): its rule, given every operand's gradient slot, and its context. */
+  tape_vjp_fn vjp;
+  void *ctx;
+  void (*ctx_free)(void *ctx);
+} tape_node;
+
+/* True when t's gradient is wanted: a marked leaf or the result of a taped prim. */
+bool tape_needs_grad(const tc_tensor *t);
+/* The tape node that made t, or NULL (a leaf, or no gradient flows). */
+const tape_node *tape_node_of(const tc_tensor *t);
+/* Attaches a node for y = node(in) when gradients are enabled on this thread and one of the
+ * operands needs a gradient; false only when out of memory (error set). */
+bool tape_attach(tc_tensor *y, const tc_node *node, int n_in, tc_tensor *const *in);
+/* Attaches a node with its own rule (vjp with ctx; ctx_free runs when the node goes) to y, made
+ * from operands in. Whatever the grad mode: the caller decided. false when out of memory
+ * (error set; ctx is not freed). */
+bool tape_attach_custom(tc_tensor *y, int n_in, tc_tensor *const *in, tape_vjp_fn vjp, void *ctx,
+                        void (*ctx_free)(void *ctx));
+/* Per thread: whether prims record the tape (on by default). Returns the previous setting. */
+bool tape_set_enabled(bool on);
+bool tape_enabled(void);
+
 /* ---------------------------------------------------------------- hooks (ops_hooks.c)
  * Set once, by the top stage, before any op runs (a library constructor); read-only afterwards,
  * so no lock. `trace`, `sxtab`: a NULL entry means nothing is being traced. `record`,

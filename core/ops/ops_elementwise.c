@@ -265,8 +265,12 @@ tc_tensor *tc_relu(tc_tensor *x) {
   if (!x) return NULL;
   if (x->dtype == TC_BOOL)
     return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_relu: bool tensors are not supported (x: %s)", OPS_SHAPE(x));
+  /* where(x <= 0, 0, x) rather than max(x, 0): the same values (NaN stays NaN, -0 gives +0),
+   * and the gradient at 0 is PyTorch's 0, where max's rule would split it between the tied
+   * sides. */
   tc_scope *s = ops_begin();
-  return ops_end(s, ops_binary_scalar(TC_PRIM_MAX, x, 0.0));
+  tc_tensor *zero = ops_full_like(x, 0.0, x->dtype);
+  return ops_end(s, prim_where(prim_binary(TC_PRIM_LE, x, zero), zero, x));
 }
 
 tc_tensor *tc_gelu(tc_tensor *x) {

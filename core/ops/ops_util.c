@@ -17,10 +17,12 @@ tc_tensor *ops_end(tc_scope *s, tc_tensor *y) {
 
 /* A new handle rather than tc_retain(x), so the result is claimed by the caller's scope like
  * every other op result: a real tensor gets a view of the same storage, a proxy a same-shape
- * reshape (simplification folds it away). */
+ * reshape (simplification folds it away). A tensor whose gradient is wanted also takes the
+ * reshape (a view too, in eager mode), so the tape links the result to x. */
 tc_tensor *ops_identity(tc_tensor *x) {
   if (!x) return NULL;
-  if (!tensor_is_proxy(x)) return tensor_new_view(x, x->rank, x->sizes, x->strides, x->offset);
+  if (!tensor_is_proxy(x) && !(tape_enabled() && tape_needs_grad(x)))
+    return tensor_new_view(x, x->rank, x->sizes, x->strides, x->offset);
   tc_sz shape[TC_MAX_RANK];
   ops_shape_sz(x, shape);
   return prim_reshape(x, x->rank, shape);

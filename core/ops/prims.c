@@ -44,8 +44,12 @@ static tc_tensor *dispatch(tc_node *node, int n_in, tc_tensor *const *in, const 
                            prim_name(node->prim), i);
     traced = true;
   }
-  if (traced) return ops_record(tr, node, n_in, in, shape);
-  return ops_run_eager(node, n_in, in, shape);
+  tc_tensor *y = traced ? ops_record(tr, node, n_in, in, shape) : ops_run_eager(node, n_in, in, shape);
+  if (y && !tape_attach(y, node, n_in, in)) {
+    tc_release(y);
+    return NULL;
+  }
+  return y;
 }
 
 /* ---------------------------------------------------------------- checks */

@@ -285,7 +285,7 @@ static int32_t emit_reduction(kbuild *k, int32_t v, const tc_node *n, const sche
   return id;
 }
 
-static int32_t emit_gather(kbuild *k, const tc_node *n, const sched_access *a) {
+static int32_t emit_gather(kbuild *k, int32_t v, const tc_node *n, const sched_access *a) {
   sched_ctx *c = k->c;
   int32_t d = (int32_t)n->iattrs[0];
   int32_t iv = emit(k, n->in[1], a);
@@ -302,7 +302,11 @@ static int32_t emit_gather(kbuild *k, const tc_node *n, const sched_access *a) {
   int32_t safe = op_prim(k, TC_PRIM_WHERE, TC_I64, ok, iv, zero);
   if (safe < 0) return -1;
   sched_access x = *a;
-  if (!access_isolate(c, &x, d, &n->out)) { c->fail_value = n->in[1]; return -1; }
+  /* A read that merges the gathered dim with others (a reduction over several dims, a
+   * flatten) has no per-dim index to put the gathered one in: realize the gather itself, and
+   * the reader reads its buffer. (Realizing the index, as before, could not help: it is the
+   * read of the gather's result that does not split.) */
+  if (!access_isolate(c, &x, d, &n->out)) { c->fail_value = v; return -1; }
   for (int32_t i = 0; i < x.n; i++)
     if (x.s[i].lo == d) {
       if (x.s[i].ind >= 0) { fail(k, n->in[0], "gather of a gather along one dim"); return -1; }
@@ -384,7 +388,7 @@ static int32_t emit_node(kbuild *k, int32_t v, const tc_node *n, const sched_acc
     note_prim(k, p);
     return id;
   }
-  case TC_PRIM_GATHER: note_prim(k, p); return emit_gather(k, n, a);
+  case TC_PRIM_GATHER: note_prim(k, p); return emit_gather(k, v, n, a);
   default:
     fail(k, v, "%s must be realized before it is read", prim_name(p));
     return -1;

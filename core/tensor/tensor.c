@@ -173,6 +173,8 @@ void tensor_hold(tc_tensor *t) {
 
 void tensor_drop(tc_tensor *t) {
   if (!t || __atomic_sub_fetch(&t->refcount, 1, __ATOMIC_ACQ_REL) > 0) return;
+  if (t->grad_fn) t->grad_fn->free_fn(t->grad_fn);
+  tensor_drop(t->grad);
   storage_release(t->storage);
   free(t);
 }

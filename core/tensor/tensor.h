@@ -23,6 +23,12 @@ typedef struct tc_storage {
 
 struct tc_trace;
 
+/* How a tensor was made, for gradients: the ops stage's tape node (ops/ops.h) behind this
+ * header, so this stage can free it without knowing what it holds. Owned by one tensor. */
+typedef struct tensor_grad_fn {
+  void (*free_fn)(struct tensor_grad_fn *fn);
+} tensor_grad_fn;
+
 struct tc_tensor {
   int32_t refcount;
   tc_dtype dtype;
@@ -41,6 +47,12 @@ struct tc_tensor {
   /* References taken through the public tc_retain and not yet given back: tc_release gives
    * one of those back before it touches the creation reference (see tc_release). */
   int32_t user_refs;
+  /* Gradients (core/autograd): a leaf the user marked, the prim that made a non-leaf (NULL for
+   * leaves and for results of ops that need no gradient), and the gradient tc_backward
+   * accumulated (a core reference, NULL until then). */
+  bool requires_grad;
+  tensor_grad_fn *grad_fn;
+  tc_tensor *grad;
 };
 
 /* Allocates a tensor with refcount 1, registered in the innermost open scope. */

@@ -2,16 +2,14 @@
  * UCI handwritten digits (examples/data/digits.csv.gz). The class means of the first 1000
  * images are the centroids (no training loop: a mean is the whole fit); the model scores the
  * other 797 and returns the accuracy, so `tc run digits` prints it as the checksum's sum.
- *
- * The file is gzip'd CSV; zlib is opened at run time (libz.so.1), so the build needs nothing. */
-#include <dlfcn.h>
+ * The data comes from digits_data.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "models_internal.h"
 
-enum { DIGITS_PIXELS = 64, DIGITS_CLASSES = 10, DIGITS_ROWS = 1797, DIGITS_FIT_ROWS = 1000, DIGITS_TEST_ROWS = 64 };
+enum { DIGITS_FIT_ROWS = 1000, DIGITS_TEST_ROWS = 64 };
 
 /* accuracy = mean(argmax(2·x·cᵀ − |c|²) == label): the nearest centroid by squared distance
  * (|x|² is the same for every class of a row, so it drops out). */
@@ -22,87 +20,6 @@ static tc_tensor *digits(tc_tensor *x, tc_tensor *centroids, tc_tensor *labels) 
   tc_tensor *scores = tc_sub(tc_mul_scalar(tc_matmul(x, tc_transpose(centroids, 0, 1)), 2.0), c_sq);
   tc_tensor *hit = tc_to_dtype(tc_eq(tc_argmax(scores, 1, false), labels), TC_F32);
   return model_return(s, tc_mean(hit, 0, NULL, false));
-}
-
-/* The data file: $TC_DATA_DIR, else examples/data next to this source file. */
-static void digits_path(char *buf, size_t cap) {
-  const char *dir = getenv("TC_DATA_DIR");
-  if (dir && *dir) {
-    snprintf(buf, cap, "%s/digits.csv.gz", dir);
-    return;
-  }
-  const char *src = __FILE__, *slash = strrchr(src, '/');
-  int n = slash ? (int)(slash - src) : 1;
-  snprintf(buf, cap, "%.*s/../data/digits.csv.gz", n, slash ? src : ".");
-}
-
-typedef void *(*gzopen_fn)(const char *, const char *);
-typedef int (*gzread_fn)(void *, void *, unsigned);
-typedef int (*gzclose_fn)(void *);
-
-/* Reads the whole decompressed file; NULL (with the reason on stderr) on failure. */
-static char *digits_read(size_t *len) {
-  char path[4096];
-  digits_path(path, sizeof path);
-  void *z = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!z) {
-    fprintf(stderr, "digits: cannot load zlib (libz.so.1): %s\n", dlerror());
-    return NULL;
-  }
-  /* POSIX's way to turn dlsym's object pointer into a function pointer under -Wpedantic. */
-  gzopen_fn zopen;
-  gzread_fn zread;
-  gzclose_fn zclose;
-  *(void **)&zopen = dlsym(z, "gzopen");
-  *(void **)&zread = dlsym(z, "gzread");
-  *(void **)&zclose = dlsym(z, "gzclose");
-  void *f = zopen && zread && zclose ? zopen(path, "rb") : NULL;
-  if (!f) {
-    fprintf(stderr, "digits: cannot open %s (set TC_DATA_DIR to the folder holding digits.csv.gz)\n", path);
-    dlclose(z);
-    return NULL;
-  }
-  size_t cap = 1 << 19, n = 0;
-  char *buf = malloc(cap + 1);
-  int got;
-  while (buf && (got = zread(f, buf + n, (unsigned)(cap - n))) > 0) {
-    n += (size_t)got;
-    if (n == cap) {
-      char *bigger = realloc(buf, 2 * cap + 1);
-      if (!bigger) {
-        free(buf);
-        buf = NULL;
-        break;
-      }
-      buf = bigger;
-      cap *= 2;
-    }
-  }
-  zclose(f);
-  dlclose(z);
-  if (!buf) fprintf(stderr, "digits: out of memory reading %s\n", path);
-  if (buf) buf[n] = 0;
-  *len = n;
-  return buf;
-}
-
-/* Parses rows of 64 pixels and a label; false (with the reason on stderr) on a malformed file. */
-static bool digits_parse(const char *text, float *pixels, int64_t *labels) {
-  const char *p = text;
-  for (int r = 0; r < DIGITS_ROWS; r++) {
-    for (int c = 0; c <= DIGITS_PIXELS; c++) {
-      char *end;
-      long v = strtol(p, &end, 10);
-      if (end == p || v < 0 || v > 16 || (c == DIGITS_PIXELS && v > 9)) {
-        fprintf(stderr, "digits: malformed data at row %d, column %d\n", r + 1, c + 1);
-        return false;
-      }
-      if (c < DIGITS_PIXELS) pixels[r * DIGITS_PIXELS + c] = (float)v / 16.0f;
-      else labels[r] = v;
-      p = end + (*end == ','); /* strtol skips the line breaks */
-    }
-  }
-  return true;
 }
 
 static void digits_centroids(const float *pixels, const int64_t *labels, float *centroids) {
@@ -119,12 +36,10 @@ static void digits_centroids(const float *pixels, const int64_t *labels, float *
 
 static tc_status digits_inputs(tc_size_class size, uint64_t seed, tc_tensor **in) {
   (void)seed; /* the data set is the input */
-  size_t len;
-  char *text = digits_read(&len);
   float *pixels = malloc(sizeof(float) * DIGITS_ROWS * DIGITS_PIXELS);
   int64_t *labels = malloc(sizeof(int64_t) * DIGITS_ROWS);
   float centroids[DIGITS_CLASSES * DIGITS_PIXELS];
-  bool ok = text && pixels && labels && digits_parse(text, pixels, labels);
+  bool ok = pixels && labels && digits_load(pixels, labels);
   in[0] = in[1] = in[2] = NULL;
   if (ok) {
     digits_centroids(pixels, labels, centroids);
@@ -134,7 +49,6 @@ static tc_status digits_inputs(tc_size_class size, uint64_t seed, tc_tensor **in
     in[1] = tc_from_f32(centroids, 2, cs);
     in[2] = tc_from_host(labels + DIGITS_FIT_ROWS, TC_I64, 1, &n);
   }
-  free(text);
   free(pixels);
   free(labels);
   if (!ok) return TC_ERR_UNAVAILABLE;

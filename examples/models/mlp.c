@@ -3,11 +3,7 @@
  * formula writes them, so this is tc_matmul rather than tc_linear's (out, in). */
 #include "models_internal.h"
 
-typedef struct mlp_dims {
-  int64_t m, d, h;
-} mlp_dims;
-
-static mlp_dims mlp_shape(tc_size_class size) {
+mlp_dims mlp_shape(tc_size_class size) {
   static const mlp_dims dims[3] = {
       [TC_SIZE_CPU] = {1024, 512, 2048}, [TC_SIZE_GPU] = {8192, 1024, 4096}, [TC_SIZE_TEST] = {8, 16, 32}};
   return dims[size];

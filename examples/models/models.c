@@ -1,5 +1,4 @@
-/* models.c — the table of bundled models. train_mlp (BENCHMARKS.md) joins when autodiff
- * lands; dyn_attn is attn_block driven by the bench with 40 sequence lengths
+/* models.c — the table of bundled models. dyn_attn is attn_block driven by the bench with 40 sequence lengths
  * (`tc bench --models dyn_attn`), so it has no entry of its own. */
 #include <pthread.h>
 #include <string.h>
@@ -8,6 +7,7 @@
 
 static const tc_model *const models_table[] = {
     &model_ln_gelu, &model_softmax, &model_mlp, &model_attn_block, &model_tiny_mlp_b1, &model_digits,
+    &model_train_digits, &model_train_mlp,
 };
 
 static const int models_count = (int)(sizeof models_table / sizeof models_table[0]);

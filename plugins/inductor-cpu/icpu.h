@@ -31,6 +31,8 @@ typedef struct icpu_exe {
   char graph[96]; /* the graph's name, for logs */
   char *source;
   void *dl;
+  int dl_fd;       /* the descriptor dl was loaded through (see exe_load), when has_dl_fd */
+  bool has_dl_fd;
   int32_t n_syms;
   int32_t n_kernels;
   icpu_kernel *kernels;
@@ -107,6 +109,8 @@ const char *cc_identity(icpu_ctx *ctx);
 /* dlopens so_path and finds each kernel's launcher; on failure a message in err. */
 tc_status exe_load(icpu_ctx *ctx, icpu_exe *exe, const char *so_path, char (*names)[96], const tc_kernel_list *list,
                    char *err, size_t err_cap);
+/* Closes the descriptor exe_load loaded a cached unit through; after dlclose. */
+void exe_close_fd(icpu_exe *exe);
 tc_error *exe_launch(icpu_ctx *ctx, icpu_exe *exe, const tc_launch_args *args);
 /* TC_LOGS=profile: one line per launched kernel of exe (launches, mean, min, max). */
 void exe_profile_report(const icpu_ctx *ctx, const icpu_exe *exe);

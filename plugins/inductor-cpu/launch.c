@@ -1,15 +1,39 @@
 /* launch.c — loads a compiled unit and calls its kernels through the generated uniform
  * launchers (k_NAME_launch(void **bufs, const int64_t *syms)). */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "icpu.h"
 
+/* A cached unit arrives as /proc/self/fd/N, a memfd the host closes once the unit is loaded.
+ * glibc's dlopen first matches an already-loaded object by its path string, so a second cached
+ * unit handed over under the reused number N came back as the first unit (another graph's
+ * kernels). Each such unit is loaded through a descriptor of its own instead, open while the
+ * unit is loaded, so its path names no other loaded unit. */
+static const char *private_path(icpu_exe *exe, const char *so_path, char *buf, size_t cap) {
+  static const char prefix[] = "/proc/self/fd/";
+  if (strncmp(so_path, prefix, sizeof prefix - 1) != 0) return so_path;
+  int fd = open(so_path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return so_path;
+  exe->dl_fd = fd;
+  exe->has_dl_fd = true;
+  snprintf(buf, cap, "%s%d", prefix, fd);
+  return buf;
+}
+
+void exe_close_fd(icpu_exe *exe) {
+  if (exe->has_dl_fd) close(exe->dl_fd);
+  exe->has_dl_fd = false;
+}
+
 tc_status exe_load(icpu_ctx *ctx, icpu_exe *exe, const char *so_path, char (*names)[96], const tc_kernel_list *list,
                    char *err, size_t cap) {
-  exe->dl = dlopen(so_path, RTLD_NOW | RTLD_LOCAL);
+  char own[64];
+  exe->dl = dlopen(private_path(exe, so_path, own, sizeof own), RTLD_NOW | RTLD_LOCAL);
   if (!exe->dl) {
     snprintf(err, cap, "cannot load %s: %s", so_path, dlerror());
     return TC_ERR_COMPILE;

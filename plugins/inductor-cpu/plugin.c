@@ -118,6 +118,7 @@ static void icpu_release(const tc_release_args *args) {
 static void exe_destroy(icpu_exe *exe) {
   if (!exe) return;
   if (exe->dl) dlclose(exe->dl);
+  exe_close_fd(exe);
   free(exe->kernels);
   free(exe->source);
   free(exe);
@@ -127,6 +128,7 @@ static void exe_destroy(icpu_exe *exe) {
 static void exe_unload(icpu_exe *exe) {
   if (exe->dl) dlclose(exe->dl);
   exe->dl = NULL;
+  exe_close_fd(exe);
   free(exe->kernels);
   exe->kernels = NULL;
   exe->n_kernels = 0;

@@ -230,6 +230,42 @@ TC_API tc_tensor *tc_cross_entropy(tc_tensor *logits, tc_tensor *target);
  * !train. Seeded: the same seed gives the same mask on every backend. */
 TC_API tc_tensor *tc_dropout(tc_tensor *x, double p, uint64_t seed, bool train);
 
+/* ---------------------------------------------------------------- gradients
+ * Reverse-mode autodiff on a tape (docs/autodiff.md): every op is built from prims and each
+ * prim has one derivative rule, so every op is differentiable. A prim records its operands when
+ * one of them requires grad (and grad mode is on); only floating results carry gradients.
+ * Inside a compiled function the backward prims are traced like the forward ones, so a whole
+ * training step (forward, tc_grad, update) compiles into one graph; a compiled function called
+ * with inputs that require grad returns a result whose gradient runs a compiled backward graph.
+ * Per thread, like tensors. */
+/* Marks a floating leaf tensor as one whose gradient is wanted (or clears the mark). An error
+ * for an integer or bool tensor, and for clearing the mark of a non-leaf (an op's result). */
+TC_API tc_status tc_set_requires_grad(tc_tensor *t, bool requires_grad);
+/* True for a marked leaf and for the result of an op on one (false with an error for NULL). */
+TC_API bool tc_requires_grad(const tc_tensor *t);
+/* The gradient tc_backward accumulated into leaf t: a new reference, or NULL when there is
+ * none yet (tc_last_status() then stays TC_OK). */
+TC_API tc_tensor *tc_grad_of(tc_tensor *t);
+/* Forgets t's accumulated gradient (PyTorch's zero_grad(set_to_none=True)). */
+TC_API tc_status tc_zero_grad(tc_tensor *t);
+/* A tensor with x's value that requires no grad and is not recorded (a view, no copy). */
+TC_API tc_tensor *tc_detach(tc_tensor *x);
+/* Turns recording on or off for this thread (torch.no_grad); returns the previous setting. */
+TC_API bool tc_set_grad_enabled(bool enabled);
+/* Gradients of a one-element loss with respect to wrt[0..n): grads_out[k] is a new reference,
+ * of wrt[k]'s shape and dtype (zeros when loss does not depend on wrt[k]). Each wrt[k] must
+ * require grad. Leaves' accumulated gradients are not touched. */
+TC_API tc_status tc_grad(tc_tensor *loss, tc_tensor *const *wrt, int n, tc_tensor **grads_out /* out */);
+/* Same for an output of any shape, weighted by grad_output (out's shape and dtype): the
+ * vector-Jacobian product grad_output^T d(out)/d(wrt). */
+TC_API tc_status tc_grad_with(tc_tensor *out, tc_tensor *grad_output, tc_tensor *const *wrt, int n,
+                              tc_tensor **grads_out /* out */);
+/* Adds d(loss)/d(leaf) to the accumulated gradient of every leaf loss depends on that requires
+ * grad (read it with tc_grad_of). loss must have one element. */
+TC_API tc_status tc_backward(tc_tensor *loss);
+/* Same for an output of any shape, weighted by grad_output (out's shape and dtype). */
+TC_API tc_status tc_backward_with(tc_tensor *out, tc_tensor *grad_output);
+
 /* ---------------------------------------------------------------- backends */
 typedef struct tc_device {
   size_t struct_size;
