@@ -618,6 +618,7 @@ Test(schedule_e2e, dynamic_on_pins_a_symbol_split_into_constants, .init = e2e_in
   tc_release(x);
   tc_release(w);
   tc_compiled_free(c);
+}
 
 /* sum(gather(x, 1, i)) over both dims: the reduction's read merges the gathered dim with the
  * other, so the gather is realized and summed from its buffer (it once failed to schedule:
