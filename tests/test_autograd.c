@@ -3,16 +3,9 @@
  * is a convention (relu/abs at 0, ties of max/min), accumulation (embedding with repeated
  * indices, tc_backward twice), and the errors of bad calls. */
 #include "autograd_check.h"
+#include "test_support.h"
 
-static tc_scope *scope;
-static void setup(void) {
-  tc_error_clear();
-  scope = tc_scope_open();
-}
-static void teardown(void) {
-  tc_scope_close(scope);
-}
-TestSuite(autograd, .init = setup, .fini = teardown);
+TC_SCOPED_TEST_SUITE(autograd);
 
 static tc_tensor *i64(int rank, const int64_t *sizes, const int64_t *v) {
   tc_tensor *t = tc_from_host(v, TC_I64, rank, sizes);

@@ -12,15 +12,7 @@
 #include "tc_models.h"
 #include "test_support.h"
 
-static tc_scope *scope;
-static void setup(void) {
-  tc_error_clear();
-  scope = tc_scope_open();
-}
-static void teardown(void) {
-  tc_scope_close(scope);
-}
-TestSuite(autograd_compiled, .init = setup, .fini = teardown);
+TC_SCOPED_TEST_SUITE(autograd_compiled);
 
 static tc_tensor *values(uint64_t seed, float lo, float hi, int rank, const int64_t *sizes) {
   int64_t n = 1;

@@ -13,15 +13,7 @@
 #include "tc/tc.h"
 #include "test_support.h"
 
-static tc_scope *scope;
-static void setup(void) {
-  tc_error_clear();
-  scope = tc_scope_open();
-}
-static void teardown(void) {
-  tc_scope_close(scope);
-}
-TestSuite(autograd_ops_compiled, .init = setup, .fini = teardown);
+TC_SCOPED_TEST_SUITE(autograd_ops_compiled);
 
 typedef tc_tensor *(*op_fn)(tc_tensor *const *x);
 

@@ -11,6 +11,17 @@
 
 #include "tc/tc.h"
 
+/* A Criterion suite whose every test runs inside a tc_scope of its own (what a test makes is
+ * freed when it ends), with the thread's last error cleared first. Include criterion first. */
+#define TC_SCOPED_TEST_SUITE(name)                                                                \
+  static tc_scope *name##_scope;                                                                \
+  static void name##_setup(void) {                                                              \
+    tc_error_clear();                                                                           \
+    name##_scope = tc_scope_open();                                                             \
+  }                                                                                             \
+  static void name##_teardown(void) { tc_scope_close(name##_scope); }                           \
+  TestSuite(name, .init = name##_setup, .fini = name##_teardown)
+
 typedef struct stderr_capture {
   int saved;
   FILE *tmp;
