@@ -82,7 +82,9 @@ static tc_tensor *prog(tc_tensor *a, tc_tensor *b) {
     default: r = tc_cat(2, (tc_tensor *[]){second, top}, dim); break;
     }
     if (!r) return NULL; /* the error stands */
-    if (tc_numel(r) > 4096) return r; /* repeated cat doubles the sizes: keep each input fast */
+    /* repeated cat doubles the sizes, and debug-eager's reductions are slow by design (3.6 s for
+     * one program of 4096-element values): keep each input fast */
+    if (tc_numel(r) > 1024) return r;
     if (n == STACK_MAX) {
       memmove(st, st + 1, sizeof st[0] * (STACK_MAX - 1));
       n--;
