@@ -52,6 +52,7 @@ SHAPES = {
         "attn_block": {"B": 2, "T": 256, "C": 768},
         "tiny_mlp_b1": {"B": 1, "W": 64, "L": 4},
         "dyn_attn": {"B": 1, "C": 768},  # BENCHMARKS.md has no CPU shape; tc bench uses B 1
+        "train_mlp": {"M": 1024, "D": 512, "H": 2048},
     },
     "gpu": {
         "ln_gelu": {"M": 8192, "N": 4096},
@@ -60,12 +61,13 @@ SHAPES = {
         "attn_block": {"B": 8, "T": 512, "C": 768},
         "tiny_mlp_b1": {"B": 1, "W": 64, "L": 4},
         "dyn_attn": {"B": 8, "C": 768},
+        "train_mlp": {"M": 8192, "D": 1024, "H": 4096},
     },
 }
 UNITS = {"ln_gelu": "GB/s", "softmax": "GB/s", "mlp": "TF/s", "attn_block": "ms", "tiny_mlp_b1": "us",
-         "dyn_attn": "s"}
-ALL_MODELS = ["ln_gelu", "softmax", "mlp", "attn_block", "tiny_mlp_b1", "dyn_attn"]
-DEFAULT_MODELS = {"cpu": ALL_MODELS[:5], "gpu": ALL_MODELS}
+         "dyn_attn": "s", "train_mlp": "ms"}
+ALL_MODELS = ["ln_gelu", "softmax", "mlp", "attn_block", "tiny_mlp_b1", "dyn_attn", "train_mlp"]
+DEFAULT_MODELS = {"cpu": ALL_MODELS[:5], "gpu": ALL_MODELS[:6]}  # train_mlp when asked for (--models)
 HEADS = 12
 DYN_CALLS = 40
 MAX_SETS = 8
@@ -231,6 +233,20 @@ def mlp(x, w1, b1, w2, b2):
     return F.linear(F.gelu(F.linear(x, w1, b1)), w2, b2) + x
 
 
+def train_mlp(x, target, w1, b1, w2, b2):
+    """BENCHMARKS.md's train_mlp, as tc's bundled model computes it: one SGD step (lr 0.01) of mlp
+    on mean((y - target)^2), functional, returning the loss and the updated parameters as one
+    vector. The bench runs under no_grad: the step turns grad mode on for itself, and takes fresh
+    leaves of the parameters (rotated input sets are clones)."""
+    with torch.enable_grad():
+        params = [p.detach().requires_grad_(True) for p in (w1, b1, w2, b2)]
+        y = mlp(x, *params)
+        loss = ((y - target) ** 2).mean()
+        grads = torch.autograd.grad(loss, params)
+    new = [(p.detach() - 0.01 * g).reshape(-1) for p, g in zip(params, grads)]
+    return torch.cat([loss.detach().reshape(1)] + new)
+
+
 def tiny_mlp_b1(x, w0, b0, w1, b1, w2, b2, w3, b3):
     x = torch.relu(F.linear(x, w0, b0))
     x = torch.relu(F.linear(x, w1, b1))
@@ -298,6 +314,12 @@ def build(name, s, dev, sdpa):
         m, d, h = s["M"], s["D"], s["H"]
         ins = [gen.normal(m, d), *gen.linear(d, h), *gen.linear(h, d)]
         return Workload(name, mlp, ins, 4.0 * m * d * h, [(1, m, h, d), (1, m, d, h)], 0)
+    if name == "train_mlp":
+        m, d, h = s["M"], s["D"], s["H"]
+        ins = [gen.normal(m, d), gen.normal(m, d), *gen.linear(d, h), *gen.linear(h, d)]
+        # forward x.W1, h.W2; backward dW2 = h^T.dy, dh = dy.W2, dW1 = x^T.dh (x needs no gradient)
+        gemms = [(1, m, h, d), (1, m, d, h), (1, h, d, m), (1, m, h, d), (1, d, h, m)]
+        return Workload(name, train_mlp, ins, 0.0, gemms, 0)
     if name == "tiny_mlp_b1":
         b, w = s["B"], s["W"]
         ins = [gen.normal(b, w)]
