@@ -65,6 +65,7 @@ static char *check_ok_rt(const tc_kernel_list *list, int32_t row_threads) {
       tck_test_host_take(th, ext->check_row_threads(tck_test_host_api(th), list, 90, row_threads, &source), &msg);
   cr_assert_eq(st, TC_OK, "%s\n--- source ---\n%s", msg, source ? source : "(none)");
   cr_assert_not_null(source);
+  if (getenv("TC_TEST_DUMP_CUDA")) fprintf(stderr, "%s\n", source); /* to read the generated code */
   return source;
 }
 
@@ -75,6 +76,7 @@ static char *check_ok(const tc_kernel_list *list) {
   tc_status st = tck_test_host_take(th, ext->check(tck_test_host_api(th), list, 90, &source), &msg);
   cr_assert_eq(st, TC_OK, "%s\n--- source ---\n%s", msg, source ? source : "(none)");
   cr_assert_not_null(source);
+  if (getenv("TC_TEST_DUMP_CUDA")) fprintf(stderr, "%s\n", source); /* to read the generated code */
   return source;
 }
 
@@ -127,7 +129,6 @@ Test(inductor_cuda, softmax_row_kernel) {
   kl l = {0};
   tc_kernel_list list = softmax_list(&l, 1024);
   char *src = check_ok(&list);
-  if (getenv("TC_TEST_DUMP_CUDA")) fprintf(stderr, "%s\n", src);
   assert_has(src, "extern \"C\" __global__ void __launch_bounds__(128) k_softmax(const tc_cu_args a)");
   char *kt = kernel_text(src, "k_softmax(");
   assert_has(kt, "/* warp per row: a block of 4 warps on 4 rows at a time");
@@ -229,7 +230,6 @@ Test(inductor_cuda, two_float4_loads_keep_their_names) {
   STORE(&l, -1, bs, IX(-1, one, -1, -1), sum);
   tc_kernel_list list = LIST(&l, "two_loads", 1);
   char *src = check_ok(&list);
-  if (getenv("TC_TEST_DUMP_CUDA")) fprintf(stderr, "%s\n", src);
   assert_has(src, "= t0.x - t1.x;");
   assert_has(src, "= t0.w - t1.w;");
   assert_has(src, "= t0.y * t1.y;");
@@ -308,7 +308,6 @@ Test(inductor_cuda, matmul_epilogue) {
   kl l = {0};
   tc_kernel_list list = matmul_bias_gelu_list(&l);
   char *src = check_ok(&list);
-  if (getenv("TC_TEST_DUMP_CUDA")) fprintf(stderr, "%s\n", src);
   assert_has(src, "k_matmul_add_gelu(const tc_cu_args a)");
   /* scalar: the product's element; float4: 4 neighbours along n, bias and output as float4 */
   assert_has(src, "out_y[0LL + i0*0LL + i1*48LL + i2*1LL]");
@@ -324,7 +323,6 @@ Test(inductor_cuda, small_matmul_inline) {
   kl l = {0};
   tc_kernel_list list = matmul_bias_gelu_list_m(&l, 1);
   char *src = check_ok(&list);
-  if (getenv("TC_TEST_DUMP_CUDA")) fprintf(stderr, "%s\n", src);
   assert_has(src, "/* a small matmul (1920 multiply-adds) and its epilogue in one kernel");
   assert_has(src, "acc = fmaf(in_a[0LL + i0*0LL + i1*40LL + kk*1LL], in_w[0LL + i0*0LL + kk*1LL + i2*40LL], acc);");
   assert_has(src, "for (long long kk = threadIdx.x & 31; kk < 40LL; kk += 32)");

@@ -148,18 +148,16 @@ static void combine(tck_str *s, const tc_kop *op, int32_t vt, const char *a, con
  * in every lane: a butterfly over the warp (no shared memory, no barrier), then lane 0's result
  * to every lane (a butterfly may leave lanes with different bits where the combination is not
  * commutative bit for bit, e.g. max(+0, -0); the block body likewise uses one value per row). */
-static void warp_reduce(tck_str *s, const icuda_gen *g, int32_t i, int d) {
+/* Reduction op i's per-lane partial combined over the warp by a butterfly of xor shuffles:
+ * afterwards every lane holds a combination of all 32 partials (v<i>, and v<i>_best for
+ * argmax/argmin). The warp-per-row and block-per-row bodies both start with it. */
+static void warp_butterfly(tck_str *s, const icuda_gen *g, int32_t i, int d) {
   const tc_kop *op = op_at(g->k, i);
   int32_t vt = op_at(g->k, tck_op_arg(op, 0))->dtype;
-  bool arg = op->prim == TC_PRIM_ARGMAX || op->prim == TC_PRIM_ARGMIN;
-  tck_str_indent(s, d);
-  tck_str_printf(s, "{ /* the row's %s: warp butterfly (one warp per row), lane 0's to every lane */\n",
-                 tck_prim_name(op->prim));
-  d++;
   tck_str_indent(s, d);
   tck_str_puts(s, "#pragma unroll\n");
   tck_str_indent(s, d);
-  if (arg) {
+  if (op->prim == TC_PRIM_ARGMAX || op->prim == TC_PRIM_ARGMIN) {
     const char *mm = op->prim == TC_PRIM_ARGMAX ? "max" : "min";
     tck_str_printf(s, "for (int o = 16; o > 0; o >>= 1) {\n");
     tck_str_indent(s, d + 1);
@@ -171,12 +169,6 @@ static void warp_reduce(tck_str *s, const icuda_gen *g, int32_t i, int d) {
                    (int)i, (int)i, (int)i, (int)i);
     tck_str_indent(s, d);
     tck_str_puts(s, "}\n");
-    tck_str_indent(s, d);
-    tck_str_printf(s, "v%d_best = __shfl_sync(0xffffffffu, v%d_best, 0);\n", (int)i, (int)i);
-    tck_str_indent(s, d);
-    tck_str_printf(s, "v%d = __shfl_sync(0xffffffffu, v%d, 0);\n", (int)i, (int)i);
-    tck_str_indent(s, d);
-    tck_str_printf(s, "if (v%d == INT64_MAX) v%d = 0; /* no element beat the identity: the first index */\n", (int)i, (int)i);
   } else {
     char me[16], other[64];
     snprintf(me, sizeof me, "v%d", (int)i);
@@ -184,6 +176,25 @@ static void warp_reduce(tck_str *s, const icuda_gen *g, int32_t i, int d) {
     tck_str_printf(s, "for (int o = 16; o > 0; o >>= 1) v%d = ", (int)i);
     combine(s, op, vt, me, other);
     tck_str_puts(s, ";\n");
+  }
+}
+
+static void warp_reduce(tck_str *s, const icuda_gen *g, int32_t i, int d) {
+  const tc_kop *op = op_at(g->k, i);
+  bool arg = op->prim == TC_PRIM_ARGMAX || op->prim == TC_PRIM_ARGMIN;
+  tck_str_indent(s, d);
+  tck_str_printf(s, "{ /* the row's %s: warp butterfly (one warp per row), lane 0's to every lane */\n",
+                 tck_prim_name(op->prim));
+  d++;
+  warp_butterfly(s, g, i, d);
+  if (arg) {
+    tck_str_indent(s, d);
+    tck_str_printf(s, "v%d_best = __shfl_sync(0xffffffffu, v%d_best, 0);\n", (int)i, (int)i);
+    tck_str_indent(s, d);
+    tck_str_printf(s, "v%d = __shfl_sync(0xffffffffu, v%d, 0);\n", (int)i, (int)i);
+    tck_str_indent(s, d);
+    tck_str_printf(s, "if (v%d == INT64_MAX) v%d = 0; /* no element beat the identity: the first index */\n", (int)i, (int)i);
+  } else {
     tck_str_indent(s, d);
     tck_str_printf(s, "v%d = __shfl_sync(0xffffffffu, v%d, 0);\n", (int)i, (int)i);
   }
@@ -203,19 +214,7 @@ static void block_reduce(tck_str *s, const icuda_gen *g, int32_t i, int d) {
   if (arg) {
     const char *mm = op->prim == TC_PRIM_ARGMAX ? "max" : "min";
     const char *sx = tck_dtype_name(vt);
-    tck_str_indent(s, d);
-    tck_str_puts(s, "#pragma unroll\n");
-    tck_str_indent(s, d);
-    tck_str_printf(s, "for (int o = 16; o > 0; o >>= 1) {\n");
-    tck_str_indent(s, d + 1);
-    tck_str_printf(s, "const %s ob = tc_shfl_xor(v%d_best, o);\n", tck_c_dtype(vt), (int)i);
-    tck_str_indent(s, d + 1);
-    tck_str_printf(s, "const long long oi = tc_shfl_xor(v%d, o);\n", (int)i);
-    tck_str_indent(s, d + 1);
-    tck_str_printf(s, "if (tc_better_%s_%s(v%d_best, v%d, ob, oi)) { v%d_best = ob; v%d = oi; }\n", mm, sx, (int)i, (int)i,
-                   (int)i, (int)i);
-    tck_str_indent(s, d);
-    tck_str_puts(s, "}\n");
+    warp_butterfly(s, g, i, d);
     tck_str_indent(s, d);
     tck_str_printf(s, "if (lane == 0) { red%d[warp] = v%d_best; red%d_ix[warp] = v%d; }\n", (int)i, (int)i, (int)i, (int)i);
     tck_str_indent(s, d);
@@ -232,13 +231,7 @@ static void block_reduce(tck_str *s, const icuda_gen *g, int32_t i, int d) {
   } else {
     char me[16], other[64];
     snprintf(me, sizeof me, "v%d", (int)i);
-    tck_str_indent(s, d);
-    tck_str_puts(s, "#pragma unroll\n");
-    tck_str_indent(s, d);
-    tck_str_printf(s, "for (int o = 16; o > 0; o >>= 1) v%d = ", (int)i);
-    snprintf(other, sizeof other, "tc_shfl_xor(v%d, o)", (int)i);
-    combine(s, op, vt, me, other);
-    tck_str_puts(s, ";\n");
+    warp_butterfly(s, g, i, d);
     tck_str_indent(s, d);
     tck_str_printf(s, "if (lane == 0) red%d[warp] = v%d;\n", (int)i, (int)i);
     tck_str_indent(s, d);
