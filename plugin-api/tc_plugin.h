@@ -37,7 +37,7 @@ extern "C" {
 #endif
 
 #define TC_ABI_MAJOR 2
-#define TC_ABI_MINOR 1
+#define TC_ABI_MINOR 2
 #define TC_PLUGIN_ENTRY_SYMBOL "tc_plugin_query"
 
 /* Size of a struct up to and including `field` (PJRT's trick): what a writer of an older minor
@@ -398,7 +398,11 @@ typedef struct tc_graph_desc {
  * `reuse` (keep it per row, or recompute it); a REDUCE's result (one value per row) is never
  * marked.
  * ------------------------------------------------------------------------------------------- */
-typedef enum tc_kernel_kind { TC_KERNEL_LOOP = 0, TC_KERNEL_MATMUL = 1 } tc_kernel_kind;
+typedef enum tc_kernel_kind {
+  TC_KERNEL_LOOP = 0,
+  TC_KERNEL_MATMUL = 1,
+  TC_KERNEL_ATTENTION = 2 /* ABI 2.2: see tc_attention_desc */
+} tc_kernel_kind;
 
 typedef enum tc_kop_kind {
   TC_KOP_LOAD = 0,      /* value = buffer[index] */
@@ -470,6 +474,31 @@ typedef struct tc_matmul_desc {
   int32_t a_stride_batch2, b_stride_batch2, c_stride_batch2;
 } tc_matmul_desc;
 
+/* ATTENTION kernels (ABI 2.2; handed only to a plugin whose capabilities extension sets the
+ * kind's bit): scaled dot-product attention over one (batch2, batch) pair of heads,
+ *   O[b2, b, i, :] = sum_j softmax_j(mask(scale * Q[b2, b, i, :] . K[b2, b, j, :])) * V[b2, b, j, :]
+ * for queries i < tq and keys j < tk, exactly the graph softmax(masked_fill(q.kT * scale, mask,
+ * -inf), -1) . v it replaces (PyTorch's results: a row whose keys are all masked is NaN, NaN
+ * propagates). Q's element (b2, b, i, e) is at q_offset + b2*q_stride_batch2 + b*q_stride_batch
+ * + i*q_stride_t + e*q_stride_d (expr ids, in elements; K's (b2, b, j, e), V's and O's
+ * (b2, b, ·, f) likewise); batch2 is -1 with one batch level (its strides -1 too). causal != 0
+ * masks key j of query i when j - i >= causal_offset (1: the usual causal mask, keys after
+ * their query). d and dv are constant sizes (at most 256); the dtype is f32. The kernel has
+ * four buffers (q, k, v, o: indices), no ops and no outer domain. */
+typedef struct tc_attention_desc {
+  size_t struct_size;
+  int32_t q, k, v, o;                /* buffer indices */
+  int32_t batch2, batch, tq, tk;     /* expr ids (batch2: -1 for one level) */
+  int32_t d, dv;                     /* expr ids of constants: q/k head size, v/o head size */
+  int32_t q_offset, q_stride_batch2, q_stride_batch, q_stride_t, q_stride_d;
+  int32_t k_offset, k_stride_batch2, k_stride_batch, k_stride_t, k_stride_d;
+  int32_t v_offset, v_stride_batch2, v_stride_batch, v_stride_t, v_stride_d;
+  int32_t o_offset, o_stride_batch2, o_stride_batch, o_stride_t, o_stride_d;
+  double scale;
+  int32_t causal;
+  int64_t causal_offset;
+} tc_attention_desc;
+
 typedef struct tc_kernel_desc {
   size_t struct_size;
   const char *name; /* what it fuses, e.g. "layer_norm_gelu_0" */
@@ -484,6 +513,7 @@ typedef struct tc_kernel_desc {
   const tc_kop *ops;
   size_t op_size;
   const tc_matmul_desc *matmul; /* MATMUL only; NULL otherwise */
+  const tc_attention_desc *attention; /* ABI 2.2: ATTENTION only; NULL otherwise */
 } tc_kernel_desc;
 
 /* The kernels of one graph, compiled together (one translation unit / module). All kernels

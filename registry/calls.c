@@ -211,6 +211,9 @@ bool backend_accepts(const tc_backend *be, int32_t prim, int32_t dtype, int32_t 
   /* A prim newer than the plugin's minor version: it cannot know it, capabilities or not. */
   if (prim >= 0 && be->api && tck_prim_abi_minor(prim) > be->api->abi_minor) return false;
   const tc_ext_base *e = tc_ext_find(be->api->extensions, TC_EXT_CAPABILITIES);
+  /* Fused attention is opt-in: only a 2.2 plugin that says so gets the kind. */
+  bool opted_in = e && e->struct_size >= TC_STRUCT_SIZE(tc_capabilities_ext, kernel_kinds) && be->api->abi_minor >= 2;
+  if (kind == TC_KERNEL_ATTENTION && !opted_in) return false;
   if (!e || e->struct_size < TC_STRUCT_SIZE(tc_capabilities_ext, kernel_kinds)) return true;
   const tc_capabilities_ext *c = (const tc_capabilities_ext *)e;
   if (dtype >= 0 && (dtype >= 32 || !(c->dtypes & (1u << dtype)))) return false;

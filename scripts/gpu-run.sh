@@ -32,8 +32,8 @@ t_conf=240 t_bench=300 t_torch=300 bench_models="--no-eager" torch_args=()
 if [ -n "${TC_GPU_QUICK:-}" ]; then
   t_conf=100 t_bench=300 t_torch=150
   bench_models="--models ln_gelu,softmax,mlp --no-eager"
-  [ -n "${TC_GPU_MODELS:-}" ] && bench_models="--models $TC_GPU_MODELS --no-eager" && torch_args=(--models "$TC_GPU_MODELS")
   torch_args=(--models ln_gelu,softmax,mlp)
+  [ -n "${TC_GPU_MODELS:-}" ] && bench_models="--models $TC_GPU_MODELS --no-eager" && torch_args=(--models "$TC_GPU_MODELS")
 fi
 for b in $gpu_backends; do
   # A second process must take every kernel from the disk cache (shaderc / nvrtc skipped).

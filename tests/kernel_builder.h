@@ -25,6 +25,7 @@ typedef struct kl {
   int32_t nbufs[MAXK];
   int32_t outer[MAXK][TC_MAX_RANK];
   tc_matmul_desc mm[MAXK];
+  tc_attention_desc at[MAXK];
   tc_kernel_desc k[MAXK];
   int32_t nk;
 } kl;
@@ -67,6 +68,13 @@ KB_UNUSED static tc_matmul_desc *MM(kl *l) {
   int32_t i = l->nk - 1;
   l->k[i].matmul = &l->mm[i];
   return &l->mm[i];
+}
+/* The attention descriptor of the last kernel. */
+KB_UNUSED static tc_attention_desc *AT(kl *l) {
+  int32_t i = l->nk - 1;
+  l->k[i].attention = &l->at[i];
+  l->at[i].struct_size = sizeof l->at[i];
+  return &l->at[i];
 }
 KB_UNUSED static int32_t BUF(kl *l, const char *name, int32_t dtype, int32_t role, int32_t numel) {
   int32_t i = l->nk - 1, b = l->nbufs[i]++;

@@ -333,6 +333,47 @@ Test(inductor_cuda, small_matmul_inline) {
   free(src);
 }
 
+/* attn_block's attention at any B and T (symbols s0, s1): q, k, v read in place from the qkv
+ * projection (B, T, 3, 12, d), the output written as merged heads (B, T, 12 * d), (B, heads)
+ * as two batch levels. */
+static tc_kernel_list attention_list(kl *l, int64_t d, bool causal) {
+  int32_t b = S(l, 0), t = S(l, 1), h = C(l, 12), dd = C(l, d), zero = C(l, 0), one = C(l, 1);
+  int32_t row = C(l, 36 * d), orow = C(l, 12 * d);
+  int32_t n_qkv = MUL(l, MUL(l, b, t), row), n_o = MUL(l, MUL(l, b, t), orow);
+  K(l, causal ? "causal_attention" : "attention", TC_KERNEL_ATTENTION, 0, NULL, -1);
+  int32_t qkv = BUF(l, "in_qkv", TC_F32, TC_BUF_INPUT, n_qkv), out = BUF(l, "out_y", TC_F32, TC_BUF_OUTPUT, n_o);
+  tc_attention_desc *a = AT(l);
+  *a = (tc_attention_desc){.struct_size = sizeof *a, .q = qkv, .k = qkv, .v = qkv, .o = out, .batch2 = b, .batch = h,
+                           .tq = t, .tk = t, .d = dd, .dv = dd,
+                           .q_offset = zero, .q_stride_batch2 = MUL(l, t, row), .q_stride_batch = dd, .q_stride_t = row,
+                           .q_stride_d = one,
+                           .k_offset = C(l, 12 * d), .k_stride_batch2 = MUL(l, t, row), .k_stride_batch = dd,
+                           .k_stride_t = row, .k_stride_d = one,
+                           .v_offset = C(l, 24 * d), .v_stride_batch2 = MUL(l, t, row), .v_stride_batch = dd,
+                           .v_stride_t = row, .v_stride_d = one,
+                           .o_offset = zero, .o_stride_batch2 = MUL(l, t, orow), .o_stride_batch = dd,
+                           .o_stride_t = orow, .o_stride_d = one,
+                           .scale = 0.125, .causal = causal, .causal_offset = 1};
+  return LIST(l, "attention_test", 2);
+}
+
+/* Flash attention compiles for sm_90 at the GPU shapes' head size (float4 rows, the p.v slice
+ * as float4s) and at the test size's (4: scalar values), with and without the causal mask. */
+Test(inductor_cuda, flash_attention_compiles) {
+  const int64_t dims[2] = {64, 4};
+  for (int i = 0; i < 2; i++) {
+    kl l = {0};
+    tc_kernel_list list = attention_list(&l, dims[i], i == 0);
+    char *src = check_ok(&list);
+    assert_has(src, i == 0 ? "k_causal_attention(const tc_cu_args a)" : "k_attention(const tc_cu_args a)");
+    assert_has(src, "extern __shared__ float4 tc_smem4[];");
+    assert_has(src, "alpha[i] = mn == -INFINITY ? 1.0f : expf(m[i] - mn);");
+    assert_has(src, i == 0 ? "const float4 vv = *(const float4 *)&vs[" : "const float vv = vs[");
+    assert_has(src, i == 0 ? "const bool causal = true;" : "const bool causal = false;");
+    free(src);
+  }
+}
+
 /* ---------------------------------------------------------------- the CI check
  * Backend "cuda-check": inductor-cpu (the build tree's plugin) registered in process, whose
  * compile first runs inductor-cuda's codegen check on the same kernel list and fails with its

@@ -221,7 +221,7 @@ static void kfix_init(kfix *f) {
   f->ops[1] = (tc_kop){sizeof(tc_kop), TC_KOP_REDUCE, TC_F32, 0, TC_PRIM_REDUCE_SUM, 1, f->args1, -1, NULL, 0, 0, -1, 0};
   f->ops[2] = (tc_kop){sizeof(tc_kop), TC_KOP_STORE, TC_F32, -1, 0, 1, f->args2, 1, &f->ix_out, 0, 0, -1, 0};
   f->k = (tc_kernel_desc){sizeof(tc_kernel_desc), "softmax_1", TC_KERNEL_LOOP, 1, f->outer, 1, 2, f->bufs,
-                          sizeof(tc_kbuffer), 3, f->ops, sizeof(tc_kop), NULL};
+                          sizeof(tc_kbuffer), 3, f->ops, sizeof(tc_kop), NULL, NULL};
   tc_kernel_desc *ks = malloc(3 * sizeof *ks); /* kernel 2 is the one under test */
   ks[0] = ks[1] = ks[2] = f->k;
   ks[0].name = "k0";

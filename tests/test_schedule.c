@@ -327,6 +327,84 @@ Test(schedule, matmul_one_batch_level_copies_operands) {
   graph_free(&b.g);
 }
 
+/* ---------------------------------------------------------------- fused attention
+ * softmax(masked_fill(q.kT * 0.5, triu(1), -inf)).v over q, k, v (B, T, H, D) read as heads
+ * (B, H, T, D), the result permuted back to (B, T, H, D): as tc_softmax, tc_masked_fill and
+ * tc_triu decompose. probs_out: the probabilities are a graph output too (then nothing fuses). */
+static tc_schedule *attention_schedule(gb *b, bool attention, bool probs_out) {
+  memset(b, 0, sizeof *b);
+  graph_init(&b->g, "attention");
+  int32_t B = C(b, 2), T_ = C(b, 6), H = C(b, 3), D = C(b, 4);
+  tc_vtype tin = T(TC_F32, 4, (int32_t[]){B, T_, H, D}), heads = T(TC_F32, 4, (int32_t[]){B, H, T_, D});
+  tc_vtype scores = T(TC_F32, 4, (int32_t[]){B, H, T_, T_}), plane = T(TC_I64, 2, (int32_t[]){T_, T_});
+  int32_t q = IN(b, tin), k = IN(b, tin), v = IN(b, tin);
+  const int64_t to_heads[4] = {0, 2, 1, 3};
+  int32_t qh = NODE(b, TC_PRIM_PERMUTE, heads, 1, (int32_t[]){q}, 4, to_heads, 0);
+  int32_t vh = NODE(b, TC_PRIM_PERMUTE, heads, 1, (int32_t[]){v}, 4, to_heads, 0);
+  int32_t kt = NODE(b, TC_PRIM_PERMUTE, T(TC_F32, 4, (int32_t[]){B, H, D, T_}), 1, (int32_t[]){k}, 4,
+                    (int64_t[]){0, 2, 3, 1}, 0);
+  int32_t s = NODE(b, TC_PRIM_MATMUL, scores, 2, (int32_t[]){qh, kt}, 0, NULL, 0);
+  int32_t s1 = BIN(b, TC_PRIM_MUL, s, CONSTANT(b, scores, 0.5));
+  int32_t row = NODE(b, TC_PRIM_IOTA, plane, 0, NULL, 1, (int64_t[]){0}, 0);
+  int32_t col = NODE(b, TC_PRIM_IOTA, plane, 0, NULL, 1, (int64_t[]){1}, 0);
+  int32_t above = NODE(b, TC_PRIM_GE, T(TC_BOOL, 2, (int32_t[]){T_, T_}), 2,
+                       (int32_t[]){BIN(b, TC_PRIM_SUB, col, row), CONSTANT(b, plane, 1)}, 0, NULL, 0);
+  int32_t mask = BCAST(b, above, scores, 2, (int64_t[]){2, 3});
+  int32_t x = NODE(b, TC_PRIM_WHERE, scores, 3, (int32_t[]){mask, CONSTANT(b, scores, -INFINITY), s1}, 0, NULL, 0);
+  int32_t e = UN(b, TC_PRIM_EXP, BIN(b, TC_PRIM_SUB, x, BCAST(b, REDUCE(b, TC_PRIM_REDUCE_MAX, x, 3), scores, 3,
+                                                               (int64_t[]){0, 1, 2})));
+  int32_t p = BIN(b, TC_PRIM_DIV, e, BCAST(b, REDUCE(b, TC_PRIM_REDUCE_SUM, e, 3), scores, 3, (int64_t[]){0, 1, 2}));
+  int32_t o = NODE(b, TC_PRIM_MATMUL, heads, 2, (int32_t[]){p, vh}, 0, NULL, 0);
+  int32_t y = NODE(b, TC_PRIM_PERMUTE, tin, 1, (int32_t[]){o}, 4, to_heads, 0);
+  graph_set_outputs(&b->g, probs_out ? 2 : 1, (int32_t[]){y, p});
+  const sched_options opts = {.matmul_batch2 = true, .attention = attention};
+  tc_schedule *sc = NULL;
+  tc_status st = schedule_build_opts(&b->g, &opts, &sc);
+  cr_assert_eq(st, TC_OK, "schedule_build_opts: %s", tc_last_error());
+  return sc;
+}
+
+Test(schedule, causal_attention_is_one_kernel) {
+  gb b;
+  tc_schedule *s = attention_schedule(&b, true, false);
+  cr_assert_eq(s->n_kernels, 1, "one attention kernel, the output permute in its strides: %d kernels", s->n_kernels);
+  const tc_kernel_desc *k = &s->kernels[0].desc;
+  cr_assert_eq(k->kind, TC_KERNEL_ATTENTION);
+  cr_assert_str_eq(k->name, "causal_attention");
+  const tc_attention_desc *a = k->attention;
+  cr_assert_not_null(a);
+  cr_assert(a->causal && a->causal_offset == 1 && a->scale == 0.5, "causal %d offset %lld scale %g", a->causal,
+            (long long)a->causal_offset, a->scale);
+  /* (B, H) as two levels; every operand read in place from its (B, T, H, D) input */
+  int64_t v;
+  const int32_t want[][2] = {{a->batch2, 2}, {a->batch, 3}, {a->tq, 6}, {a->tk, 6}, {a->d, 4}, {a->dv, 4},
+                             {a->q_stride_batch2, 72}, {a->q_stride_batch, 4}, {a->q_stride_t, 12}, {a->q_stride_d, 1},
+                             {a->k_stride_t, 12}, {a->k_stride_d, 1}, {a->v_stride_t, 12},
+                             {a->o_stride_batch2, 72}, {a->o_stride_batch, 4}, {a->o_stride_t, 12}, {a->o_stride_d, 1}};
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+    cr_assert(sxtab_is_const(&s->sx, want[i][0], &v), "field %zu is not a constant", i);
+    cr_assert_eq(v, want[i][1], "field %zu: %lld, want %d", i, (long long)v, want[i][1]);
+  }
+  cr_assert_eq(k->n_buffers, 4);
+  cr_assert_eq(TC_ELEM(tc_kbuffer, k->buffers, k->buffer_size, a->o)->role, TC_BUF_OUTPUT);
+  schedule_release(s);
+  graph_free(&b.g);
+}
+
+Test(schedule, attention_unfused_without_the_kind_or_when_probs_are_read) {
+  gb b;
+  tc_schedule *s = attention_schedule(&b, false, false);
+  cr_assert_geq(s->n_kernels, 3, "scores, softmax, p.v: %d kernels", s->n_kernels);
+  for (int32_t i = 0; i < s->n_kernels; i++) cr_assert_neq(s->kernels[i].desc.kind, TC_KERNEL_ATTENTION);
+  schedule_release(s);
+  graph_free(&b.g);
+  s = attention_schedule(&b, true, true);
+  for (int32_t i = 0; i < s->n_kernels; i++)
+    cr_assert_neq(s->kernels[i].desc.kind, TC_KERNEL_ATTENTION, "the probabilities are an output: they must be stored");
+  schedule_release(s);
+  graph_free(&b.g);
+}
+
 /* ---------------------------------------------------------------- end to end on inductor-cpu */
 static tc_tensor *seq(int rank, const int64_t *sizes, float scale, int salt) {
   int64_t n = 1;

@@ -94,7 +94,8 @@ uint64_t backend_call_begin(tc_backend *be, const char *what);
 tc_status backend_take_async_error(tc_backend *be);
 
 /* What the backend accepts (the capabilities extension): whether it takes `prim` producing
- * or consuming `dtype`, and kernel kind `kind` (-1: not asked). True without the extension. */
+ * or consuming `dtype`, and kernel kind `kind` (-1: not asked). True without the extension,
+ * except for TC_KERNEL_ATTENTION, which a plugin of ABI 2.2 or newer must declare. */
 bool backend_accepts(const tc_backend *be, int32_t prim, int32_t dtype, int32_t kind);
 
 #endif

@@ -101,6 +101,18 @@ out:
   return best;
 }
 
+/* The end of the chain of reshapes and permutes that alone read v, one after another. */
+static int32_t view_chain_end(driver *d, int32_t v) {
+  const tc_graph *g = d->c.g;
+  while (!d->is_output[v] && d->u.start[v + 1] - d->u.start[v] == 1) {
+    int32_t u = d->u.list[d->u.start[v]];
+    const tc_node *n = graph_value_node(g, u);
+    if (!n || (n->prim != TC_PRIM_RESHAPE && n->prim != TC_PRIM_PERMUTE) || n->in[0] != v) break;
+    v = u;
+  }
+  return v;
+}
+
 static void realize(driver *d, int32_t v, const char *why) {
   d->epi_only[v] = false;
   if (!d->c.realized[v]) {
@@ -225,6 +237,8 @@ static void log_fusion(driver *d) {
 }
 
 static void driver_free(driver *d) {
+  free(d->c.attns);
+  free(d->c.attn_of);
   free(d->c.sx_map);
   free(d->c.realized);
   free(d->c.epi_end);
@@ -253,7 +267,7 @@ void schedule_release(tc_schedule *s) {
 }
 
 tc_status schedule_build(const tc_graph *g, tc_schedule **out) {
-  const sched_options all = {.matmul_batch2 = true};
+  const sched_options all = {.matmul_batch2 = true, .attention = false};
   return schedule_build_opts(g, &all, out);
 }
 
@@ -283,8 +297,10 @@ tc_status schedule_build_opts(const tc_graph *g, const sched_options *opts, tc_s
   d.is_output = calloc((size_t)nv, sizeof(bool));
   d.epi_only = calloc((size_t)nv, sizeof(bool));
   d.reason = calloc((size_t)nv, sizeof *d.reason);
+  c->attn_of = malloc(sizeof(int32_t) * (size_t)nv);
+  bool *in_attention = calloc((size_t)nv, sizeof(bool));
   tc_status st = TC_OK;
-  if (!c->sx_map || !c->realized || !c->epi_end || !c->inline_count || !s->value_buf ||
+  if (!c->sx_map || !c->realized || !c->epi_end || !c->inline_count || !s->value_buf || !c->attn_of || !in_attention ||
       !d.is_output || !d.epi_only || !d.reason || !users_build(g, c->n_values, &d.u)) {
     st = core_error(TC_ERR_OUT_OF_MEMORY, "scheduler: out of memory");
     goto done;
@@ -303,6 +319,7 @@ tc_status schedule_build_opts(const tc_graph *g, const sched_options *opts, tc_s
     c->probe[1][k] = pin ? pin : 29 + 11 * k;
   }
   for (int32_t v = 0; v < nv; v++) c->epi_end[v] = -1;
+  for (int32_t v = 0; v < nv; v++) c->attn_of[v] = -1;
 
   /* What must be stored. */
   for (int32_t v = 0; v < g->n_inputs; v++) realize(&d, v, "graph input");
@@ -310,25 +327,43 @@ tc_status schedule_build_opts(const tc_graph *g, const sched_options *opts, tc_s
     d.is_output[g->outputs[k]] = true;
     realize(&d, g->outputs[k], "graph output");
   }
+  /* Fused attention: its scores and probabilities are never stored; q, k and v are read
+   * where they lie, like a matmul's operands. */
+  if (c->opts.attention) {
+    enum { MAX_ATTENTION = 64 };
+    c->attns = calloc(MAX_ATTENTION, sizeof *c->attns);
+    if (!c->attns) {
+      st = core_error(TC_ERR_OUT_OF_MEMORY, "scheduler: out of memory");
+      goto done;
+    }
+    c->n_attns = attention_find(c, d.is_output, c->attns, MAX_ATTENTION);
+    for (int32_t r = 0; r < c->n_attns; r++) {
+      c->attn_of[c->attns[r].out] = r;
+      for (int32_t m = 0; m < c->attns[r].n_members; m++) in_attention[c->attns[r].members[m]] = true;
+    }
+  }
   for (int32_t i = 0; i < g->n_nodes; i++) {
     const tc_node *n = &g->nodes[i];
     int32_t v = g->n_inputs + i;
     if (n->prim == TC_PRIM_PAD || n->prim == TC_PRIM_CONCATENATE || n->prim == TC_PRIM_SCATTER_ADD)
       realize(&d, v, "written in pieces");
-    if (n->prim != TC_PRIM_MATMUL) continue;
-    realize(&d, v, "matmul");
+    if (n->prim != TC_PRIM_MATMUL || in_attention[v]) continue;
+    const sched_attention *at = c->attn_of[v] >= 0 ? &c->attns[c->attn_of[v]] : NULL;
+    realize(&d, v, at ? "fused attention" : "matmul");
     c->epi_end[v] = v;
-    for (int32_t j = 0; j < 2; j++) {
-      int32_t o = n->in[j];
+    const int32_t operands[3] = {at ? at->q : n->in[0], at ? at->kt : n->in[1], at ? at->v : -1};
+    for (int32_t j = 0; j < 3 && operands[j] >= 0; j++) {
+      int32_t o = operands[j];
       while (!c->realized[o] && graph_value_node(g, o) && prim_view(graph_value_node(g, o)->prim))
         o = graph_value_node(g, o)->in[0];
       realize(&d, o, "matmul operand");
     }
   }
-  /* Fused epilogues: M's product is only ever seen by its epilogue. */
+  /* Fused epilogues: M's product is only ever seen by its epilogue. Attention's output only
+   * through views (merging the heads), which its output strides absorb. */
   for (int32_t v = g->n_inputs; v < c->n_values; v++) {
     if (c->epi_end[v] != v) continue;
-    int32_t E = epilogue_end(&d, v, c->n_values);
+    int32_t E = c->attn_of[v] >= 0 ? view_chain_end(&d, v) : epilogue_end(&d, v, c->n_values);
     if (E == v) continue;
     c->epi_end[v] = E;
     c->realized[v] = false;
@@ -389,6 +424,7 @@ tc_status schedule_build_opts(const tc_graph *g, const sched_options *opts, tc_s
     free(plan);
   }
 done:
+  free(in_attention);
   driver_free(&d);
   if (st != TC_OK) {
     schedule_release(s);

@@ -55,6 +55,8 @@ typedef struct sched_kernel {
   int32_t n_outer, outer[TC_MAX_RANK], inner;
   bool has_matmul;
   tc_matmul_desc matmul;
+  bool has_attention;
+  tc_attention_desc attention;
   sched_op *ops;
   int32_t n_ops;
   /* Its ABI view (schedule_abi.c): desc points at abi_ops and the arrays below. */
@@ -90,12 +92,15 @@ typedef struct sched_options {
   /* tc_matmul_desc's second batch level (batch_levels 2). Without it, an operand whose batch
    * dims are not one strided run is copied into a contiguous buffer first. */
   bool matmul_batch2;
+  /* TC_KERNEL_ATTENTION (ABI 2.2, opt-in): softmax(mask(q.kT * scale)).v as one kernel. */
+  bool attention;
 } sched_options;
 
 /* Schedules g (borrowed; must outlive the schedule) for a plugin understanding opts (NULL:
  * everything this host's ABI has). */
 tc_status schedule_build_opts(const tc_graph *g, const sched_options *opts, tc_schedule **out);
-/* schedule_build_opts with everything ABI 2 offers (two batch levels). */
+/* schedule_build_opts with two batch levels and no fused attention (the kernels every
+ * kernel-level plugin takes). */
 tc_status schedule_build(const tc_graph *g, tc_schedule **out);
 /* A plan is shared by every executable bound to it: retain adds a reference, release drops one
  * and frees the plan with the last. */
@@ -129,6 +134,19 @@ typedef struct sched_access {
   seg s[TC_MAX_RANK];
 } sched_access;
 
+/* A fused attention region (schedule_attention.c): O = softmax(mask(q.kT * scale)).v. */
+#define SCHED_ATTENTION_MEMBERS 16
+typedef struct sched_attention {
+  int32_t out;           /* O: the P.v matmul */
+  int32_t scores;        /* S: the q.kT matmul */
+  int32_t q, kt, v;      /* the matmuls' operands, as they read them */
+  double scale;
+  bool causal;
+  int64_t causal_offset; /* key j of query i masked when j - i >= causal_offset */
+  int32_t n_members;
+  int32_t members[SCHED_ATTENTION_MEMBERS]; /* values computed inside the kernel, never stored */
+} sched_attention;
+
 /* The scheduler's working state (fuse.c owns it; index_map.c and kernel_build.c use it). */
 typedef struct sched_ctx {
   const tc_graph *g;
@@ -141,6 +159,10 @@ typedef struct sched_ctx {
   int32_t *epi_end;      /* per matmul node value: the end of its epilogue (itself when none) */
   int32_t *inline_count; /* per reduction value: kernels it was inlined into (this round) */
   sched_options opts;     /* what the plugin understands */
+  /* fused attention: regions, and per value the region it is the O of (or -1) */
+  sched_attention *attns;
+  int32_t n_attns;
+  int32_t *attn_of;
   /* the kernel's vars: extents (expr ids) of var 0..n_vars-1 */
   int32_t n_vars;
   int32_t var_extent[SCHED_MAX_VARS];
@@ -177,6 +199,9 @@ bool access_forward(sched_ctx *c, const tc_node *n, const sched_access *in, sche
 bool access_address(sched_ctx *c, const sched_access *a, const tc_vtype *t, aff *addr, int32_t *ind, int32_t *ind_coef);
 bool access_uses_var(const sched_access *a, int32_t v);
 bool access_same(const sched_access *a, const sched_access *b);
+
+/* schedule_attention.c: finds up to cap regions whose members no one else reads. */
+int32_t attention_find(sched_ctx *c, const bool *is_output, sched_attention *out, int32_t cap);
 
 /* kernel_build.c */
 /* Builds the kernel computing realized value `root` into a new schedule kernel; returns false

@@ -81,6 +81,7 @@ bool schedule_kernel_abi(sched_kernel *sk) {
                         .n_ops = n,
                         .ops = sk->abi_ops,
                         .op_size = sizeof(tc_kop),
-                        .matmul = sk->has_matmul ? &sk->matmul : NULL};
+                        .matmul = sk->has_matmul ? &sk->matmul : NULL,
+                        .attention = sk->has_attention ? &sk->attention : NULL};
   return true;
 }

@@ -1088,6 +1088,108 @@ static bool build_matmul(kbuild *k, int32_t mm_value) {
   return true;
 }
 
+/* Where O's element (batch..., i, f) of attention region a lives in the root's buffer, pushed
+ * forward along the views that merge the heads (as a matmul's pure-view epilogue). */
+static bool attention_out_map(kbuild *k, const sched_attention *a, int32_t split, aff *ce) {
+  sched_ctx *c = k->c;
+  int32_t r = graph_value_type(k->g, a->out)->rank;
+  sched_access acc = matmul_domain_access(c, r, split);
+  int32_t path[512], n_path = 0;
+  for (int32_t v = k->root; v != a->out && n_path < 512; v = graph_value_node(k->g, v)->in[0]) path[n_path++] = v;
+  for (int32_t j = n_path - 1; j >= 0; j--) {
+    sched_access next;
+    if (!access_forward(c, graph_value_node(k->g, path[j]), &acc, &next)) return fail(k, a->out, "%s", c->why);
+    acc = next;
+  }
+  int32_t ind, coef;
+  if (!access_address(c, &acc, graph_value_type(k->g, k->root), ce, &ind, &coef) || ind >= 0)
+    return fail(k, a->out, "attention's output is not an affine layout");
+  return true;
+}
+
+/* One layout of an attention kernel: batch dims split at `split` as a matmul's, q, kT and v
+ * mapped through their views, O through the views after it. */
+typedef struct attn_layout {
+  int32_t nb, batch[2];
+  int32_t bq, bk, bv;
+  aff mq, mk, mv, mo;
+} attn_layout;
+
+static bool attention_layout(kbuild *k, const sched_attention *a, int32_t split, attn_layout *L) {
+  sched_ctx *c = k->c;
+  const tc_vtype *ts = graph_value_type(k->g, a->scores), *to = graph_value_type(k->g, a->out);
+  int32_t r = ts->rank;
+  int32_t tq = sx_g(c, ts->shape[r - 2]), tk = sx_g(c, ts->shape[r - 1]);
+  int32_t d = sx_g(c, graph_value_type(k->g, a->q)->shape[r - 1]), dv = sx_g(c, to->shape[r - 1]);
+  memset(L, 0, sizeof *L);
+  if (split > 0) L->batch[L->nb++] = sx_prod(c, ts, 0, split);
+  L->batch[L->nb++] = sx_prod(c, ts, split, r - 2);
+  int32_t dom[4] = {L->batch[0], L->batch[1]};
+  int32_t n_outer = L->nb + 2;
+  dom[L->nb] = tq, dom[L->nb + 1] = d;
+  if (!operand_map(k, a->q, dom, n_outer, split, &L->bq, &L->mq)) return false;
+  dom[L->nb] = d, dom[L->nb + 1] = tk;
+  if (!operand_map(k, a->kt, dom, n_outer, split, &L->bk, &L->mk)) return false;
+  dom[L->nb] = tk, dom[L->nb + 1] = dv;
+  if (!operand_map(k, a->v, dom, n_outer, split, &L->bv, &L->mv)) return false;
+  dom[L->nb] = tq, dom[L->nb + 1] = dv;
+  set_domain(k, n_outer, dom, -1);
+  return attention_out_map(k, a, split, &L->mo);
+}
+
+static bool build_attention(kbuild *k, const sched_attention *a) {
+  sched_ctx *c = k->c;
+  const tc_vtype *ts = graph_value_type(k->g, a->scores), *to = graph_value_type(k->g, a->out);
+  int32_t r = ts->rank;
+  attn_layout L;
+  bool laid = false;
+  int32_t first_fail = -1;
+  char first_why[sizeof c->why];
+  int32_t n_splits = r > 3 && c->opts.matmul_batch2 ? r - 2 : 1;
+  for (int32_t split = 0; split < n_splits && !laid; split++) {
+    laid = attention_layout(k, a, split, &L);
+    if (!laid && split == 0) {
+      first_fail = c->fail_value;
+      snprintf(first_why, sizeof first_why, "%s", c->why);
+    }
+  }
+  if (!laid) {
+    c->fail_value = first_fail;
+    snprintf(c->why, sizeof c->why, "%s", first_why);
+    return false;
+  }
+  c->fail_value = -1;
+  c->why[0] = 0;
+  int32_t ob = c->s->value_buf[k->root];
+  int32_t zero = sx_c(c, 0);
+#define OR0(e) ((e) >= 0 ? (e) : zero)
+  int32_t two = L.nb == 2, vb = L.nb - 1; /* batch var; batch2 on var 0 when two levels */
+  int32_t vt = L.nb, ve = L.nb + 1;        /* row and column vars */
+  tc_attention_desc d = {
+      .struct_size = sizeof d, .q = kbuf(k, L.bq, false), .k = kbuf(k, L.bk, false), .v = kbuf(k, L.bv, false),
+      .o = kbuf(k, ob, true), .batch2 = two ? L.batch[0] : -1, .batch = L.batch[vb],
+      .tq = sx_g(c, ts->shape[r - 2]), .tk = sx_g(c, ts->shape[r - 1]),
+      .d = sx_g(c, graph_value_type(k->g, a->q)->shape[r - 1]), .dv = sx_g(c, to->shape[r - 1]),
+      .q_offset = OR0(L.mq.c), .q_stride_batch2 = two ? OR0(L.mq.k[0]) : -1, .q_stride_batch = OR0(L.mq.k[vb]),
+      .q_stride_t = OR0(L.mq.k[vt]), .q_stride_d = OR0(L.mq.k[ve]),
+      /* kT's vars are (d, tk): K's row stride is kT's column stride */
+      .k_offset = OR0(L.mk.c), .k_stride_batch2 = two ? OR0(L.mk.k[0]) : -1, .k_stride_batch = OR0(L.mk.k[vb]),
+      .k_stride_t = OR0(L.mk.k[ve]), .k_stride_d = OR0(L.mk.k[vt]),
+      .v_offset = OR0(L.mv.c), .v_stride_batch2 = two ? OR0(L.mv.k[0]) : -1, .v_stride_batch = OR0(L.mv.k[vb]),
+      .v_stride_t = OR0(L.mv.k[vt]), .v_stride_d = OR0(L.mv.k[ve]),
+      .o_offset = OR0(L.mo.c), .o_stride_batch2 = two ? OR0(L.mo.k[0]) : -1, .o_stride_batch = OR0(L.mo.k[vb]),
+      .o_stride_t = OR0(L.mo.k[vt]), .o_stride_d = OR0(L.mo.k[ve]),
+      .scale = a->scale, .causal = a->causal, .causal_offset = a->causal_offset};
+#undef OR0
+  set_domain(k, 0, NULL, -1);
+  if (!finish(k, TC_KERNEL_ATTENTION, NULL)) return false;
+  sched_kernel *sk = &c->s->kernels[c->s->n_kernels - 1];
+  sk->has_attention = true;
+  sk->attention = d;
+  snprintf(sk->name, sizeof sk->name, "%s", a->causal ? "causal_attention" : "attention");
+  return true;
+}
+
 bool kernel_build(sched_ctx *c, int32_t root, tc_status *err) {
   kbuild k;
   memset(&k, 0, sizeof k);
@@ -1107,7 +1209,9 @@ bool kernel_build(sched_ctx *c, int32_t root, tc_status *err) {
   for (int32_t v = 0; v < c->n_values && mm < 0; v++)
     if (c->epi_end[v] == root) mm = v;
   const tc_node *rn = graph_value_node(c->g, root);
-  if (mm >= 0) {
+  if (mm >= 0 && c->attn_of[mm] >= 0) {
+    ok = build_attention(&k, &c->attns[c->attn_of[mm]]);
+  } else if (mm >= 0) {
     ok = build_matmul(&k, mm);
   } else if (rn && (rn->prim == TC_PRIM_PAD || rn->prim == TC_PRIM_CONCATENATE || rn->prim == TC_PRIM_SCATTER_ADD)) {
     ok = build_special(&k, rn);

@@ -57,7 +57,7 @@ char *schedule_plan_string(const tc_schedule *s) {
   PUT("%d kernels, %d buffers (%d temporary slots)\n", s->n_kernels, s->n_bufs, s->n_slots);
   for (int32_t k = 0; k < s->n_kernels; k++) {
     const sched_kernel *sk = &s->kernels[k];
-    PUT("  kernel %d %s (%s): ", k, sk->name, sk->desc.kind == TC_KERNEL_MATMUL ? "matmul" : "loop");
+    PUT("  kernel %d %s (%s): ", k, sk->name, sk->desc.kind == TC_KERNEL_MATMUL ? "matmul" : sk->desc.kind == TC_KERNEL_ATTENTION ? "attention" : "loop");
     for (int32_t i = 0; i < sk->n_bufs; i++)
       PUT("%s%s%s", i ? ", " : "", sk->kbufs[i].role == TC_BUF_INPUT ? "" : sk->kbufs[i].role == TC_BUF_OUTPUT ? "->" : "<->",
           sk->kbuf_names[i]);

@@ -219,7 +219,9 @@ void tck_c_describe_kernel(tck_str *s, const tc_kernel_desc *k, const tck_exprs 
   int32_t loops = 0;
   for (int32_t i = 0; i < k->n_ops; i++)
     if (tck_kernel_op(k, i)->loop + 1 > loops) loops = tck_kernel_op(k, i)->loop + 1;
-  tck_str_printf(s, "\n/* %s: %s over (", k->name ? k->name : "?", k->kind == TC_KERNEL_MATMUL ? "matmul" : "loop");
+  tck_str_printf(s, "\n/* %s: %s over (", k->name ? k->name : "?", k->kind == TC_KERNEL_MATMUL      ? "matmul"
+                 : k->kind == TC_KERNEL_ATTENTION ? "attention"
+                                                  : "loop");
   for (int32_t v = 0; v < k->n_outer; v++) {
     if (v) tck_str_puts(s, ", ");
     tck_exprs_ref(s, x, k->outer[v]);

@@ -226,6 +226,50 @@ static tc_status check_matmul(const kctx *c) {
   return TC_OK;
 }
 
+/* An ATTENTION kernel: four buffers named by index, its sizes and strides, constant head sizes
+ * (at most 256), f32 q/k/v/o, no ops and no outer domain (tc_plugin.h). */
+static tc_status check_attention(const kctx *c) {
+  vctx *v = c->v;
+  const tc_kernel_desc *k = c->k;
+  const tc_attention_desc *a = k->attention;
+  int32_t ne = c->l->n_exprs;
+  if (a->struct_size < TC_STRUCT_SIZE(tc_attention_desc, causal_offset))
+    return fail(v, TC_ERR_VERSION, "attention.struct_size %zu is too small", a->struct_size);
+  const int32_t bufs[] = {a->q, a->k, a->v, a->o};
+  static const char *const bnames[] = {"attention.q", "attention.k", "attention.v", "attention.o"};
+  for (int i = 0; i < 4; i++) {
+    if (bufs[i] < 0 || bufs[i] >= k->n_buffers)
+      return fail(v, TC_ERR_INVALID_ARGUMENT, "%s = %d is not a buffer (%d buffers)", bnames[i], bufs[i], k->n_buffers);
+    if (tck_kernel_buffer(k, bufs[i])->dtype != TC_F32)
+      return fail(v, TC_ERR_INVALID_ARGUMENT, "%s: dtype %d, attention kernels are f32", bnames[i],
+                  tck_kernel_buffer(k, bufs[i])->dtype);
+  }
+#define EXPR(f, none) TRY(check_expr_id(v, ne, a->f, none, "attention." #f))
+  EXPR(batch, false);
+  EXPR(tq, false);
+  EXPR(tk, false);
+  EXPR(d, false);
+  EXPR(dv, false);
+  EXPR(q_offset, false); EXPR(q_stride_batch, false); EXPR(q_stride_t, false); EXPR(q_stride_d, false);
+  EXPR(k_offset, false); EXPR(k_stride_batch, false); EXPR(k_stride_t, false); EXPR(k_stride_d, false);
+  EXPR(v_offset, false); EXPR(v_stride_batch, false); EXPR(v_stride_t, false); EXPR(v_stride_d, false);
+  EXPR(o_offset, false); EXPR(o_stride_batch, false); EXPR(o_stride_t, false); EXPR(o_stride_d, false);
+  if (a->batch2 != -1) {
+    EXPR(batch2, false);
+    EXPR(q_stride_batch2, false); EXPR(k_stride_batch2, false); EXPR(v_stride_batch2, false); EXPR(o_stride_batch2, false);
+  }
+#undef EXPR
+  const tc_size_expr *ed = TC_ELEM(tc_size_expr, c->l->exprs, c->l->expr_size, a->d);
+  const tc_size_expr *edv = TC_ELEM(tc_size_expr, c->l->exprs, c->l->expr_size, a->dv);
+  if (ed->op != TC_SX_CONST || edv->op != TC_SX_CONST || ed->value < 1 || edv->value < 1 || ed->value > 256 ||
+      edv->value > 256)
+    return fail(v, TC_ERR_INVALID_ARGUMENT, "attention.d and attention.dv must be constants in 1..256");
+  if (k->n_ops != 0 || k->n_outer != 0)
+    return fail(v, TC_ERR_INVALID_ARGUMENT, "an attention kernel has no ops and no outer domain (%d ops, n_outer %d)",
+                k->n_ops, k->n_outer);
+  return TC_OK;
+}
+
 static tc_status check_kernel(vctx *v, const tc_kernel_list *l, int32_t ki) {
   const tc_kernel_desc *k = tck_list_kernel(l, ki);
   snprintf(v->where, sizeof v->where, "kernel %d (%s): ", ki,
@@ -233,8 +277,13 @@ static tc_status check_kernel(vctx *v, const tc_kernel_list *l, int32_t ki) {
   if (k->struct_size < TC_STRUCT_SIZE(tc_kernel_desc, matmul))
     return fail(v, TC_ERR_VERSION, "struct_size %zu is too small", k->struct_size);
   if (!k->name) return fail(v, TC_ERR_INVALID_ARGUMENT, "name is NULL");
-  if (k->kind != TC_KERNEL_LOOP && k->kind != TC_KERNEL_MATMUL)
+  if (k->kind != TC_KERNEL_LOOP && k->kind != TC_KERNEL_MATMUL && k->kind != TC_KERNEL_ATTENTION)
     return fail(v, TC_ERR_INVALID_ARGUMENT, "kind = %d is not a kernel kind", k->kind);
+  const tc_attention_desc *attention =
+      k->struct_size >= TC_STRUCT_SIZE(tc_kernel_desc, attention) ? k->attention : NULL;
+  if ((k->kind == TC_KERNEL_ATTENTION) != (attention != NULL))
+    return fail(v, TC_ERR_INVALID_ARGUMENT, "attention must be set exactly for attention kernels (kind %d, attention %s)",
+                k->kind, attention ? "set" : "NULL");
   TRY(check_ids(v, "outer", k->n_outer, k->outer));
   for (int32_t d = 0; d < k->n_outer; d++) {
     char field[32];
@@ -262,6 +311,7 @@ static tc_status check_kernel(vctx *v, const tc_kernel_list *l, int32_t ki) {
                 k->kind, k->matmul ? "set" : "NULL");
   kctx c = {v, l, k};
   if (k->matmul) TRY(check_matmul(&c));
+  if (attention) TRY(check_attention(&c));
   int32_t loop_prev = -1, loop_max = -1;
   size_t base = strlen(v->where);
   for (int32_t i = 0; i < k->n_ops; i++) {

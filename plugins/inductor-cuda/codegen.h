@@ -67,6 +67,11 @@ void cg_declare_accumulators(tck_str *s, const icuda_gen *g, int32_t loop, int d
 tc_status cg_points(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, size_t cap);
 tc_status cg_matmul(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, size_t cap);
 
+/* codegen_attention.c: TC_KERNEL_ATTENTION as a flash-attention kernel (mark its expressions
+ * first, as cg_mark_exprs does for ops). */
+void cg_attention_mark(icuda_gen *g);
+tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, size_t cap);
+
 /* codegen_rows.c */
 /* True when the kernel should run as ROWS (inner loops long enough, reductions it can split). */
 bool cg_rows_wanted(const icuda_gen *g);

@@ -87,8 +87,10 @@ tc_status icuda_codegen(const tc_kernel_list *list, const icuda_codegen_options 
     }
     if (st == TC_OK) {
       cg_mark_exprs(&g);
+      if (k->kind == TC_KERNEL_ATTENTION) cg_attention_mark(&g);
       tck_c_describe_kernel(&s, k, &g.x);
-      if (k->kind == TC_KERNEL_MATMUL) st = cg_matmul(&s, &g, &plans[i], kerr, sizeof kerr);
+      if (k->kind == TC_KERNEL_ATTENTION) st = cg_attention(&s, &g, &plans[i], kerr, sizeof kerr);
+      else if (k->kind == TC_KERNEL_MATMUL) st = cg_matmul(&s, &g, &plans[i], kerr, sizeof kerr);
       else if (k->kind == TC_KERNEL_LOOP && cg_rows_wanted(&g)) st = cg_rows(&s, &g, &plans[i], kerr, sizeof kerr);
       else if (k->kind == TC_KERNEL_LOOP) st = cg_points(&s, &g, &plans[i], kerr, sizeof kerr);
       else {

@@ -79,6 +79,17 @@ static void driver_load_once(void) {
   OPT(cuGraphDestroy, "cuGraphDestroy");
 #undef OPT
   if (no_graphs) d.cuStreamBeginCapture = NULL;
+  const char *no_events = NULL;
+#define OPT(field, symbol) icuda_dlsym(lib, symbol, &d.field, sizeof d.field, &no_events)
+  OPT(cuEventCreate, "cuEventCreate");
+  OPT(cuEventRecord, "cuEventRecord");
+  OPT(cuEventSynchronize, "cuEventSynchronize");
+  OPT(cuEventDestroy, "cuEventDestroy_v2");
+  const char *no_v2 = NULL; /* CUDA 12.8 added _v2 (the same signature); 13 maps the name to it */
+  icuda_dlsym(lib, "cuEventElapsedTime_v2", &d.cuEventElapsedTime, sizeof d.cuEventElapsedTime, &no_v2);
+  if (no_v2) OPT(cuEventElapsedTime, "cuEventElapsedTime");
+#undef OPT
+  if (no_events) d.cuEventCreate = NULL;
   if (missing) {
     snprintf(g_why, sizeof g_why, "the CUDA driver lacks %s (a driver for CUDA 11.2 or newer is needed)", missing);
     dlclose(lib);

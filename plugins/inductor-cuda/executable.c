@@ -49,6 +49,11 @@ static tc_error *kernel_copy(tc_plugin_ctx *ctx, const tc_kernel_list *list, int
       return tck_error(ctx->host, TC_ERR_UNSUPPORTED, "inductor-cuda compile '%s': buffer %d (%s) has unsupported dtype %s",
                        out->name, (int)b, kb->name ? kb->name : "?", tck_dtype_name(kb->dtype));
   }
+  if (k->kind == TC_KERNEL_ATTENTION) {
+    const tc_attention_desc *at = k->attention; /* validated: present, buffers in range, f32 */
+    memset(&out->attn, 0, sizeof out->attn);
+    memcpy(&out->attn, at, at->struct_size < sizeof out->attn ? at->struct_size : sizeof out->attn);
+  }
   if (k->kind == TC_KERNEL_MATMUL) {
     const tc_matmul_desc *m = k->matmul;
     if (!m || m->a < 0 || m->a >= k->n_buffers || m->b < 0 || m->b >= k->n_buffers || m->c < 0 || m->c >= k->n_buffers)
@@ -76,7 +81,7 @@ static tc_error *kernel_copy(tc_plugin_ctx *ctx, const tc_kernel_list *list, int
 
 static tc_error *plan_check(tc_plugin_ctx *ctx, icuda_kernel *k) {
   const icuda_kernel_plan *p = &k->plan;
-  int want = k->kind == TC_KERNEL_MATMUL ? ICUDA_LAUNCH_MATMUL : -1;
+  int want = k->kind == TC_KERNEL_MATMUL ? ICUDA_LAUNCH_MATMUL : k->kind == TC_KERNEL_ATTENTION ? ICUDA_LAUNCH_ATTENTION : -1;
   if (want >= 0 ? p->kind != want : (p->kind != ICUDA_LAUNCH_POINTS && p->kind != ICUDA_LAUNCH_ROWS))
     return tck_error(ctx->host, TC_ERR_INTERNAL, "inductor-cuda compile '%s': plan kind %d for a %s kernel", k->name,
                      (int)p->kind, k->kind == TC_KERNEL_MATMUL ? "matmul" : "loop");
@@ -253,6 +258,7 @@ void icuda_executable_free(tc_plugin_ctx *ctx, tc_executable *exe) {
               exe->name ? exe->name : "?", icuda_cu_name(ctx->cu, r, nb, sizeof nb));
     }
   }
+  icuda_profile_report(ctx, exe);
   icuda_graphs_free(ctx, exe);
   for (int32_t i = 0; exe->kernels && i < exe->n_kernels; i++) icuda_mm_algos_free(exe->kernels[i].algos);
   free(exe->kernels);

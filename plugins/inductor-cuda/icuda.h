@@ -33,9 +33,13 @@ typedef enum icuda_launch_kind {
   ICUDA_LAUNCH_POINTS = 0, /* one thread per outer point; grid-stride over all of them */
   ICUDA_LAUNCH_ROWS = 1,   /* one block per outer point (a row), its threads over the inner domain;
                               grid-stride over rows */
-  ICUDA_LAUNCH_MATMUL = 2  /* cuBLASLt writes the product to buffer c, then (has_epilogue) the
+  ICUDA_LAUNCH_MATMUL = 2, /* cuBLASLt writes the product to buffer c, then (has_epilogue) the
                               generated epilogue kernel runs as POINTS over (batch2,) batch, m, n */
+  ICUDA_LAUNCH_ATTENTION = 3 /* flash attention: a block per 64 queries of one head
+                                (ceil(tq / 64) x batch x batch2 blocks), codegen_attention.c */
 } icuda_launch_kind;
+#define ICUDA_ATTN_THREADS 128
+#define ICUDA_ATTN_QUERIES 64 /* per block */
 
 /* How the runtime launches one kernel of the list. */
 typedef struct icuda_kernel_plan {
@@ -162,6 +166,12 @@ typedef struct icuda_driver {
   CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
   CUresult (*cuGraphExecDestroy)(CUgraphExec);
   CUresult (*cuGraphDestroy)(CUgraph);
+  /* events, optional: TC_LOGS=profile times each launch on the device with a pair of them */
+  CUresult (*cuEventCreate)(CUevent *, unsigned int);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);          /* _v2 where the driver has it */
+  CUresult (*cuEventDestroy)(CUevent);                                 /* _v2 */
 } icuda_driver;
 
 /* The loaded driver with cuInit done, or NULL with why in err: "no CUDA driver (libcuda.so.1:
@@ -203,6 +213,9 @@ struct tc_plugin_ctx {
   bool pending;
   uint64_t pending_call;
   icuda_held *held;            /* graphs.c: the current call's launches, held (or NULL) */
+  /* TC_LOGS=profile (profile.c): each launch waited for between two events */
+  bool profiling;
+  CUevent prof_begin, prof_end;
 };
 
 /* A device buffer. ptr 0 for zero bytes. pooled: from cuMemAllocAsync (freed stream-ordered). */
@@ -260,8 +273,10 @@ typedef struct icuda_kernel {
   int32_t elem_size[ICUDA_MAX_BUFS]; /* bytes */
   int32_t dtype[ICUDA_MAX_BUFS];
   tc_matmul_desc mm;          /* MATMUL: a copy (ids only) */
+  tc_attention_desc attn;     /* ATTENTION: a copy (ids only) */
   icuda_mm_algo_slot *algos;  /* MATMUL: ICUDA_MM_ALGO_SLOTS heuristic answers, by shape */
   int32_t next_algo;
+  tck_launch_stats profile;   /* TC_LOGS=profile: device time per launch (cuBLASLt + epilogue) */
 } icuda_kernel;
 
 struct tc_executable {
@@ -290,6 +305,18 @@ typedef struct icuda_compile_opts {
 tc_error *icuda_compile(tc_plugin_ctx *ctx, const tc_kernel_list *list, const icuda_compile_opts *o,
                         tc_executable **out);
 void icuda_executable_free(tc_plugin_ctx *ctx, tc_executable *exe);
+
+/* ---------------------------------------------------------------- profile.c
+ * TC_LOGS=profile: every launch is bracketed by two events and waited for (so the device time
+ * of each kernel, cuBLASLt's product and its epilogue together, is known at the cost of the
+ * queue's asynchrony); each kernel's figures are logged when its executable is freed. Launches
+ * held for a CUDA graph are not timed. */
+void icuda_profile_open(tc_plugin_ctx *ctx);
+void icuda_profile_close(tc_plugin_ctx *ctx);
+/* Around one launch: begin says whether this launch is timed; end records its time in k. */
+bool icuda_profile_begin(tc_plugin_ctx *ctx);
+void icuda_profile_end(tc_plugin_ctx *ctx, icuda_kernel *k);
+void icuda_profile_report(tc_plugin_ctx *ctx, const tc_executable *exe);
 
 /* ---------------------------------------------------------------- launch.c */
 tc_error *icuda_launch(tc_plugin_ctx *ctx, const tc_launch_args *a);

@@ -109,6 +109,7 @@ tc_error *icuda_launch(tc_plugin_ctx *ctx, const tc_launch_args *a) {
   tc_error *e = eval_sizes(ctx, exe, a, vals);
   if (!e) e = fill_args(ctx, exe, k, a, vals, &args);
   bool queued = false;
+  bool timed = !e && icuda_profile_begin(ctx);
   if (!e) {
     switch (k->plan.kind) {
     case ICUDA_LAUNCH_POINTS: {
@@ -123,6 +124,21 @@ tc_error *icuda_launch(tc_plugin_ctx *ctx, const tc_launch_args *a) {
       queued = rows > 0;
       break;
     }
+    case ICUDA_LAUNCH_ATTENTION: {
+      /* a block per 64 queries of each head */
+      const tc_attention_desc *at = &k->attn;
+      uint64_t tq = (uint64_t)(vals[at->tq] > 0 ? vals[at->tq] : 0);
+      uint64_t heads = (uint64_t)(vals[at->batch] > 0 ? vals[at->batch] : 0);
+      if (at->batch2 >= 0) heads *= (uint64_t)(vals[at->batch2] > 0 ? vals[at->batch2] : 0);
+      uint64_t blocks = (tq + ICUDA_ATTN_QUERIES - 1) / ICUDA_ATTN_QUERIES * heads;
+      queued = blocks > 0;
+      if (blocks > INT32_MAX)
+        e = tck_error(ctx->host, TC_ERR_UNSUPPORTED, "inductor-cuda launch '%s': %llu attention blocks", k->name,
+                      (unsigned long long)blocks);
+      else if (queued)
+        e = launch_fn(ctx, k, blocks, &args);
+      break;
+    }
     case ICUDA_LAUNCH_MATMUL:
       if (!k->plan.inline_product) e = icuda_blaslt_matmul(ctx, exe, k, vals, &args);
       queued = true;
@@ -135,6 +151,7 @@ tc_error *icuda_launch(tc_plugin_ctx *ctx, const tc_launch_args *a) {
     }
   }
   if (vals != local) free(vals);
+  if (timed && !e) icuda_profile_end(ctx, k);
   if (e || !queued) return e;
   ctx->pending = true;
   ctx->pending_call = a->call_id;

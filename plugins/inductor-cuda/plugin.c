@@ -210,6 +210,7 @@ static void ctx_release(tc_plugin_ctx *ctx) {
         if (e) ctx->host->error_free(ctx->host->host_ctx, e);
       }
       icuda_blaslt_release(ctx);
+      icuda_profile_close(ctx);
       if (ctx->workspace) icuda_device_free(ctx, ctx->workspace);
       ctx->workspace = 0;
       if (ctx->stream) {
@@ -275,6 +276,7 @@ static tc_error *ctx_open(tc_plugin_ctx *ctx, const tc_init_args *a) {
     e = icuda_cu_error(ctx, r, "cuStreamCreate", "init (device %d)", (int)ctx->device);
   }
   if (!e) e = icuda_mem_setup(ctx);
+  if (!e) icuda_profile_open(ctx);
   icuda_ctx_leave(ctx, &sc);
   if (e) return e;
   tck_log(ctx->host, TC_LOG_INFO, "init", "inductor-cuda: context on device %d (%s, sm_%d, %d SMs)", (int)ctx->device,
@@ -448,7 +450,7 @@ static const tc_capabilities_ext k_capabilities = {
     .dtypes = (1u << TC_F32) | (1u << TC_F64) | (1u << TC_I32) | (1u << TC_I64) | (1u << TC_BOOL),
     .n_prim_words = 2,
     .prims = tck_prims_all,
-    .kernel_kinds = (1u << TC_KERNEL_LOOP) | (1u << TC_KERNEL_MATMUL),
+    .kernel_kinds = (1u << TC_KERNEL_LOOP) | (1u << TC_KERNEL_MATMUL) | (1u << TC_KERNEL_ATTENTION),
 };
 
 static const tc_plugin_api k_api = {

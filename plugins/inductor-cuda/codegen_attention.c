@@ -1,0 +1,270 @@
+/* codegen_attention.c — TC_KERNEL_ATTENTION as a flash-attention kernel: the scores and the
+ * probabilities never leave the block.
+ *
+ * A block of ICUDA_ATTN_THREADS threads takes BM = 64 queries of one (batch2, batch) head and
+ * walks the keys in tiles of BN = 64: q·kT of the tile (each thread 4 queries x 8 keys, fp32
+ * FMAs from shared memory), the mask, the online softmax (running max m and sum l per query,
+ * the accumulator rescaled by exp(m_old - m_new)), then p·v into the thread's 4 x DV/8 slice of
+ * the output. Tiles wholly masked by the causal mask are skipped, and blocks start with the
+ * heaviest query tiles (the last ones) so the short ones fill the tail of the grid.
+ *
+ * Shared memory: q (BM x D), k then p (BN x D, then BN x BM: p reuses k's space once the scores
+ * are made), v (BN x DV); rows padded by 4 floats so a phase of 8 lanes reading float4 rows
+ * hits 8 different bank groups. Thread t owns queries 4*(t/8) .. +3 and keys t%8 + 8j (keys
+ * interleaved: the transposed p store is then conflict-free); a query's 8 threads are
+ * consecutive lanes, so its max and sum are 3 shuffles.
+ *
+ * PyTorch's results: masked and out-of-range keys weigh exactly 0; a query whose keys are all
+ * masked gets NaN (softmax of all -inf), NaN in a score makes its query NaN (max propagates
+ * it), tk = 0 gives zeros (an empty sum). The module is compiled with --fmad=false: the FMAs
+ * here are written out, so the dot products round like cuBLAS's, not like the graph's. */
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen.h"
+
+enum { BM = 64, BN = 64 };
+
+static int32_t round_up(int32_t v, int32_t m) { return (v + m - 1) / m * m; }
+
+/* Shared memory of one block, in bytes, for head sizes d and dv. */
+static int32_t attention_smem(int32_t d4, int32_t dv8) {
+  int32_t q = BM * (d4 + 4), kp = BN * (d4 + 4 > BM + 4 ? d4 + 4 : BM + 4), v = BN * dv8;
+  return 4 * (q + kp + v);
+}
+
+static void ref(tck_str *s, const icuda_gen *g, int32_t id) { tck_exprs_ref(s, &g->x, id); }
+
+/* "const long long name = <expr>;" */
+static void def(tck_str *s, const icuda_gen *g, const char *name, int32_t id) {
+  tck_str_printf(s, "  const long long %s = ", name);
+  ref(s, g, id);
+  tck_str_puts(s, ";\n");
+}
+
+void cg_attention_mark(icuda_gen *g) {
+  const tc_attention_desc *a = g->k->attention;
+  const int32_t ids[] = {a->batch2, a->batch, a->tq, a->tk, a->d, a->dv,
+                         a->q_offset, a->q_stride_batch2, a->q_stride_batch, a->q_stride_t, a->q_stride_d,
+                         a->k_offset, a->k_stride_batch2, a->k_stride_batch, a->k_stride_t, a->k_stride_d,
+                         a->v_offset, a->v_stride_batch2, a->v_stride_batch, a->v_stride_t, a->v_stride_d,
+                         a->o_offset, a->o_stride_batch2, a->o_stride_batch, a->o_stride_t, a->o_stride_d};
+  for (size_t i = 0; i < sizeof ids / sizeof *ids; i++)
+    if (ids[i] >= 0) tck_exprs_mark(&g->x, ids[i]);
+}
+
+tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, size_t cap) {
+  const tc_attention_desc *a = g->k->attention;
+  int64_t d = 0, dv = 0;
+  for (int64_t v = 1; v <= 256; v++) {
+    if (tck_exprs_is_const(&g->x, a->d, v)) d = v;
+    if (tck_exprs_is_const(&g->x, a->dv, v)) dv = v;
+  }
+  if (!d || !dv) {
+    snprintf(err, cap, "attention head sizes must be constants in 1..256");
+    return TC_ERR_UNSUPPORTED;
+  }
+  const int32_t d4 = round_up((int32_t)d, 4), dv8 = round_up((int32_t)dv, 8);
+  const int32_t smem = attention_smem(d4, dv8);
+  const bool two = a->batch2 >= 0;
+  plan->kind = ICUDA_LAUNCH_ATTENTION;
+  plan->block = ICUDA_ATTN_THREADS;
+  plan->smem_bytes = smem;
+  const char *qn = g->bname[a->q], *kn = g->bname[a->k], *vn = g->bname[a->v], *on = g->bname[a->o];
+
+  tck_str_printf(s, "/* flash attention: %lld-dim queries and keys, %lld-dim values; %s; scale %.9g */\n", (long long)d,
+                 (long long)dv, a->causal ? "causal" : "no mask", a->scale);
+  cg_prologue(s, g, ICUDA_ATTN_THREADS);
+  tck_str_printf(s,
+                 "  enum { BM = %d, BN = %d, D = %lld, D4 = %d, DV = %lld, DV8 = %d, DVT = DV8 / 8 };\n"
+                 "  enum { QROW = D4 + 4, KROW = D4 + 4, PROW = BM + 4 };\n",
+                 BM, BN, (long long)d, d4, (long long)dv, dv8);
+  def(s, g, "tq", a->tq);
+  def(s, g, "tk", a->tk);
+  def(s, g, "heads", a->batch);
+  if (two) def(s, g, "heads2", a->batch2);
+  else tck_str_puts(s, "  const long long heads2 = 1;\n");
+  static const char *const fields[4][5] = {
+      {"q_off", "q_sb2", "q_sb", "q_st", "q_sd"},
+      {"k_off", "k_sb2", "k_sb", "k_st", "k_sd"},
+      {"v_off", "v_sb2", "v_sb", "v_st", "v_sd"},
+      {"o_off", "o_sb2", "o_sb", "o_st", "o_sd"}};
+  const int32_t strides[4][5] = {
+      {a->q_offset, a->q_stride_batch2, a->q_stride_batch, a->q_stride_t, a->q_stride_d},
+      {a->k_offset, a->k_stride_batch2, a->k_stride_batch, a->k_stride_t, a->k_stride_d},
+      {a->v_offset, a->v_stride_batch2, a->v_stride_batch, a->v_stride_t, a->v_stride_d},
+      {a->o_offset, a->o_stride_batch2, a->o_stride_batch, a->o_stride_t, a->o_stride_d}};
+  for (int t = 0; t < 4; t++)
+    for (int f = 0; f < 5; f++) {
+      if (f == 1 && !two) {
+        tck_str_printf(s, "  const long long %s = 0;\n", fields[t][f]);
+        continue;
+      }
+      def(s, g, fields[t][f], strides[t][f]);
+    }
+  tck_str_printf(s,
+                 "  const float scale = %.9gf;\n"
+                 "  const bool causal = %s;\n"
+                 "  const long long causal_offset = %lldLL; /* key j of query i masked when j - i >= it */\n",
+                 a->scale, a->causal ? "true" : "false", (long long)a->causal_offset);
+  /* p . v: a thread's DVT values as float4 when they are whole float4s */
+  static const char pv_vector[] =
+      "#pragma unroll\n"
+      "      for (int f4 = 0; f4 < DVT / 4; f4++) {\n"
+      "        const float4 vv = *(const float4 *)&vs[c * DV8 + tx * DVT + f4 * 4];\n"
+      "#pragma unroll\n"
+      "        for (int i = 0; i < 4; i++) {\n"
+      "          acc[i][f4 * 4 + 0] = fmaf(p4[i], vv.x, acc[i][f4 * 4 + 0]);\n"
+      "          acc[i][f4 * 4 + 1] = fmaf(p4[i], vv.y, acc[i][f4 * 4 + 1]);\n"
+      "          acc[i][f4 * 4 + 2] = fmaf(p4[i], vv.z, acc[i][f4 * 4 + 2]);\n"
+      "          acc[i][f4 * 4 + 3] = fmaf(p4[i], vv.w, acc[i][f4 * 4 + 3]);\n"
+      "        }\n"
+      "      }\n";
+  static const char pv_scalar[] =
+      "#pragma unroll\n"
+      "      for (int f = 0; f < DVT; f++) {\n"
+      "        const float vv = vs[c * DV8 + tx * DVT + f];\n"
+      "#pragma unroll\n"
+      "        for (int i = 0; i < 4; i++) acc[i][f] = fmaf(p4[i], vv, acc[i][f]);\n"
+      "      }\n";
+  tck_str_printf(s,
+      "\n"
+      "  /* the heaviest query tiles (the last: most keys under a causal mask) first */\n"
+      "  const long long tiles_q = (tq + BM - 1) / BM, n_heads = heads * heads2;\n"
+      "  const long long head = blockIdx.x %% n_heads, qt = tiles_q - 1 - blockIdx.x / n_heads;\n"
+      "  const long long hb = head %% heads, hb2 = head / heads;\n"
+      "  const float *__restrict__ qg = %s + q_off + hb2 * q_sb2 + hb * q_sb;\n"
+      "  const float *__restrict__ kg = %s + k_off + hb2 * k_sb2 + hb * k_sb;\n"
+      "  const float *__restrict__ vg = %s + v_off + hb2 * v_sb2 + hb * v_sb;\n"
+      "  float *__restrict__ og = %s + o_off + hb2 * o_sb2 + hb * o_sb;\n",
+                 qn, kn, vn, on);
+  tck_str_puts(s,
+      "  const long long q0 = qt * BM;\n"
+      "  extern __shared__ float4 tc_smem4[];\n"
+      "  float *qs = (float *)tc_smem4;   /* BM x QROW: q rows */\n"
+      "  float *ks = qs + BM * QROW;      /* BN x KROW: k rows; then BN x PROW: p, key-major */\n"
+      "  float *vs = ks + BN * (KROW > PROW ? KROW : PROW); /* BN x DV8: v rows */\n"
+      "  const int tid = threadIdx.x, tx = tid & 7, ty = tid >> 3; /* queries 4ty..4ty+3, keys tx + 8j */\n"
+      "\n"
+      "  for (int e = tid; e < BM * D4; e += blockDim.x) {\n"
+      "    const int r = e / D4, c = e % D4;\n"
+      "    qs[r * QROW + c] = q0 + r < tq && c < D ? qg[(q0 + r) * q_st + c * q_sd] : 0.0f;\n"
+      "  }\n"
+      "  float m[4], l[4], acc[4][DVT];\n"
+      "#pragma unroll\n"
+      "  for (int i = 0; i < 4; i++) {\n"
+      "    m[i] = -INFINITY;\n"
+      "    l[i] = 0.0f;\n"
+      "#pragma unroll\n"
+      "    for (int f = 0; f < DVT; f++) acc[i][f] = 0.0f;\n"
+      "  }\n"
+      "  /* keys any query of the tile may see: j < i + causal_offset for the last query i */\n"
+      "  long long keys = tk;\n"
+      "  if (causal) {\n"
+      "    const long long last = (q0 + BM < tq ? q0 + BM : tq) - 1 + causal_offset;\n"
+      "    keys = last < 0 ? 0 : last < tk ? last : tk;\n"
+      "  }\n"
+      "  const long long tiles_k = (keys + BN - 1) / BN;\n"
+      "  for (long long kt = 0; kt < tiles_k; kt++) {\n"
+      "    const long long k0 = kt * BN;\n"
+      "    __syncthreads(); /* the previous tile's p and v are read */\n"
+      "    for (int e = tid; e < BN * D4; e += blockDim.x) {\n"
+      "      const int r = e / D4, c = e % D4;\n"
+      "      ks[r * KROW + c] = k0 + r < tk && c < D ? kg[(k0 + r) * k_st + c * k_sd] : 0.0f;\n"
+      "    }\n"
+      "    for (int e = tid; e < BN * DV8; e += blockDim.x) {\n"
+      "      const int r = e / DV8, c = e % DV8;\n"
+      "      vs[r * DV8 + c] = k0 + r < tk && c < DV ? vg[(k0 + r) * v_st + c * v_sd] : 0.0f;\n"
+      "    }\n"
+      "    __syncthreads();\n"
+      "    /* scores: 4 queries x 8 keys per thread */\n"
+      "    float sc[4][8];\n"
+      "#pragma unroll\n"
+      "    for (int i = 0; i < 4; i++)\n"
+      "#pragma unroll\n"
+      "      for (int j = 0; j < 8; j++) sc[i][j] = 0.0f;\n"
+      "#pragma unroll 2\n");
+  tck_str_puts(s,
+      "    for (int e = 0; e < D4; e += 4) {\n"
+      "      float4 qv[4], kv[8];\n"
+      "#pragma unroll\n"
+      "      for (int i = 0; i < 4; i++) qv[i] = *(const float4 *)&qs[(ty * 4 + i) * QROW + e];\n"
+      "#pragma unroll\n"
+      "      for (int j = 0; j < 8; j++) kv[j] = *(const float4 *)&ks[(tx + 8 * j) * KROW + e];\n"
+      "#pragma unroll\n"
+      "      for (int i = 0; i < 4; i++)\n"
+      "#pragma unroll\n"
+      "        for (int j = 0; j < 8; j++) {\n"
+      "          sc[i][j] = fmaf(qv[i].x, kv[j].x, sc[i][j]);\n"
+      "          sc[i][j] = fmaf(qv[i].y, kv[j].y, sc[i][j]);\n"
+      "          sc[i][j] = fmaf(qv[i].z, kv[j].z, sc[i][j]);\n"
+      "          sc[i][j] = fmaf(qv[i].w, kv[j].w, sc[i][j]);\n"
+      "        }\n"
+      "    }\n"
+      "    /* mask, then the online softmax of each query over its 8 threads */\n"
+      "    float alpha[4];\n"
+      "#pragma unroll\n"
+      "    for (int i = 0; i < 4; i++) {\n"
+      "      const long long qi = q0 + ty * 4 + i;\n"
+      "      float mt = -INFINITY;\n"
+      "#pragma unroll\n"
+      "      for (int j = 0; j < 8; j++) {\n"
+      "        const long long kj = k0 + tx + 8 * j;\n"
+      "        const bool gone = kj >= tk || (causal && kj - qi >= causal_offset);\n"
+      "        sc[i][j] = gone ? -INFINITY : sc[i][j] * scale;\n"
+      "        mt = tc_max_f32(mt, sc[i][j]);\n"
+      "      }\n"
+      "      mt = tc_max_f32(mt, tc_shfl_xor(mt, 1));\n"
+      "      mt = tc_max_f32(mt, tc_shfl_xor(mt, 2));\n"
+      "      mt = tc_max_f32(mt, tc_shfl_xor(mt, 4));\n"
+      "      const float mn = tc_max_f32(m[i], mt);\n"
+      "      /* all -inf so far: nothing to rescale, nothing weighs */\n"
+      "      alpha[i] = mn == -INFINITY ? 1.0f : expf(m[i] - mn);\n"
+      "      float sum = 0.0f;\n"
+      "#pragma unroll\n"
+      "      for (int j = 0; j < 8; j++) {\n"
+      "        sc[i][j] = mn == -INFINITY ? 0.0f : expf(sc[i][j] - mn);\n"
+      "        sum += sc[i][j];\n"
+      "      }\n"
+      "      sum += tc_shfl_xor(sum, 1);\n"
+      "      sum += tc_shfl_xor(sum, 2);\n"
+      "      sum += tc_shfl_xor(sum, 4);\n"
+      "      l[i] = l[i] * alpha[i] + sum;\n");
+  tck_str_puts(s,
+      "      m[i] = mn;\n"
+      "    }\n"
+      "    __syncthreads(); /* every thread's scores are made: p may take k's place */\n"
+      "    float *ps = ks;\n"
+      "#pragma unroll\n"
+      "    for (int j = 0; j < 8; j++)\n"
+      "      *(float4 *)&ps[(tx + 8 * j) * PROW + ty * 4] = make_float4(sc[0][j], sc[1][j], sc[2][j], sc[3][j]);\n"
+      "    __syncthreads();\n"
+      "    /* acc = acc * alpha + p . v over the tile's keys: 4 queries x DVT values per thread */\n"
+      "#pragma unroll\n"
+      "    for (int i = 0; i < 4; i++)\n"
+      "#pragma unroll\n"
+      "      for (int f = 0; f < DVT; f++) acc[i][f] *= alpha[i];\n"
+      "    const int kn = k0 + BN <= tk ? BN : (int)(tk - k0);\n"
+      "#pragma unroll 4\n"
+      "    for (int c = 0; c < kn; c++) {\n"
+      "      const float4 pv = *(const float4 *)&ps[c * PROW + ty * 4];\n"
+      "      const float p4[4] = {pv.x, pv.y, pv.z, pv.w};\n");
+  tck_str_puts(s, dv8 / 8 % 4 == 0 ? pv_vector : pv_scalar);
+  tck_str_puts(s,
+      "    }\n"
+      "  }\n"
+      "  /* out = acc / l; a query with keys but every one masked is NaN, as softmax of all -inf */\n"
+      "#pragma unroll\n"
+      "  for (int i = 0; i < 4; i++) {\n"
+      "    const long long qi = q0 + ty * 4 + i;\n"
+      "    if (qi >= tq) continue;\n"
+      "    const float inv_none = tk > 0 && m[i] == -INFINITY ? NAN : 0.0f;\n"
+      "#pragma unroll\n"
+      "    for (int f = 0; f < DVT; f++) {\n"
+      "      const int col = tx * DVT + f;\n"
+      "      if (col < DV) og[qi * o_st + col * o_sd] = m[i] == -INFINITY ? inv_none : acc[i][f] / l[i];\n"
+      "    }\n"
+      "  }\n");
+  tck_str_puts(s, "}\n");
+  return TC_OK;
+}
