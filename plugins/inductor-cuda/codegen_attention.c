@@ -30,7 +30,7 @@ static int32_t round_up(int32_t v, int32_t m) { return (v + m - 1) / m * m; }
 /* Shared memory of one block, in bytes, for head sizes d and dv. */
 static int32_t attention_smem(int32_t d4, int32_t dv8) {
   int32_t q = BM * (d4 + 4), kp = BN * (d4 + 4 > BM + 4 ? d4 + 4 : BM + 4), v = BN * dv8;
-  return 4 * (q + kp + v);
+  return 4 * (q + 2 * (kp + v)); /* k (then p) and v double-buffered */
 }
 
 static void ref(tck_str *s, const icuda_gen *g, int32_t id) { tck_exprs_ref(s, &g->x, id); }
@@ -77,7 +77,7 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
   cg_prologue(s, g, ICUDA_ATTN_THREADS);
   tck_str_printf(s,
                  "  enum { BM = %d, BN = %d, D = %lld, D4 = %d, DV = %lld, DV8 = %d, DVT = DV8 / 8 };\n"
-                 "  enum { QROW = D4 + 4, KROW = D4 + 4, PROW = BM + 4 };\n",
+                 "  enum { QROW = D4 + 4, KROW = D4 + 4, PROW = BM + 4, KP = KROW > PROW ? KROW : PROW };\n",
                  BM, BN, (long long)d, d4, (long long)dv, dv8);
   def(s, g, "tq", a->tq);
   def(s, g, "tk", a->tk);
@@ -141,14 +141,17 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
   tck_str_puts(s,
       "  const long long q0 = qt * BM;\n"
       "  extern __shared__ float4 tc_smem4[];\n"
-      "  float *qs = (float *)tc_smem4;   /* BM x QROW: q rows */\n"
-      "  float *ks = qs + BM * QROW;      /* BN x KROW: k rows; then BN x PROW: p, key-major */\n"
-      "  float *vs = ks + BN * (KROW > PROW ? KROW : PROW); /* BN x DV8: v rows */\n"
+      "  float *qs = (float *)tc_smem4;           /* BM x QROW: q rows */\n"
+      "  float *kbuf = qs + BM * QROW;             /* 2 x BN x KP: k rows; then p, key-major (BN x PROW) */\n"
+      "  float *vbuf = kbuf + 2 * BN * KP;         /* 2 x BN x DV8: v rows */\n"
       "  const int tid = threadIdx.x, tx = tid & 7, ty = tid >> 3; /* queries 4ty..4ty+3, keys tx + 8j */\n"
       "\n"
+      "  /* q, then every key tile, copied by cp.async (zeros past the ends): tile kt + 1 is in\n"
+      "   * flight while tile kt is computed */\n"
       "  for (int e = tid; e < BM * D4; e += blockDim.x) {\n"
       "    const int r = e / D4, c = e % D4;\n"
-      "    qs[r * QROW + c] = q0 + r < tq && c < D ? qg[(q0 + r) * q_st + c * q_sd] : 0.0f;\n"
+      "    const bool in = q0 + r < tq && c < D;\n"
+      "    tc_cp_async4(&qs[r * QROW + c], in ? &qg[(q0 + r) * q_st + c * q_sd] : qg, in);\n"
       "  }\n"
       "  float m[4], l[4], acc[4][DVT];\n"
       "#pragma unroll\n"
@@ -165,16 +168,31 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
       "    keys = last < 0 ? 0 : last < tk ? last : tk;\n"
       "  }\n"
       "  const long long tiles_k = (keys + BN - 1) / BN;\n"
-      "  for (long long kt = 0; kt < tiles_k; kt++) {\n"
+      "  auto load_tile = [&](long long kt) {\n"
       "    const long long k0 = kt * BN;\n"
-      "    __syncthreads(); /* the previous tile's p and v are read */\n"
+      "    float *ks = kbuf + (kt & 1) * BN * KP, *vs = vbuf + (kt & 1) * BN * DV8;\n"
       "    for (int e = tid; e < BN * D4; e += blockDim.x) {\n"
       "      const int r = e / D4, c = e % D4;\n"
-      "      ks[r * KROW + c] = k0 + r < tk && c < D ? kg[(k0 + r) * k_st + c * k_sd] : 0.0f;\n"
+      "      const bool in = k0 + r < tk && c < D;\n"
+      "      tc_cp_async4(&ks[r * KROW + c], in ? &kg[(k0 + r) * k_st + c * k_sd] : kg, in);\n"
       "    }\n"
       "    for (int e = tid; e < BN * DV8; e += blockDim.x) {\n"
       "      const int r = e / DV8, c = e % DV8;\n"
-      "      vs[r * DV8 + c] = k0 + r < tk && c < DV ? vg[(k0 + r) * v_st + c * v_sd] : 0.0f;\n"
+      "      const bool in = k0 + r < tk && c < DV;\n"
+      "      tc_cp_async4(&vs[r * DV8 + c], in ? &vg[(k0 + r) * v_st + c * v_sd] : vg, in);\n"
+      "    }\n"
+      "  };\n"
+      "  if (tiles_k > 0) load_tile(0);\n"
+      "  tc_cp_async_commit();\n"
+      "  for (long long kt = 0; kt < tiles_k; kt++) {\n"
+      "    const long long k0 = kt * BN;\n"
+      "    float *ks = kbuf + (kt & 1) * BN * KP, *vs = vbuf + (kt & 1) * BN * DV8;\n"
+      "    if (kt + 1 < tiles_k) {\n"
+      "      load_tile(kt + 1); /* into the other buffers, read by nobody since the last barrier */\n"
+      "      tc_cp_async_commit();\n"
+      "      tc_cp_async_wait1(); /* q and tile kt have landed */\n"
+      "    } else {\n"
+      "      tc_cp_async_wait0();\n"
       "    }\n"
       "    __syncthreads();\n"
       "    /* scores: 4 queries x 8 keys per thread */\n"
@@ -252,7 +270,9 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
   tck_str_puts(s, dv8 / 8 % 4 == 0 ? pv_vector : pv_scalar);
   tck_str_puts(s,
       "    }\n"
+      "    __syncthreads(); /* p and v of this tile are read: its buffers may take tile kt + 2 */\n"
       "  }\n"
+      "  tc_cp_async_wait0(); /* no copy outlives the block (q's, when every key is masked) */\n"
       "  /* out = acc / l; a query with keys but every one masked is NaN, as softmax of all -inf */\n"
       "#pragma unroll\n"
       "  for (int i = 0; i < 4; i++) {\n"

@@ -70,6 +70,34 @@ TC_FN void tc_atomic_add(uint8_t *p, uint8_t v) {
   atomicOr((unsigned int *)(addr & ~3ull), 1u << (8 * (unsigned)(addr & 3ull)));
 }
 
+/* Asynchronous 4-byte copies global -> shared (sm_80+: cp.async, in flight while the block
+ * computes; zeros when !valid, src then only has to be a valid address), committed as groups and
+ * waited for with all but the newest (wait1) or none (wait0) outstanding. Older devices copy
+ * synchronously. */
+TC_FN void tc_cp_async4(float *dst, const float *src, bool valid) {
+#if __CUDA_ARCH__ >= 800
+  const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(src), "r"(valid ? 4 : 0));
+#else
+  *dst = valid ? *src : 0.0f;
+#endif
+}
+TC_FN void tc_cp_async_commit(void) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+TC_FN void tc_cp_async_wait1(void) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group 1;\n" ::);
+#endif
+}
+TC_FN void tc_cp_async_wait0(void) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group 0;\n" ::);
+#endif
+}
+
 /* A lane's partner value in a butterfly over the warp (float, double, int, long long). */
 #define tc_shfl_xor(v, o) __shfl_xor_sync(0xffffffffu, (v), (o))
 
