@@ -86,7 +86,7 @@ Test(inductor_cuda_runtime, capabilities_then_codegen_check) {
   cr_assert_geq(caps->base.struct_size, sizeof *caps);
   uint32_t want = (1u << TC_F32) | (1u << TC_F64) | (1u << TC_I32) | (1u << TC_I64) | (1u << TC_BOOL);
   cr_assert_eq(caps->dtypes, want);
-  cr_assert_eq(caps->kernel_kinds, (1u << TC_KERNEL_LOOP) | (1u << TC_KERNEL_MATMUL));
+  cr_assert_eq(caps->kernel_kinds, (1u << TC_KERNEL_LOOP) | (1u << TC_KERNEL_MATMUL) | (1u << TC_KERNEL_ATTENTION));
   cr_assert_geq(caps->n_prim_words, 2);
   /* every prim the ABI defines */
   const int prims[] = {TC_PRIM_NEG, TC_PRIM_ISNAN, TC_PRIM_ADD, TC_PRIM_OR, TC_PRIM_WHERE, TC_PRIM_CONVERT,

@@ -86,6 +86,7 @@ tc_status icuda_codegen(const tc_kernel_list *list, const icuda_codegen_options 
       buffer_name(k, b, g.bname[b], sizeof g.bname[b]);
     }
     if (st == TC_OK) {
+      plans[i].src_begin = s.len;
       cg_mark_exprs(&g);
       if (k->kind == TC_KERNEL_ATTENTION) cg_attention_mark(&g);
       tck_c_describe_kernel(&s, k, &g.x);
@@ -98,6 +99,7 @@ tc_status icuda_codegen(const tc_kernel_list *list, const icuda_codegen_options 
         st = TC_ERR_UNSUPPORTED;
       }
     }
+    plans[i].src_end = s.len;
     if (st != TC_OK) snprintf(err, cap, "kernel %d (%s): %s", (int)i, k->name ? k->name : "?", kerr);
   }
   tck_exprs_free(&g.x);

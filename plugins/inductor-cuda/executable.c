@@ -1,6 +1,5 @@
-/* executable.c — compile: the codegen half's CUDA C (icuda_codegen) -> a cubin from the host's
- * disk cache (kind "cubin", keyed by the source, the sm, NVRTC's version and its flags) or from
- * NVRTC (then stored) -> cuModuleLoadData -> one CUfunction per plan. The kernel list is
+/* executable.c — compile: the codegen half's CUDA C (icuda_codegen) -> plans checked -> one
+ * module per kernel (modules.c: disk cache or NVRTC, in parallel) -> one CUfunction per plan. The kernel list is
  * borrowed for the compile call only: the executable keeps a copy of the expression table and
  * of what launch needs of each kernel (outer extents' expr ids, buffers' numel ids and element
  * sizes, the matmul descriptor's ids). */
@@ -10,20 +9,6 @@
 
 #include "icuda.h"
 
-#define ICUDA_SMEM_DEFAULT (48 * 1024) /* above this a kernel must opt in */
-
-/* A cached cubin (malloc'd) or NULL; an entry that is not a cubin is logged and compiled again. */
-static void *cache_load(tc_plugin_ctx *ctx, const char *key, size_t key_len, size_t *n) {
-  size_t size = 0;
-  void *data = tck_host_cache_load(ctx->host, "inductor-cuda", key, key_len, "cubin", &size);
-  if (data && (size < 4 || memcmp(data, "\x7f" "ELF", 4))) {
-    tck_log(ctx->host, TC_LOG_WARN, "cache", "inductor-cuda cache: an entry of %zu bytes is not a cubin; compiling again", size);
-    free(data);
-    return NULL;
-  }
-  if (data) *n = size;
-  return data;
-}
 
 /* What launch needs of kernel i, and the checks that need no code: limits of icuda_args, the
  * dtypes cuBLASLt takes. */
@@ -103,61 +88,6 @@ static tc_error *plan_check(tc_plugin_ctx *ctx, icuda_kernel *k) {
   return NULL;
 }
 
-/* The cubin of source: from the cache, else NVRTC (and stored). *hit says which. */
-static tc_error *cubin_get(tc_plugin_ctx *ctx, const char *graph, const char *source, void **cubin, size_t *size,
-                           bool *hit) {
-  *cubin = NULL;
-  *size = 0;
-  *hit = false;
-  char why[4096];
-  const icuda_nvrtc *nv = icuda_nvrtc_load(why, sizeof why);
-  if (!nv) return tck_error(ctx->host, TC_ERR_UNAVAILABLE, "inductor-cuda compile '%s': NVRTC: %s", graph, why);
-  int32_t sm = ctx->facts.sm;
-  tck_str key = {0};
-  tck_str_printf(&key, "inductor-cuda cubin\nsm_%d\nnvrtc %s\nflags %s\n", (int)sm, icuda_nvrtc_version(nv),
-                 icuda_nvrtc_flags(sm));
-  tck_str_puts(&key, source);
-  size_t key_len = key.len;
-  char *k = tck_str_take(&key);
-  if (!k) return tck_error(ctx->host, TC_ERR_OUT_OF_MEMORY, "inductor-cuda compile: out of memory");
-  *cubin = cache_load(ctx, k, key_len, size);
-  if (*cubin) {
-    *hit = true;
-    tck_log(ctx->host, TC_LOG_INFO, "cache", "inductor-cuda cache hit: graph '%s': %zu bytes of cubin for sm_%d, NVRTC skipped",
-            graph, *size, (int)sm);
-    free(k);
-    return NULL;
-  }
-  double t0 = tck_now_s();
-  tc_status st = icuda_nvrtc_compile(nv, source, graph, sm, cubin, size, why, sizeof why);
-  if (st != TC_OK) {
-    free(k);
-    *cubin = NULL;
-    return tck_error(ctx->host, st, "inductor-cuda compile '%s': NVRTC (sm_%d): %s", graph, (int)sm, why);
-  }
-  tck_log(ctx->host, TC_LOG_INFO, "cache", "inductor-cuda cache miss: graph '%s' compiled by NVRTC in %.1f ms (%zu bytes, sm_%d)",
-          graph, (tck_now_s() - t0) * 1e3, *size, (int)sm);
-  tck_host_cache_store(ctx->host, "inductor-cuda", k, key_len, "cubin", *cubin, *size);
-  free(k);
-  return NULL;
-}
-
-static tc_error *functions_get(tc_plugin_ctx *ctx, tc_executable *exe) {
-  for (int32_t i = 0; i < exe->n_kernels; i++) {
-    icuda_kernel *k = &exe->kernels[i];
-    if (k->kind == TC_KERNEL_MATMUL && !k->plan.has_epilogue) continue;
-    CUresult r = ctx->cu->cuModuleGetFunction(&k->fn, exe->module, k->plan.name);
-    if (r != CUDA_SUCCESS) return icuda_cu_error(ctx, r, "cuModuleGetFunction", "compile '%s' (function %s)", k->name, k->plan.name);
-    if (k->plan.smem_bytes > ICUDA_SMEM_DEFAULT) {
-      r = ctx->cu->cuFuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, k->plan.smem_bytes);
-      if (r != CUDA_SUCCESS)
-        return icuda_cu_error(ctx, r, "cuFuncSetAttribute", "compile '%s' (MAX_DYNAMIC_SHARED_SIZE_BYTES = %d)", k->name,
-                              (int)k->plan.smem_bytes);
-    }
-  }
-  return NULL;
-}
-
 tc_error *icuda_compile(tc_plugin_ctx *ctx, const tc_kernel_list *list, const icuda_compile_opts *o, tc_executable **out) {
   *out = NULL;
   double t0 = tck_now_s();
@@ -199,39 +129,7 @@ tc_error *icuda_compile(tc_plugin_ctx *ctx, const tc_kernel_list *list, const ic
   if (!e && tck_log_on(ctx->host, "output_code"))
     tck_log(ctx->host, TC_LOG_INFO, "output_code", "inductor-cuda: graph '%s':\n%s", graph, exe->source);
 
-  if (!e && list->n_kernels > 0) {
-    /* a cached cubin that the driver refuses is compiled again, once */
-    for (int attempt = 0; attempt < 2 && !e && !exe->module; attempt++) {
-      void *cubin = NULL;
-      size_t size = 0;
-      bool hit = false;
-      if (attempt == 0) {
-        e = cubin_get(ctx, graph, exe->source, &cubin, &size, &hit);
-      } else {
-        /* compile without the cache: NVRTC directly */
-        const icuda_nvrtc *nv = icuda_nvrtc_load(why, sizeof why);
-        tc_status st = nv ? icuda_nvrtc_compile(nv, exe->source, graph, ctx->facts.sm, &cubin, &size, why, sizeof why)
-                          : TC_ERR_UNAVAILABLE;
-        if (st != TC_OK) e = tck_error(ctx->host, st, "inductor-cuda compile '%s': NVRTC: %s", graph, why);
-      }
-      if (e) break;
-      CUmodule mod = NULL;
-      CUresult r = ctx->cu->cuModuleLoadData(&mod, cubin);
-      free(cubin);
-      if (r == CUDA_SUCCESS) {
-        exe->module = mod;
-        exe->from_cache = hit;
-      } else if (hit) {
-        char nb[48];
-        tck_log(ctx->host, TC_LOG_WARN, "cache", "inductor-cuda cache: the cached cubin of '%s' does not load (%s); compiling again",
-                graph, icuda_cu_name(ctx->cu, r, nb, sizeof nb));
-      } else {
-        e = icuda_cu_error(ctx, r, "cuModuleLoadData", "compile '%s' (a %zu-byte cubin for sm_%d)", graph, size,
-                           (int)ctx->facts.sm);
-      }
-    }
-    if (!e) e = functions_get(ctx, exe);
-  }
+  if (!e) e = icuda_modules_build(ctx, exe);
   free(plans);
   if (e) {
     icuda_executable_free(ctx, exe);
@@ -244,20 +142,7 @@ tc_error *icuda_compile(tc_plugin_ctx *ctx, const tc_kernel_list *list, const ic
 
 void icuda_executable_free(tc_plugin_ctx *ctx, tc_executable *exe) {
   if (!exe) return;
-  if (exe->module) {
-    /* launches of its functions may still be queued */
-    tc_error *e = icuda_stream_wait(ctx, "executable_free");
-    if (e) {
-      tck_log(ctx->host, TC_LOG_WARN, "inductor-cuda", "%s", ctx->host->error_message(ctx->host->host_ctx, e));
-      ctx->host->error_free(ctx->host->host_ctx, e);
-    }
-    CUresult r = ctx->cu->cuModuleUnload(exe->module);
-    if (r != CUDA_SUCCESS) {
-      char nb[48];
-      tck_log(ctx->host, TC_LOG_WARN, "inductor-cuda", "inductor-cuda executable_free '%s': cuModuleUnload failed: %s",
-              exe->name ? exe->name : "?", icuda_cu_name(ctx->cu, r, nb, sizeof nb));
-    }
-  }
+  icuda_modules_free(ctx, exe);
   icuda_profile_report(ctx, exe);
   icuda_graphs_free(ctx, exe);
   for (int32_t i = 0; exe->kernels && i < exe->n_kernels; i++) icuda_mm_algos_free(exe->kernels[i].algos);

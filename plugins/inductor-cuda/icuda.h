@@ -38,6 +38,7 @@ typedef enum icuda_launch_kind {
   ICUDA_LAUNCH_ATTENTION = 3 /* flash attention: a block per 64 queries of one head
                                 (ceil(tq / 64) x batch x batch2 blocks), codegen_attention.c */
 } icuda_launch_kind;
+#define ICUDA_SMEM_DEFAULT (48 * 1024) /* dynamic shared memory above this: the kernel opts in */
 #define ICUDA_ATTN_THREADS 128
 #define ICUDA_ATTN_QUERIES 64 /* per block */
 
@@ -55,6 +56,9 @@ typedef struct icuda_kernel_plan {
    * grid-stride over groups). The grid is ceil(rows / rows_per_block), capped by max_blocks
    * when that is set. 0 reads as 1 (POINTS and MATMUL leave it 0). */
   int32_t rows_per_block;
+  /* Where the kernel's text lies in the module's source, [src_begin, src_end); the prelude is
+   * everything before the first kernel's. A kernel compiles alone as prelude + its text. */
+  size_t src_begin, src_end;
 } icuda_kernel_plan;
 
 typedef struct icuda_codegen_options {
@@ -285,7 +289,7 @@ struct tc_executable {
   bool from_cache;
   double compile_seconds;
   bool allow_tf32;
-  CUmodule module;
+  CUmodule *modules;          /* per kernel: its own module (NULL: no function, or not loaded) */
   int32_t n_exprs, n_syms;
   tc_size_expr *exprs;
   int32_t n_kernels;
@@ -317,6 +321,15 @@ void icuda_profile_close(tc_plugin_ctx *ctx);
 bool icuda_profile_begin(tc_plugin_ctx *ctx);
 void icuda_profile_end(tc_plugin_ctx *ctx, icuda_kernel *k);
 void icuda_profile_report(tc_plugin_ctx *ctx, const tc_executable *exe);
+
+/* ---------------------------------------------------------------- modules.c
+ * The executable's code: one module per kernel with a function (prelude + that kernel), each
+ * cubin from the host's disk cache (kind "cubin", keyed by that source, the sm, NVRTC's version
+ * and flags) or from NVRTC, the missing ones compiled at once on up to one thread per core:
+ * a graph's first call waits for its slowest kernel, not for the sum. Fills exe->modules and
+ * each kernel's fn; exe->from_cache when no NVRTC ran. */
+tc_error *icuda_modules_build(tc_plugin_ctx *ctx, tc_executable *exe);
+void icuda_modules_free(tc_plugin_ctx *ctx, tc_executable *exe);
 
 /* ---------------------------------------------------------------- launch.c */
 tc_error *icuda_launch(tc_plugin_ctx *ctx, const tc_launch_args *a);

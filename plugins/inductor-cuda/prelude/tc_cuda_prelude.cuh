@@ -82,6 +82,15 @@ TC_FN void tc_cp_async4(float *dst, const float *src, bool valid) {
   *dst = valid ? *src : 0.0f;
 #endif
 }
+/* The same for 16 aligned bytes (dst and src 16-byte aligned). */
+TC_FN void tc_cp_async16(float *dst, const float *src, bool valid) {
+#if __CUDA_ARCH__ >= 800
+  const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(valid ? 16 : 0));
+#else
+  *(float4 *)dst = valid ? *(const float4 *)src : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#endif
+}
 TC_FN void tc_cp_async_commit(void) {
 #if __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;\n" ::);
