@@ -217,7 +217,7 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
       "    for (int i = 0; i < 4; i++)\n"
       "#pragma unroll\n"
       "      for (int j = 0; j < 8; j++) sc[i][j] = 0.0f;\n"
-      "#pragma unroll 2\n");
+      "#pragma unroll 1\n");
   tck_str_puts(s,
       "    for (int e = 0; e < D4; e += 4) {\n"
       "      float4 qv[4], kv[8];\n"
@@ -278,7 +278,7 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
       "#pragma unroll\n"
       "      for (int f = 0; f < DVT; f++) acc[i][f] *= alpha[i];\n"
 
-      "#pragma unroll 4\n"
+      "#pragma unroll 2\n"
       "    for (int c = 0; c < n; c++) {\n"
       "      const float4 pv = *(const float4 *)&ps[c * PROW + ty * 4];\n"
       "      const float p4[4] = {pv.x, pv.y, pv.z, pv.w};\n");
