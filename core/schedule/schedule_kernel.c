@@ -1010,6 +1010,35 @@ static bool matmul_layout(kbuild *k, int32_t mm_value, int32_t split, mm_layout 
   return true;
 }
 
+/* Lays a kernel out with the batch dims of its rank-r values as one level (split 0), else as
+ * two (split 1 .. r-3, when the plugin reads a second level): the first split `lay` manages,
+ * or -1 with the one-level attempt's failure (the value to realize first, and why). */
+typedef bool (*layout_fn)(kbuild *k, const void *what, int32_t split, void *layout);
+static int32_t lay_out_by_splits(kbuild *k, int32_t r, layout_fn lay, const void *what, void *layout) {
+  sched_ctx *c = k->c;
+  int32_t first_fail = -1;
+  char first_why[sizeof c->why];
+  int32_t n_splits = r > 3 && c->opts.matmul_batch2 ? r - 2 : 1;
+  for (int32_t split = 0; split < n_splits; split++) {
+    if (lay(k, what, split, layout)) {
+      c->fail_value = -1;
+      c->why[0] = 0;
+      return split;
+    }
+    if (split == 0) {
+      first_fail = c->fail_value;
+      snprintf(first_why, sizeof first_why, "%s", c->why);
+    }
+  }
+  c->fail_value = first_fail;
+  snprintf(c->why, sizeof c->why, "%s", first_why);
+  return -1;
+}
+
+static bool try_matmul_layout(kbuild *k, const void *mm_value, int32_t split, void *layout) {
+  return matmul_layout(k, *(const int32_t *)mm_value, split, layout);
+}
+
 static bool build_matmul(kbuild *k, int32_t mm_value) {
   sched_ctx *c = k->c;
   tc_schedule *s = c->s;
@@ -1021,27 +1050,11 @@ static bool build_matmul(kbuild *k, int32_t mm_value) {
    * dims into two levels rather than copying the operand into a contiguous buffer, if the
    * plugin reads the second level (ABI 1.1); else the failure realizes the operand (a copy). */
   mm_layout L;
-  int32_t first_fail = -1;
-  char first_why[sizeof c->why];
-  bool laid = false;
-  int32_t n_splits = r > 3 && c->opts.matmul_batch2 ? r - 2 : 1;
-  for (int32_t split = 0; split < n_splits && !laid; split++) {
-    laid = matmul_layout(k, mm_value, split, &L);
-    if (laid && split > 0) {
-      c->fail_value = -1;
-      c->why[0] = 0;
-      tc_logs("fusion", "matmul v%d: two batch levels (dims 0..%d and %d..%d) instead of a copy", mm_value, split - 1,
-              split, r - 3);
-    } else if (!laid && split == 0) {
-      first_fail = c->fail_value;
-      snprintf(first_why, sizeof first_why, "%s", c->why);
-    }
-  }
-  if (!laid) {
-    c->fail_value = first_fail;
-    snprintf(c->why, sizeof c->why, "%s", first_why);
-    return false;
-  }
+  int32_t split = lay_out_by_splits(k, r, try_matmul_layout, &mm_value, &L);
+  if (split < 0) return false;
+  if (split > 0)
+    tc_logs("fusion", "matmul v%d: two batch levels (dims 0..%d and %d..%d) instead of a copy", mm_value, split - 1, split,
+            r - 3);
   int32_t nb = L.n_outer - 2; /* batch vars: 1, or 2 with batch2 on var 0 */
   int32_t M = L.outer[nb], N = L.outer[nb + 1], K = sx_g(c, ta->shape[ta->rank - 1]);
   set_domain(k, L.n_outer, L.outer, -1);
@@ -1137,29 +1150,16 @@ static bool attention_layout(kbuild *k, const sched_attention *a, int32_t split,
   return attention_out_map(k, a, split, &L->mo);
 }
 
+static bool try_attention_layout(kbuild *k, const void *a, int32_t split, void *layout) {
+  return attention_layout(k, a, split, layout);
+}
+
 static bool build_attention(kbuild *k, const sched_attention *a) {
   sched_ctx *c = k->c;
   const tc_vtype *ts = graph_value_type(k->g, a->scores), *to = graph_value_type(k->g, a->out);
   int32_t r = ts->rank;
   attn_layout L;
-  bool laid = false;
-  int32_t first_fail = -1;
-  char first_why[sizeof c->why];
-  int32_t n_splits = r > 3 && c->opts.matmul_batch2 ? r - 2 : 1;
-  for (int32_t split = 0; split < n_splits && !laid; split++) {
-    laid = attention_layout(k, a, split, &L);
-    if (!laid && split == 0) {
-      first_fail = c->fail_value;
-      snprintf(first_why, sizeof first_why, "%s", c->why);
-    }
-  }
-  if (!laid) {
-    c->fail_value = first_fail;
-    snprintf(c->why, sizeof c->why, "%s", first_why);
-    return false;
-  }
-  c->fail_value = -1;
-  c->why[0] = 0;
+  if (lay_out_by_splits(k, r, try_attention_layout, a, &L) < 0) return false;
   int32_t ob = c->s->value_buf[k->root];
   int32_t zero = sx_c(c, 0);
 #define OR0(e) ((e) >= 0 ? (e) : zero)

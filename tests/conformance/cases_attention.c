@@ -53,11 +53,12 @@ static tc_tensor *f32_tensor(const double *v, int64_t n, int rank, const int64_t
 static double g_scale;
 static int64_t g_diag;
 
-/* attn_block's mask: triu(1) of a (1, 1, T, T) plane cut from the scores' own shape. */
-static tc_tensor *m_causal(tc_tensor *q, tc_tensor *k, tc_tensor *v) {
+/* softmax(masked_fill(q.kT * scale, triu(ones, diag), -inf)).v, the ones shaped like a (1, 1, T, T)
+ * plane of the scores (from_plane) or like the scores themselves. */
+static tc_tensor *masked_attention(tc_tensor *q, tc_tensor *k, tc_tensor *v, bool from_plane) {
   tc_scope *sc = tc_scope_open();
   tc_tensor *s = tc_mul_scalar(tc_matmul(q, tc_transpose(k, -2, -1)), g_scale);
-  tc_tensor *plane = tc_slice(tc_slice(s, 0, 0, 1, 1), 1, 0, 1, 1);
+  tc_tensor *plane = from_plane ? tc_slice(tc_slice(s, 0, 0, 1, 1), 1, 0, 1, 1) : s;
   tc_tensor *above = tc_triu(tc_full_like(plane, 1.0, TC_BOOL), g_diag);
   tc_tensor *y = tc_matmul(tc_softmax(tc_masked_fill(s, above, -INFINITY), -1), v);
   tc_scope_keep(sc, y);
@@ -65,16 +66,10 @@ static tc_tensor *m_causal(tc_tensor *q, tc_tensor *k, tc_tensor *v) {
   return y;
 }
 
+/* attn_block's mask: triu of a (1, 1, T, T) plane cut from the scores' own shape. */
+static tc_tensor *m_causal(tc_tensor *q, tc_tensor *k, tc_tensor *v) { return masked_attention(q, k, v, true); }
 /* The mask as a full (B, H, T, T) tensor. */
-static tc_tensor *m_causal_full(tc_tensor *q, tc_tensor *k, tc_tensor *v) {
-  tc_scope *sc = tc_scope_open();
-  tc_tensor *s = tc_mul_scalar(tc_matmul(q, tc_transpose(k, -2, -1)), g_scale);
-  tc_tensor *above = tc_triu(tc_full_like(s, 1.0, TC_BOOL), g_diag);
-  tc_tensor *y = tc_matmul(tc_softmax(tc_masked_fill(s, above, -INFINITY), -1), v);
-  tc_scope_keep(sc, y);
-  tc_scope_close(sc);
-  return y;
-}
+static tc_tensor *m_causal_full(tc_tensor *q, tc_tensor *k, tc_tensor *v) { return masked_attention(q, k, v, false); }
 
 static tc_tensor *m_plain(tc_tensor *q, tc_tensor *k, tc_tensor *v) {
   tc_scope *sc = tc_scope_open();
