@@ -62,18 +62,29 @@ static void *compile_worker(void *arg) {
   }
 }
 
-/* Compiles every unit of todo, on min(n, cores) threads (the caller being one of them). */
-static void compile_all(const icuda_nvrtc *nv, int32_t sm, unit **todo, int32_t n) {
+/* Compiles every unit of todo on min(n, cores) threads; the caller runs `meanwhile` (if any)
+ * first, then joins them as one more worker. */
+static void compile_all(const icuda_nvrtc *nv, int32_t sm, unit **todo, int32_t n, void (*meanwhile)(void *), void *arg) {
   pool p = {.nv = nv, .sm = sm, .todo = todo, .n_todo = n, .next = 0};
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   int32_t n_threads = n < cores ? n : (int32_t)(cores > 0 ? cores : 1);
   if (n_threads > ICUDA_MAX_COMPILE_THREADS) n_threads = ICUDA_MAX_COMPILE_THREADS;
   pthread_t th[ICUDA_MAX_COMPILE_THREADS];
   int32_t started = 0;
-  for (int32_t t = 1; t < n_threads; t++)
+  for (int32_t t = 0; t < n_threads; t++)
     if (pthread_create(&th[started], NULL, compile_worker, &p) == 0) started++;
-  compile_worker(&p); /* a thread that could not start leaves its share to the others */
+  if (meanwhile) meanwhile(arg);
+  compile_worker(&p); /* what no thread took (none could start: all of it) */
   for (int32_t t = 0; t < started; t++) pthread_join(th[t], NULL);
+}
+
+/* While NVRTC runs: cuBLASLt's handle and workspace, which the first matmul would otherwise make
+ * after the compile (its start-up is a large part of a first call). A failure is left to that
+ * matmul to report. */
+static void prepare_blaslt(void *ctx_) {
+  tc_plugin_ctx *ctx = ctx_;
+  tc_error *e = icuda_blaslt_prepare(ctx);
+  if (e) ctx->host->error_free(ctx->host->host_ctx, e);
 }
 
 static void units_free(unit *u, int32_t n) {
@@ -144,7 +155,10 @@ tc_error *icuda_modules_build(tc_plugin_ctx *ctx, tc_executable *exe) {
   }
   if (!e && n_todo > 0 && !nv) e = tck_error(ctx->host, TC_ERR_UNAVAILABLE, "inductor-cuda compile '%s': NVRTC: %s", graph, why);
   double t0 = tck_now_s();
-  if (!e && n_todo > 0) compile_all(nv, sm, todo, n_todo);
+  bool cublas = false;
+  for (int32_t i = 0; i < exe->n_kernels; i++)
+    cublas = cublas || (exe->kernels[i].kind == TC_KERNEL_MATMUL && !exe->kernels[i].plan.inline_product);
+  if (!e && n_todo > 0) compile_all(nv, sm, todo, n_todo, cublas ? prepare_blaslt : NULL, ctx);
   for (int32_t i = 0; i < n_todo && !e; i++) {
     unit *u = todo[i];
     if (u->st != TC_OK)
