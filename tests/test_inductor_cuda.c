@@ -22,6 +22,8 @@ typedef struct icuda_codegen_check_ext {
   tc_error *(*check)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, char **source_out);
   tc_error *(*check_row_threads)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t row_threads,
                                  char **source_out);
+  tc_error *(*check_attention_tiles)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t queries,
+                                     int32_t keys, char **source_out);
 } icuda_codegen_check_ext;
 
 static tck_test_host *th;
@@ -358,18 +360,30 @@ static tc_kernel_list attention_list(kl *l, int64_t d, bool causal) {
 }
 
 /* Flash attention compiles for sm_90 at the GPU shapes' head size (float4 rows, the p.v slice
- * as float4s) and at the test size's (4: scalar values), with and without the causal mask. */
+ * as float4s) and at the test size's (4: scalar values), with and without the causal mask, in
+ * every tile shape the options allow. */
 Test(inductor_cuda, flash_attention_compiles) {
   const int64_t dims[2] = {64, 4};
-  for (int i = 0; i < 2; i++) {
+  const int32_t tiles[3][2] = {{0, 0}, {128, 64}, {64, 32}};
+  cr_assert(ext->base.struct_size >= sizeof(icuda_codegen_check_ext) && ext->check_attention_tiles);
+  for (int i = 0; i < 6; i++) {
     kl l = {0};
-    tc_kernel_list list = attention_list(&l, dims[i], i == 0);
-    char *src = check_ok(&list);
-    assert_has(src, i == 0 ? "k_causal_attention(const tc_cu_args a)" : "k_attention(const tc_cu_args a)");
+    tc_kernel_list list = attention_list(&l, dims[i % 2], i % 2 == 0);
+    char *src = NULL;
+    const char *msg = NULL;
+    tc_status st = tck_test_host_take(
+        th, ext->check_attention_tiles(tck_test_host_api(th), &list, 90, tiles[i / 2][0], tiles[i / 2][1], &src), &msg);
+    cr_assert_eq(st, TC_OK, "%s\n--- source ---\n%s", msg, src ? src : "(none)");
+    if (getenv("TC_TEST_DUMP_CUDA")) fprintf(stderr, "%s\n", src);
+    char tile[64];
+    snprintf(tile, sizeof tile, "%d queries a\n * block, %d keys a tile", tiles[i / 2][0] ? tiles[i / 2][0] : 64,
+             tiles[i / 2][1] ? tiles[i / 2][1] : 64);
+    assert_has(src, tile);
+    assert_has(src, i % 2 == 0 ? "k_causal_attention(const tc_cu_args a)" : "k_attention(const tc_cu_args a)");
     assert_has(src, "extern __shared__ float4 tc_smem4[];");
     assert_has(src, "alpha[i] = mn == -INFINITY ? 1.0f : expf(m[i] - mn);");
-    assert_has(src, i == 0 ? "const float4 vv = *(const float4 *)&vs[" : "const float vv = vs[");
-    assert_has(src, i == 0 ? "const bool causal = true;" : "const bool causal = false;");
+    assert_has(src, i % 2 == 0 ? "const float4 vv = *(const float4 *)&vs[" : "const float vv = vs[");
+    assert_has(src, i % 2 == 0 ? "const bool causal = true;" : "const bool causal = false;");
     free(src);
   }
 }

@@ -1,15 +1,16 @@
 /* codegen_attention.c — TC_KERNEL_ATTENTION as a flash-attention kernel: the scores and the
  * probabilities never leave the block.
  *
- * A block of ICUDA_ATTN_THREADS threads takes BM = 64 queries of one (batch2, batch) head and
- * walks the keys in tiles of BN = 64: q·kT of the tile (each thread 4 queries x 8 keys, fp32
- * FMAs from shared memory), the mask, the online softmax (running max m and sum l per query,
- * the accumulator rescaled by exp(m_old - m_new)), then p·v into the thread's 4 x DV/8 slice of
- * the output. Tiles wholly masked by the causal mask are skipped, and blocks start with the
+ * A block takes BM queries of one (batch2, batch) head (64 or 128, cuda.attention_queries; 8
+ * threads per 4 queries) and walks the keys in tiles of BN (64 or 32, cuda.attention_keys): q·kT
+ * of the tile (each thread 4 queries x BN/8 keys, fp32 FMAs from shared memory), the mask, the
+ * online softmax (running max m and sum l per query, the accumulator rescaled by
+ * exp(m_old - m_new)), then p·v into the thread's 4 x DV/8 slice of the output. Key tiles are
+ * copied by cp.async into two buffers: tile kt + 1 is in flight while tile kt is computed. Tiles wholly masked by the causal mask are skipped, and blocks start with the
  * heaviest query tiles (the last ones) so the short ones fill the tail of the grid.
  *
- * Shared memory: q (BM x D), k then p (BN x D, then BN x BM: p reuses k's space once the scores
- * are made), v (BN x DV); rows padded by 4 floats so a phase of 8 lanes reading float4 rows
+ * Shared memory: q (BM x D), twice k then p (BN x D, then BN x BM: p reuses its tile's k space
+ * once the scores are made) and v (BN x DV); rows padded by 4 floats so a phase of 8 lanes reading float4 rows
  * hits 8 different bank groups. Thread t owns queries 4*(t/8) .. +3 and keys t%8 + 8j (keys
  * interleaved: the transposed p store is then conflict-free); a query's 8 threads are
  * consecutive lanes, so its max and sum are 3 shuffles.
@@ -23,13 +24,11 @@
 
 #include "codegen.h"
 
-enum { BM = 64, BN = 64 };
-
 static int32_t round_up(int32_t v, int32_t m) { return (v + m - 1) / m * m; }
 
-/* Shared memory of one block, in bytes, for head sizes d and dv. */
-static int32_t attention_smem(int32_t d4, int32_t dv8) {
-  int32_t q = BM * (d4 + 4), kp = BN * (d4 + 4 > BM + 4 ? d4 + 4 : BM + 4), v = BN * dv8;
+/* Shared memory of one block, in bytes: bm queries, bn keys a tile, head sizes d4 and dv8. */
+static int32_t attention_smem(int32_t bm, int32_t bn, int32_t d4, int32_t dv8) {
+  int32_t q = bm * (d4 + 4), kp = bn * (d4 + 4 > bm + 4 ? d4 + 4 : bm + 4), v = bn * dv8;
   return 4 * (q + 2 * (kp + v)); /* k (then p) and v double-buffered */
 }
 
@@ -65,20 +64,26 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
     return TC_ERR_UNSUPPORTED;
   }
   const int32_t d4 = round_up((int32_t)d, 4), dv8 = round_up((int32_t)dv, 8);
-  const int32_t smem = attention_smem(d4, dv8);
+  /* queries per block (4 per 8 threads) and keys per tile (8 threads split them) */
+  const int32_t bm = g->o->attn_queries == 128 ? 128 : 64, bn = g->o->attn_keys == 32 ? 32 : 64;
+  const int32_t threads = bm / 4 * 8;
+  const int32_t smem = attention_smem(bm, bn, d4, dv8);
   const bool two = a->batch2 >= 0;
   plan->kind = ICUDA_LAUNCH_ATTENTION;
-  plan->block = ICUDA_ATTN_THREADS;
+  plan->block = threads;
   plan->smem_bytes = smem;
+  plan->attn_queries = bm;
   const char *qn = g->bname[a->q], *kn = g->bname[a->k], *vn = g->bname[a->v], *on = g->bname[a->o];
 
-  tck_str_printf(s, "/* flash attention: %lld-dim queries and keys, %lld-dim values; %s; scale %.9g */\n", (long long)d,
-                 (long long)dv, a->causal ? "causal" : "no mask", a->scale);
-  cg_prologue(s, g, ICUDA_ATTN_THREADS);
   tck_str_printf(s,
-                 "  enum { BM = %d, BN = %d, D = %lld, D4 = %d, DV = %lld, DV8 = %d, DVT = DV8 / 8 };\n"
+                 "/* flash attention: %lld-dim queries and keys, %lld-dim values; %s; scale %.9g; %d queries a\n"
+                 " * block, %d keys a tile */\n",
+                 (long long)d, (long long)dv, a->causal ? "causal" : "no mask", a->scale, (int)bm, (int)bn);
+  cg_prologue(s, g, threads);
+  tck_str_printf(s,
+                 "  enum { BM = %d, BN = %d, KPT = BN / 8, D = %lld, D4 = %d, DV = %lld, DV8 = %d, DVT = DV8 / 8 };\n"
                  "  enum { QROW = D4 + 4, KROW = D4 + 4, PROW = BM + 4, KP = KROW > PROW ? KROW : PROW };\n",
-                 BM, BN, (long long)d, d4, (long long)dv, dv8);
+                 bm, bn, (long long)d, d4, (long long)dv, dv8);
   def(s, g, "tq", a->tq);
   def(s, g, "tk", a->tk);
   def(s, g, "heads", a->batch);
@@ -144,7 +149,7 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
       "  float *qs = (float *)tc_smem4;           /* BM x QROW: q rows */\n"
       "  float *kbuf = qs + BM * QROW;             /* 2 x BN x KP: k rows; then p, key-major (BN x PROW) */\n"
       "  float *vbuf = kbuf + 2 * BN * KP;         /* 2 x BN x DV8: v rows */\n"
-      "  const int tid = threadIdx.x, tx = tid & 7, ty = tid >> 3; /* queries 4ty..4ty+3, keys tx + 8j */\n"
+      "  const int tid = threadIdx.x, tx = tid & 7, ty = tid >> 3; /* queries 4ty..4ty+3, keys tx + 8j (j < KPT) */\n"
       "\n"
       "  /* q, then every key tile, copied by cp.async (zeros past the ends): tile kt + 1 is in\n"
       "   * flight while tile kt is computed */\n"
@@ -168,18 +173,18 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
       "  const bool vec_q = q_sd == 1 && D % 4 == 0 && q_st % 4 == 0 && ((unsigned long long)qg & 15) == 0;\n"
       "  const bool vec_k = k_sd == 1 && D % 4 == 0 && k_st % 4 == 0 && ((unsigned long long)kg & 15) == 0;\n"
       "  const bool vec_v = v_sd == 1 && DV % 4 == 0 && v_st % 4 == 0 && ((unsigned long long)vg & 15) == 0;\n"
-      "  /* rows [0, n) of a (rows x W) tile at src (row stride st, element stride sd) into dst\n"
+      "  /* rows [0, n) of an (R x W) tile at src (row stride st, element stride sd) into dst\n"
       "   * (row stride ROW), columns >= w and rows >= n zero */\n"
-      "  auto copy_rows = [&](float *dst, int ROW, const float *src, long long st, long long sd, int n, int W, int w,\n"
-      "                       bool vec) {\n"
+      "  auto copy_rows = [&](float *dst, int ROW, const float *src, long long st, long long sd, int R, int n, int W,\n"
+      "                       int w, bool vec) {\n"
       "    if (vec) {\n"
-      "      for (int e = tid; e < BN * (W / 4); e += blockDim.x) {\n"
+      "      for (int e = tid; e < R * (W / 4); e += blockDim.x) {\n"
       "        const int r = e / (W / 4), c = e % (W / 4) * 4;\n"
       "        const bool in = r < n && c < w;\n"
       "        tc_cp_async16(&dst[r * ROW + c], in ? src + r * st + c : src, in);\n"
       "      }\n"
       "    } else {\n"
-      "      for (int e = tid; e < BN * W; e += blockDim.x) {\n"
+      "      for (int e = tid; e < R * W; e += blockDim.x) {\n"
       "        const int r = e / W, c = e % W;\n"
       "        const bool in = r < n && c < w;\n"
       "        tc_cp_async4(&dst[r * ROW + c], in ? src + r * st + c * sd : src, in);\n"
@@ -189,10 +194,10 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
       "  auto load_tile = [&](long long kt) {\n"
       "    const long long k0 = kt * BN;\n"
       "    const int n = (int)(tk - k0 < BN ? tk - k0 : BN);\n"
-      "    copy_rows(kbuf + (kt & 1) * BN * KP, KROW, kg + k0 * k_st, k_st, k_sd, n, D4, D, vec_k);\n"
-      "    copy_rows(vbuf + (kt & 1) * BN * DV8, DV8, vg + k0 * v_st, v_st, v_sd, n, DV8, DV, vec_v);\n"
+      "    copy_rows(kbuf + (kt & 1) * BN * KP, KROW, kg + k0 * k_st, k_st, k_sd, BN, n, D4, D, vec_k);\n"
+      "    copy_rows(vbuf + (kt & 1) * BN * DV8, DV8, vg + k0 * v_st, v_st, v_sd, BN, n, DV8, DV, vec_v);\n"
       "  };\n"
-      "  copy_rows(qs, QROW, qg + q0 * q_st, q_st, q_sd, (int)(tq - q0 < BM ? tq - q0 : BM), D4, D, vec_q);\n"
+      "  copy_rows(qs, QROW, qg + q0 * q_st, q_st, q_sd, BM, (int)(tq - q0 < BM ? tq - q0 : BM), D4, D, vec_q);\n"
       "  if (tiles_k > 0) load_tile(0);\n"
       "  tc_cp_async_commit();\n"
       "  for (long long kt = 0; kt < tiles_k; kt++) {\n"
@@ -207,28 +212,28 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
       "    }\n"
       "    __syncthreads();\n"
       "    /* keys in the tile; key j of query i masked when (j - k0) - (i - q0) + dq >= 0 (dq clamped:\n"
-      "     * the tile offsets differ by less than 64) */\n"
+      "     * a key and a query of the tiles are less than BM + BN apart) */\n"
       "    const int n = (int)(tk - k0 < BN ? tk - k0 : BN);\n"
       "    const long long dq0 = k0 - q0 - causal_offset;\n"
       "    const int dq = dq0 > (1 << 20) ? (1 << 20) : dq0 < -(1 << 20) ? -(1 << 20) : (int)dq0;\n"
-      "    /* scores: 4 queries x 8 keys per thread */\n"
-      "    float sc[4][8];\n"
+      "    /* scores: 4 queries x KPT keys per thread */\n"
+      "    float sc[4][KPT];\n"
       "#pragma unroll\n"
       "    for (int i = 0; i < 4; i++)\n"
       "#pragma unroll\n"
-      "      for (int j = 0; j < 8; j++) sc[i][j] = 0.0f;\n"
+      "      for (int j = 0; j < KPT; j++) sc[i][j] = 0.0f;\n"
       "#pragma unroll 1\n");
   tck_str_puts(s,
       "    for (int e = 0; e < D4; e += 4) {\n"
-      "      float4 qv[4], kv[8];\n"
+      "      float4 qv[4], kv[KPT];\n"
       "#pragma unroll\n"
       "      for (int i = 0; i < 4; i++) qv[i] = *(const float4 *)&qs[(ty * 4 + i) * QROW + e];\n"
       "#pragma unroll\n"
-      "      for (int j = 0; j < 8; j++) kv[j] = *(const float4 *)&ks[(tx + 8 * j) * KROW + e];\n"
+      "      for (int j = 0; j < KPT; j++) kv[j] = *(const float4 *)&ks[(tx + 8 * j) * KROW + e];\n"
       "#pragma unroll\n"
       "      for (int i = 0; i < 4; i++)\n"
       "#pragma unroll\n"
-      "        for (int j = 0; j < 8; j++) {\n"
+      "        for (int j = 0; j < KPT; j++) {\n"
       "          sc[i][j] = fmaf(qv[i].x, kv[j].x, sc[i][j]);\n"
       "          sc[i][j] = fmaf(qv[i].y, kv[j].y, sc[i][j]);\n"
       "          sc[i][j] = fmaf(qv[i].z, kv[j].z, sc[i][j]);\n"
@@ -241,7 +246,7 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
       "    for (int i = 0; i < 4; i++) {\n"
       "      float mt = -INFINITY;\n"
       "#pragma unroll\n"
-      "      for (int j = 0; j < 8; j++) {\n"
+      "      for (int j = 0; j < KPT; j++) {\n"
       "        const int kj = tx + 8 * j; /* the key's place in the tile */\n"
       "        const bool gone = kj >= n || (causal && kj - (ty * 4 + i) + dq >= 0);\n"
       "        sc[i][j] = gone ? -INFINITY : sc[i][j] * scale;\n"
@@ -255,7 +260,7 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
       "      alpha[i] = mn == -INFINITY ? 1.0f : expf(m[i] - mn);\n"
       "      float sum = 0.0f;\n"
       "#pragma unroll\n"
-      "      for (int j = 0; j < 8; j++) {\n"
+      "      for (int j = 0; j < KPT; j++) {\n"
       "        sc[i][j] = mn == -INFINITY ? 0.0f : expf(sc[i][j] - mn);\n"
       "        sum += sc[i][j];\n"
       "      }\n"
@@ -269,7 +274,7 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
       "    __syncthreads(); /* every thread's scores are made: p may take k's place */\n"
       "    float *ps = ks;\n"
       "#pragma unroll\n"
-      "    for (int j = 0; j < 8; j++)\n"
+      "    for (int j = 0; j < KPT; j++)\n"
       "      *(float4 *)&ps[(tx + 8 * j) * PROW + ty * 4] = make_float4(sc[0][j], sc[1][j], sc[2][j], sc[3][j]);\n"
       "    __syncthreads();\n"
       "    /* acc = acc * alpha + p . v over the tile's keys: 4 queries x DVT values per thread */\n"

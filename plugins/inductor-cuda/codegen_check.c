@@ -6,8 +6,9 @@
 
 #include "icuda.h"
 
-static tc_error *check_row_threads(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t row_threads,
-                                   char **source_out) {
+static tc_error *check_options(const tc_host_api *host, const tc_kernel_list *list, const icuda_codegen_options *opts,
+                               char **source_out) {
+  int32_t sm = opts->sm;
   if (source_out) *source_out = NULL;
   char err[8192] = "";
   const icuda_nvrtc *nv = icuda_nvrtc_load(err, sizeof err);
@@ -16,9 +17,8 @@ static tc_error *check_row_threads(const tc_host_api *host, const tc_kernel_list
   int32_t n = list->n_kernels > 0 ? list->n_kernels : 1;
   icuda_kernel_plan *plans = calloc((size_t)n, sizeof *plans);
   if (!plans) return tck_error(host, TC_ERR_OUT_OF_MEMORY, "inductor-cuda: out of memory");
-  icuda_codegen_options o = {.sm = sm, .n_sms = 0, .row_threads = row_threads};
   char *source = NULL;
-  tc_status st = icuda_codegen(list, &o, &source, plans, err, sizeof err);
+  tc_status st = icuda_codegen(list, opts, &source, plans, err, sizeof err);
   free(plans);
   if (st != TC_OK)
     return tck_error(host, st, "inductor-cuda: graph %s: %s", list->name ? list->name : "?", err);
@@ -37,6 +37,18 @@ static tc_error *check_row_threads(const tc_host_api *host, const tc_kernel_list
   return NULL;
 }
 
+static tc_error *check_row_threads(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t row_threads,
+                                   char **source_out) {
+  const icuda_codegen_options o = {.sm = sm, .row_threads = row_threads};
+  return check_options(host, list, &o, source_out);
+}
+
+static tc_error *check_attention_tiles(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t queries,
+                                       int32_t keys, char **source_out) {
+  const icuda_codegen_options o = {.sm = sm, .attn_queries = queries, .attn_keys = keys};
+  return check_options(host, list, &o, source_out);
+}
+
 static tc_error *check(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, char **source_out) {
   return check_row_threads(host, list, sm, 0, source_out);
 }
@@ -45,4 +57,5 @@ const icuda_codegen_check_ext icuda_codegen_check = {
     .base = {sizeof(icuda_codegen_check_ext), ICUDA_EXT_CODEGEN_CHECK, NULL},
     .check = check,
     .check_row_threads = check_row_threads,
+    .check_attention_tiles = check_attention_tiles,
 };

@@ -35,12 +35,10 @@ typedef enum icuda_launch_kind {
                               grid-stride over rows */
   ICUDA_LAUNCH_MATMUL = 2, /* cuBLASLt writes the product to buffer c, then (has_epilogue) the
                               generated epilogue kernel runs as POINTS over (batch2,) batch, m, n */
-  ICUDA_LAUNCH_ATTENTION = 3 /* flash attention: a block per 64 queries of one head
-                                (ceil(tq / 64) x batch x batch2 blocks), codegen_attention.c */
+  ICUDA_LAUNCH_ATTENTION = 3 /* flash attention: a block per plan.attn_queries queries of one
+                                head (ceil(tq / them) x batch x batch2 blocks), codegen_attention.c */
 } icuda_launch_kind;
 #define ICUDA_SMEM_DEFAULT (48 * 1024) /* dynamic shared memory above this: the kernel opts in */
-#define ICUDA_ATTN_THREADS 128
-#define ICUDA_ATTN_QUERIES 64 /* per block */
 
 /* How the runtime launches one kernel of the list. */
 typedef struct icuda_kernel_plan {
@@ -59,12 +57,15 @@ typedef struct icuda_kernel_plan {
   /* Where the kernel's text lies in the module's source, [src_begin, src_end); the prelude is
    * everything before the first kernel's. A kernel compiles alone as prelude + its text. */
   size_t src_begin, src_end;
+  int32_t attn_queries; /* ATTENTION: queries per block (the grid is ceil(tq / it) x heads) */
 } icuda_kernel_plan;
 
 typedef struct icuda_codegen_options {
   int32_t sm;          /* compute capability x10 (90 on the H200), for tuning choices */
   int32_t n_sms;       /* multiprocessors (132 on the H200), for grid sizing; 0: unknown */
   int32_t row_threads; /* ROWS kernels' threads per row (cuda.row_threads); 0: chosen from the row */
+  int32_t attn_queries; /* ATTENTION: queries per block, 64 or 128 (cuda.attention_queries; 0: 64) */
+  int32_t attn_keys;    /* ATTENTION: keys per tile, 32 or 64 (cuda.attention_keys; 0: 64) */
 } icuda_codegen_options;
 
 /* The CUDA C of every kernel of a validated list, as one module (readable: kernels named after
@@ -108,6 +109,9 @@ typedef struct icuda_codegen_check_ext {
    * base.struct_size covers it. */
   tc_error *(*check_row_threads)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t row_threads,
                                  char **source_out);
+  /* The same with the attention tiles (cuda.attention_queries, cuda.attention_keys; 0: 64). */
+  tc_error *(*check_attention_tiles)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t queries,
+                                     int32_t keys, char **source_out);
 } icuda_codegen_check_ext;
 /* codegen_check.c: the extension (next = NULL); the plugin table chains it after its
  * capabilities extension. */
@@ -304,6 +308,7 @@ struct tc_executable {
 typedef struct icuda_compile_opts {
   bool allow_tf32;
   int32_t row_threads; /* cuda.row_threads; 0: automatic */
+  int32_t attn_queries, attn_keys; /* cuda.attention_queries / cuda.attention_keys; 0: 64 */
   int32_t mode;        /* tc_mode: reduce-overhead and max-autotune replay calls as CUDA graphs */
 } icuda_compile_opts;
 tc_error *icuda_compile(tc_plugin_ctx *ctx, const tc_kernel_list *list, const icuda_compile_opts *o,

@@ -125,12 +125,13 @@ tc_error *icuda_launch(tc_plugin_ctx *ctx, const tc_launch_args *a) {
       break;
     }
     case ICUDA_LAUNCH_ATTENTION: {
-      /* a block per 64 queries of each head */
+      /* a block per plan.attn_queries queries of each head */
       const tc_attention_desc *at = &k->attn;
       uint64_t tq = (uint64_t)(vals[at->tq] > 0 ? vals[at->tq] : 0);
       uint64_t heads = (uint64_t)(vals[at->batch] > 0 ? vals[at->batch] : 0);
       if (at->batch2 >= 0) heads *= (uint64_t)(vals[at->batch2] > 0 ? vals[at->batch2] : 0);
-      uint64_t blocks = (tq + ICUDA_ATTN_QUERIES - 1) / ICUDA_ATTN_QUERIES * heads;
+      uint64_t per = (uint64_t)(k->plan.attn_queries > 0 ? k->plan.attn_queries : 64);
+      uint64_t blocks = (tq + per - 1) / per * heads;
       queued = blocks > 0;
       if (blocks > INT32_MAX)
         e = tck_error(ctx->host, TC_ERR_UNSUPPORTED, "inductor-cuda launch '%s': %llu attention blocks", k->name,
