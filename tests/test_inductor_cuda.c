@@ -364,7 +364,7 @@ static tc_kernel_list attention_list(kl *l, int64_t d, bool causal) {
  * every tile shape the options allow. */
 Test(inductor_cuda, flash_attention_compiles) {
   const int64_t dims[2] = {64, 4};
-  const int32_t tiles[3][2] = {{0, 0}, {128, 64}, {64, 32}};
+  const int32_t tiles[3][2] = {{0, 0}, {64, 64}, {128, 64}};
   cr_assert(ext->base.struct_size >= sizeof(icuda_codegen_check_ext) && ext->check_attention_tiles);
   for (int i = 0; i < 6; i++) {
     kl l = {0};
@@ -376,8 +376,8 @@ Test(inductor_cuda, flash_attention_compiles) {
     cr_assert_eq(st, TC_OK, "%s\n--- source ---\n%s", msg, src ? src : "(none)");
     if (getenv("TC_TEST_DUMP_CUDA")) fprintf(stderr, "%s\n", src);
     char tile[64];
-    snprintf(tile, sizeof tile, "%d queries a\n * block, %d keys a tile", tiles[i / 2][0] ? tiles[i / 2][0] : 64,
-             tiles[i / 2][1] ? tiles[i / 2][1] : 64);
+    snprintf(tile, sizeof tile, "%d queries a\n * block, %d keys a tile", tiles[i / 2][0] ? tiles[i / 2][0] : 128,
+             tiles[i / 2][1] ? tiles[i / 2][1] : 32);
     assert_has(src, tile);
     assert_has(src, i % 2 == 0 ? "k_causal_attention(const tc_cu_args a)" : "k_attention(const tc_cu_args a)");
     assert_has(src, "extern __shared__ float4 tc_smem4[];");

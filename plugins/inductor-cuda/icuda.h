@@ -64,8 +64,8 @@ typedef struct icuda_codegen_options {
   int32_t sm;          /* compute capability x10 (90 on the H200), for tuning choices */
   int32_t n_sms;       /* multiprocessors (132 on the H200), for grid sizing; 0: unknown */
   int32_t row_threads; /* ROWS kernels' threads per row (cuda.row_threads); 0: chosen from the row */
-  int32_t attn_queries; /* ATTENTION: queries per block, 64 or 128 (cuda.attention_queries; 0: 64) */
-  int32_t attn_keys;    /* ATTENTION: keys per tile, 32 or 64 (cuda.attention_keys; 0: 64) */
+  int32_t attn_queries; /* ATTENTION: queries per block, 64 or 128 (cuda.attention_queries; 0: 128) */
+  int32_t attn_keys;    /* ATTENTION: keys per tile, 32 or 64 (cuda.attention_keys; 0: 32) */
 } icuda_codegen_options;
 
 /* The CUDA C of every kernel of a validated list, as one module (readable: kernels named after
@@ -109,7 +109,7 @@ typedef struct icuda_codegen_check_ext {
    * base.struct_size covers it. */
   tc_error *(*check_row_threads)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t row_threads,
                                  char **source_out);
-  /* The same with the attention tiles (cuda.attention_queries, cuda.attention_keys; 0: 64). */
+  /* The same with the attention tiles (cuda.attention_queries, cuda.attention_keys; 0: 128, 32). */
   tc_error *(*check_attention_tiles)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t queries,
                                      int32_t keys, char **source_out);
 } icuda_codegen_check_ext;
@@ -308,7 +308,7 @@ struct tc_executable {
 typedef struct icuda_compile_opts {
   bool allow_tf32;
   int32_t row_threads; /* cuda.row_threads; 0: automatic */
-  int32_t attn_queries, attn_keys; /* cuda.attention_queries / cuda.attention_keys; 0: 64 */
+  int32_t attn_queries, attn_keys; /* cuda.attention_queries / cuda.attention_keys (128, 32) */
   int32_t mode;        /* tc_mode: reduce-overhead and max-autotune replay calls as CUDA graphs */
 } icuda_compile_opts;
 tc_error *icuda_compile(tc_plugin_ctx *ctx, const tc_kernel_list *list, const icuda_compile_opts *o,
