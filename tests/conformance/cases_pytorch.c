@@ -10,10 +10,17 @@
 
 /* Known differences: a case (by name) on a backend (NULL: every backend) and why. Its failure is
  * printed as KNOWN, not counted; a pass counts as a pass. */
-#define VECTORIZED_FMOD "PyTorch's vectorized CPU fmod is a - trunc(a/b)*b, NaN where a/b overflows; tc's is C's exact fmod"
-#define ZERO_TIES "ties of +0 and -0: PyTorch's kernels return an operand by position; tc orders -0 < +0, the same in any order"
-static const struct { const char *name, *backend, *reason; } known_differences[] = {
-    {"gelu_f32_huge", NULL, "PyTorch's vectorized CPU gelu: NaN at +-inf (its scalar path: +inf, -0, as tc), inf at FLT_MAX"},
+#define VECTORIZED_FMOD                                                                                                \
+  "PyTorch's vectorized CPU fmod is a - trunc(a/b)*b, NaN where a/b overflows; tc's is C's exact fmod"
+#define ZERO_TIES                                                                                                      \
+  "ties of +0 and -0: PyTorch's kernels return an operand by position; tc orders -0 < +0, the same in any order"
+#define VULKAN_TRIG "vulkan reduces sin/cos by a three-part pi/2, exact for |x| < 1e5 only"
+#define LAVAPIPE_EXP_F64 "lavapipe: f64 exp is 21 ulps off at x = 88.5 (the error grows with |x|, as f32 exp's)"
+static const struct {
+  const char *name, *backend, *reason;
+} known_differences[] = {
+    {"gelu_f32_huge", NULL,
+     "PyTorch's vectorized CPU gelu: NaN at +-inf (its scalar path: +inf, -0, as tc), inf at FLT_MAX"},
     {"fmod_f32_pairs_pytorch_vectorized", NULL, VECTORIZED_FMOD},
     {"remainder_f32_pairs_pytorch_vectorized", NULL, VECTORIZED_FMOD},
     {"maximum_f32_pairs_pytorch_vectorized", NULL, ZERO_TIES},
@@ -23,12 +30,13 @@ static const struct { const char *name, *backend, *reason; } known_differences[]
     {"min_rows_mixed_zeros", NULL, ZERO_TIES},
     {"matmul_i64", NULL, "tc_matmul takes floating operands only (PyTorch's CPU matmul takes integers too)"},
     {"pad_negative_crops", NULL, "tc_pad takes pads >= 0 (PyTorch crops with negative pads)"},
-    {"sin_f32_huge_args", "vulkan", "vulkan reduces sin/cos by a three-part pi/2, exact for |x| < 1e5 only"},
-    {"cos_f32_huge_args", "vulkan", "vulkan reduces sin/cos by a three-part pi/2, exact for |x| < 1e5 only"},
-    {"pow_f32_pairs", "vulkan", "vulkan's f32 pow is exp(b * log a) in f32: 15 ulps at 1e-40^0.5 (error grows with |b log a|)"},
+    {"sin_f32_huge_args", "vulkan", VULKAN_TRIG},
+    {"cos_f32_huge_args", "vulkan", VULKAN_TRIG},
+    {"pow_f32_pairs", "vulkan",
+     "vulkan's f32 pow is exp(b * log a) in f32: 15 ulps at 1e-40^0.5 (error grows with |b log a|)"},
     {"exp_f32_edges", "vulkan", "lavapipe: exp(20) is 8 ulps off, where the same GLSL formula on the host is exact"},
-    {"exp_f64_edges", "vulkan", "lavapipe: f64 exp is 21 ulps off at x = 88.5 (the error grows with |x|, as f32 exp's)"},
-    {"sigmoid_f64_edges", "vulkan", "lavapipe: f64 exp is 21 ulps off at x = 88.5 (the error grows with |x|, as f32 exp's)"},
+    {"exp_f64_edges", "vulkan", LAVAPIPE_EXP_F64},
+    {"sigmoid_f64_edges", "vulkan", LAVAPIPE_EXP_F64},
     {"mul_scalar_m0p0_f32_edges", "vulkan",
      "lavapipe folds x * -0.0 to a zero (NaN * -0 gives 0): shaders do not declare SignedZeroInfNanPreserve"},
 };
@@ -55,9 +63,15 @@ static tc_tensor *op_model(tc_tensor *const *in, int n) {
   return y;
 }
 
-static tc_tensor *op_model1(tc_tensor *a) { return op_model((tc_tensor *[]){a}, 1); }
-static tc_tensor *op_model2(tc_tensor *a, tc_tensor *b) { return op_model((tc_tensor *[]){a, b}, 2); }
-static tc_tensor *op_model3(tc_tensor *a, tc_tensor *b, tc_tensor *c) { return op_model((tc_tensor *[]){a, b, c}, 3); }
+static tc_tensor *op_model1(tc_tensor *a) {
+  return op_model((tc_tensor *[]){a}, 1);
+}
+static tc_tensor *op_model2(tc_tensor *a, tc_tensor *b) {
+  return op_model((tc_tensor *[]){a, b}, 2);
+}
+static tc_tensor *op_model3(tc_tensor *a, tc_tensor *b, tc_tensor *c) {
+  return op_model((tc_tensor *[]){a, b, c}, 3);
+}
 
 static void run_op(conf_ctx *c, const pt_case *pc) {
   static const tc_model_fn by_arity[] = {NULL, TC_FN(op_model1), TC_FN(op_model2), TC_FN(op_model3)};
@@ -66,7 +80,8 @@ static void run_op(conf_ctx *c, const pt_case *pc) {
     return;
   }
   tc_tensor *in[3];
-  for (int i = 0; i < pc->n_in; i++) in[i] = pt_tensor_make(&pc->in[i]);
+  for (int i = 0; i < pc->n_in; i++)
+    in[i] = pt_tensor_make(&pc->in[i]);
   op_current = pc;
   tc_tensor *y = conf_run(c, by_arity[pc->n_in], pc->n_in, in);
   op_current = NULL;
@@ -107,7 +122,8 @@ static void run_model(conf_ctx *c, const pt_case *pc) {
     return;
   }
   tc_tensor *in[PT_MAX_TENSORS];
-  for (int i = 0; i < pc->n_in; i++) in[i] = pt_tensor_make(&pc->in[i]);
+  for (int i = 0; i < pc->n_in; i++)
+    in[i] = pt_tensor_make(&pc->in[i]);
   for (int i = 0; pc->n_grad && i < n; i++)
     if (tc_dtype_of(in[i]) == TC_F32) tc_set_requires_grad(in[i], true);
   tc_compiled *f = conf_compile(c, m->fn, n);
@@ -122,12 +138,15 @@ static void run_case(conf_ctx *c) {
   const pt_case *pc = conf_arg(c);
   const char *reason = known_reason(pc->name, conf_backend(c));
   if (reason) conf_known_difference(c, reason);
-  if (!strncmp(pc->op, "model:", 6)) run_model(c, pc);
-  else run_op(c, pc);
+  if (!strncmp(pc->op, "model:", 6))
+    run_model(c, pc);
+  else
+    run_op(c, pc);
 }
 
 __attribute__((constructor)) static void register_pytorch_cases(void) {
   int n;
   const pt_case *cases = pt_cases(&n);
-  for (int i = 0; i < n; i++) conf_register_with("pytorch", cases[i].name, run_case, &cases[i]);
+  for (int i = 0; i < n; i++)
+    conf_register_with("pytorch", cases[i].name, run_case, &cases[i]);
 }

@@ -83,7 +83,9 @@ static int32_t conf_mode = TC_MODE_DEFAULT;
 
 void conf_set_mode(int32_t mode) { conf_mode = mode; }
 
-tc_compiled *conf_compile(conf_ctx *c, tc_model_fn fn, int n_inputs) {
+/* fn wrapped for the backend under test; "eager": a disabled wrapper (called eagerly, any
+ * number of inputs). NULL with tc_last_error() set. */
+static tc_compiled *compile_for(const conf_ctx *c, tc_model_fn fn, int n) {
   tc_compile_options opts;
   memset(&opts, 0, sizeof opts);
   opts.struct_size = sizeof opts;
@@ -93,36 +95,34 @@ tc_compiled *conf_compile(conf_ctx *c, tc_model_fn fn, int n_inputs) {
   opts.fullgraph = true; /* a graph break would hide the prim from the backend under test */
   opts.name = c->name;
   opts.mode = conf_mode;
-  tc_compiled *compiled = tc_compile(fn, n_inputs, &opts);
-  if (!compiled) conf_fail(c, "%s: tc_compile: %s", c->backend, tc_last_error());
-  return compiled;
+  return tc_compile(fn, n, &opts);
 }
 
-tc_tensor *conf_call(conf_ctx *c, tc_compiled *compiled, tc_tensor *const *inputs) {
-  tc_tensor *out = tc_call(compiled, inputs);
-  if (out && conf_mode != TC_MODE_DEFAULT) { /* the second call replays what the first recorded */
-    tc_release(out);
-    out = tc_call(compiled, inputs);
-  }
-  if (!out) conf_fail(c, "%s: %s", c->backend, tc_last_error()[0] ? tc_last_error() : "model returned NULL");
-  return out;
-}
-
-static tc_tensor *call_compiled(conf_ctx *c, tc_model_fn fn, int n, tc_tensor *const *in) {
-  tc_compile_options opts;
-  memset(&opts, 0, sizeof opts);
-  opts.struct_size = sizeof opts;
-  opts.backend = c->backend;
-  opts.fullgraph = true; /* a graph break would hide the prim from the backend under test */
-  opts.name = c->name;
-  opts.mode = conf_mode;
-  tc_compiled *compiled = tc_compile(fn, n, &opts);
-  if (!compiled) return NULL;
+static tc_tensor *call_in_mode(tc_compiled *compiled, tc_tensor *const *in) {
   tc_tensor *out = tc_call(compiled, in);
   if (out && conf_mode != TC_MODE_DEFAULT) { /* the second call replays what the first recorded */
     tc_release(out);
     out = tc_call(compiled, in);
   }
+  return out;
+}
+
+tc_compiled *conf_compile(conf_ctx *c, tc_model_fn fn, int n_inputs) {
+  tc_compiled *compiled = compile_for(c, fn, n_inputs);
+  if (!compiled) conf_fail(c, "%s: tc_compile: %s", c->backend, tc_last_error());
+  return compiled;
+}
+
+tc_tensor *conf_call(conf_ctx *c, tc_compiled *compiled, tc_tensor *const *inputs) {
+  tc_tensor *out = call_in_mode(compiled, inputs);
+  if (!out) conf_fail(c, "%s: %s", c->backend, tc_last_error()[0] ? tc_last_error() : "model returned NULL");
+  return out;
+}
+
+static tc_tensor *call_compiled(conf_ctx *c, tc_model_fn fn, int n, tc_tensor *const *in) {
+  tc_compiled *compiled = compile_for(c, fn, n);
+  if (!compiled) return NULL;
+  tc_tensor *out = call_in_mode(compiled, in);
   tc_compiled_free(compiled);
   return out;
 }
@@ -160,14 +160,14 @@ bool conf_expect_error(conf_ctx *c, tc_model_fn fn, int n_inputs, tc_tensor *con
 }
 
 /* ---------------------------------------------------------------- checking */
-static void shape_text(char *buf, size_t cap, int rank, const int64_t *sizes) {
+void conf_shape_text(char *buf, size_t cap, int rank, const int64_t *sizes) {
   size_t n = 0;
   buf[0] = 0;
   if (rank == 0) snprintf(buf, cap, "[]");
   for (int d = 0; d < rank && n < cap; d++) n += (size_t)snprintf(buf + n, cap - n, d ? "x%lld" : "%lld", (long long)sizes[d]);
 }
 
-static double element_as_double(tc_dtype dt, const unsigned char *p) {
+double conf_element_as_double(tc_dtype dt, const unsigned char *p) {
   switch (dt) {
   case TC_F32: { float v; memcpy(&v, p, sizeof v); return v; }
   case TC_F64: { double v; memcpy(&v, p, sizeof v); return v; }
@@ -200,8 +200,8 @@ bool conf_check(conf_ctx *c, const tc_tensor *out, int rank, const int64_t *size
   for (int d = 0; same && d < rank; d++) same = got_sizes[d] == sizes[d];
   if (!same) {
     char a[160], b[160];
-    shape_text(a, sizeof a, got_rank, got_sizes);
-    shape_text(b, sizeof b, rank, sizes);
+    conf_shape_text(a, sizeof a, got_rank, got_sizes);
+    conf_shape_text(b, sizeof b, rank, sizes);
     conf_fail(c, "shape: got %s, want %s", a, b);
     return false;
   }
@@ -221,7 +221,7 @@ bool conf_check(conf_ctx *c, const tc_tensor *out, int rank, const int64_t *size
   }
   bool ok = true;
   for (int64_t i = 0; ok && i < n; i++) {
-    double got = element_as_double(dt, host + (size_t)i * item);
+    double got = conf_element_as_double(dt, host + (size_t)i * item);
     if (!element_matches(got, want[i], rtol, atol)) {
       conf_fail(c, "element %lld of %lld (%s): got %.9g, want %.9g (rtol %g, atol %g)", (long long)i, (long long)n,
                 tc_dtype_name(dt), got, want[i], rtol, atol);

@@ -56,6 +56,10 @@ void conf_fail(conf_ctx *c, const char *fmt, ...) __attribute__((format(printf, 
  * with the first mismatch (index, got, want) and returns false. */
 bool conf_check(conf_ctx *c, const tc_tensor *out, int rank, const int64_t *sizes, const double *want, double rtol,
                 double atol);
+/* "2x3" ("[]" for rank 0) into buf. */
+void conf_shape_text(char *buf, size_t cap, int rank, const int64_t *sizes);
+/* The element at p of dtype dt (any real dtype, bool as 0 or 1) as a double. */
+double conf_element_as_double(tc_dtype dt, const unsigned char *p);
 /* Fills buf with n seeded normal values (host-side reference inputs). */
 void conf_randn(unsigned long long seed, double *buf, long n);
 

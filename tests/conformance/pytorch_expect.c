@@ -13,9 +13,11 @@ extern const char *const tc_pytorch_expected_lines[];
 extern const size_t tc_pytorch_expected_n_lines;
 
 /* ---------------------------------------------------------------- parsing */
-static bool dtype_parse(const char *s, tc_dtype *out) {
-  static const struct { const char *name; tc_dtype dtype; } names[] = {
-      {"f32", TC_F32}, {"f64", TC_F64}, {"i32", TC_I32}, {"i64", TC_I64}, {"bool", TC_BOOL}};
+bool pt_dtype_parse(const char *s, tc_dtype *out) {
+  static const struct {
+    const char *name;
+    tc_dtype dtype;
+  } names[] = {{"f32", TC_F32}, {"f64", TC_F64}, {"i32", TC_I32}, {"i64", TC_I64}, {"bool", TC_BOOL}};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (!strcmp(s, names[i].name)) return *out = names[i].dtype, true;
   return false;
@@ -49,7 +51,7 @@ static bool b64_append(pt_tensor *t, size_t *filled, const char *text) {
 
 static bool tensor_header(pt_tensor *t, char *rest) {
   char *save = NULL, *tok = strtok_r(rest, " \n", &save);
-  if (!tok || !dtype_parse(tok, &t->dtype)) return false;
+  if (!tok || !pt_dtype_parse(tok, &t->dtype)) return false;
   tok = strtok_r(NULL, " \n", &save);
   t->rank = tok ? atoi(tok) : -1;
   if (t->rank < 0 || t->rank > TC_MAX_RANK) return false;
@@ -80,10 +82,14 @@ static bool tol_parse(pt_tol *t, const char *rest) {
   char kind[16];
   t->a = t->b = 0;
   if (sscanf(rest, "%15s %lf %lf", kind, &t->a, &t->b) < 1) return false;
-  if (!strcmp(kind, "exact")) t->kind = PT_TOL_EXACT;
-  else if (!strcmp(kind, "ulp")) t->kind = PT_TOL_ULP;
-  else if (!strcmp(kind, "close")) t->kind = PT_TOL_CLOSE;
-  else return false;
+  if (!strcmp(kind, "exact"))
+    t->kind = PT_TOL_EXACT;
+  else if (!strcmp(kind, "ulp"))
+    t->kind = PT_TOL_ULP;
+  else if (!strcmp(kind, "close"))
+    t->kind = PT_TOL_CLOSE;
+  else
+    return false;
   return true;
 }
 
@@ -156,19 +162,11 @@ const pt_attr *pt_attr_find(const pt_case *pc, const char *key) {
   return NULL;
 }
 
-tc_tensor *pt_tensor_make(const pt_tensor *t) { return tc_from_host(t->data, t->dtype, t->rank, t->sizes); }
-
-/* ---------------------------------------------------------------- checking */
-static double element(tc_dtype dt, const unsigned char *p) {
-  switch (dt) {
-  case TC_F32: { float v; memcpy(&v, p, sizeof v); return v; }
-  case TC_F64: { double v; memcpy(&v, p, sizeof v); return v; }
-  case TC_I32: { int32_t v; memcpy(&v, p, sizeof v); return v; }
-  case TC_I64: { int64_t v; memcpy(&v, p, sizeof v); return (double)v; }
-  default: return *p ? 1.0 : 0.0;
-  }
+tc_tensor *pt_tensor_make(const pt_tensor *t) {
+  return tc_from_host(t->data, t->dtype, t->rank, t->sizes);
 }
 
+/* ---------------------------------------------------------------- checking */
 /* The spacing of floats of dtype dt at |w| (the smallest one for zero and subnormals). */
 static double ulp_of(tc_dtype dt, double w) {
   int mant = dt == TC_F32 ? 23 : 52, min_exp = dt == TC_F32 ? -126 : -1022;
@@ -178,7 +176,7 @@ static double ulp_of(tc_dtype dt, double w) {
 
 static bool element_ok(tc_dtype dt, const unsigned char *g_raw, const unsigned char *w_raw, pt_tol tol, double scale) {
   size_t size = tc_dtype_size(dt);
-  double g = element(dt, g_raw), w = element(dt, w_raw);
+  double g = conf_element_as_double(dt, g_raw), w = conf_element_as_double(dt, w_raw);
   if (dt != TC_F32 && dt != TC_F64) return !memcmp(g_raw, w_raw, size); /* ints and bools: exactly */
   if (isnan(w) || isnan(g)) return isnan(w) && isnan(g);
   if (tol.kind == PT_TOL_EXACT) return !memcmp(g_raw, w_raw, size); /* keeps -0 and denormals apart */
@@ -186,12 +184,6 @@ static bool element_ok(tc_dtype dt, const unsigned char *g_raw, const unsigned c
   double err = fabs(g - w);
   if (tol.kind == PT_TOL_ULP) return err <= tol.a * ulp_of(dt, w) || err <= tol.b;
   return err <= tol.b * scale + tol.a * fabs(w);
-}
-
-static void shape_text(char *buf, size_t cap, int rank, const int64_t *sizes) {
-  size_t n = (size_t)snprintf(buf, cap, "[");
-  for (int d = 0; d < rank && n < cap; d++) n += (size_t)snprintf(buf + n, cap - n, d ? "x%lld" : "%lld", (long long)sizes[d]);
-  if (n < cap) snprintf(buf + n, cap - n, "]");
 }
 
 static bool same_type(conf_ctx *c, const char *what, const tc_tensor *got, const pt_tensor *want) {
@@ -204,10 +196,10 @@ static bool same_type(conf_ctx *c, const char *what, const tc_tensor *got, const
   }
   if (!same) {
     char a[128], b[128];
-    shape_text(a, sizeof a, rank, sizes);
-    shape_text(b, sizeof b, want->rank, want->sizes);
-    conf_fail(c, "%s: got %s %s, PyTorch %s %s", what, tc_dtype_name(tc_dtype_of(got)), a,
-              tc_dtype_name(want->dtype), b);
+    conf_shape_text(a, sizeof a, rank, sizes);
+    conf_shape_text(b, sizeof b, want->rank, want->sizes);
+    conf_fail(c, "%s: got %s %s, PyTorch %s %s", what, tc_dtype_name(tc_dtype_of(got)), a, tc_dtype_name(want->dtype),
+              b);
   }
   return same;
 }
@@ -228,7 +220,7 @@ bool pt_check(conf_ctx *c, const char *what, const tc_tensor *got, const pt_tens
   size_t n = size ? want->bytes / size : 0;
   double scale = 1.0; /* close: atol is relative to the result's largest finite magnitude */
   for (size_t i = 0; i < n; i++) {
-    double w = fabs(element(want->dtype, want->data + i * size));
+    double w = fabs(conf_element_as_double(want->dtype, want->data + i * size));
     if (isfinite(w) && w > scale) scale = w;
   }
   bool ok = true;
@@ -237,8 +229,8 @@ bool pt_check(conf_ctx *c, const char *what, const tc_tensor *got, const pt_tens
       static const char *const kinds[] = {"exact", "ulp", "close"};
       int digits = want->dtype == TC_F64 ? 17 : 9; /* enough to tell neighbouring values apart */
       conf_fail(c, "%s: element %zu of %zu: got %.*g, PyTorch %.*g (%s %g %g)", what, i, n, digits,
-                element(want->dtype, host + i * size), digits, element(want->dtype, want->data + i * size),
-                kinds[tol.kind], tol.a, tol.b);
+                conf_element_as_double(want->dtype, host + i * size), digits,
+                conf_element_as_double(want->dtype, want->data + i * size), kinds[tol.kind], tol.a, tol.b);
       ok = false;
     }
   free(host);

@@ -46,6 +46,8 @@ typedef struct pt_case {
 /* Every case of the embedded data, parsed at the first call (NULL with *n == 0 and a message
  * on stderr when the data is malformed: the build embedded a file the generator did not write). */
 const pt_case *pt_cases(int *n /* out */);
+/* "f32", "f64", "i32", "i64", "bool" as the dtype; false for another name. */
+bool pt_dtype_parse(const char *name, tc_dtype *out /* out */);
 /* The attribute key of a case, or NULL. */
 const pt_attr *pt_attr_find(const pt_case *pc, const char *key);
 /* A new tc tensor holding t's values. */

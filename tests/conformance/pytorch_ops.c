@@ -8,21 +8,61 @@
 typedef tc_tensor *(*unary_fn)(tc_tensor *);
 typedef tc_tensor *(*binary_fn)(tc_tensor *, tc_tensor *);
 
-static const struct { const char *name; unary_fn fn; } unary_ops[] = {
-    {"neg", tc_neg}, {"abs", tc_abs}, {"exp", tc_exp}, {"log", tc_log}, {"sqrt", tc_sqrt},
-    {"rsqrt", tc_rsqrt}, {"sin", tc_sin}, {"cos", tc_cos}, {"tanh", tc_tanh}, {"erf", tc_erf},
-    {"floor", tc_floor}, {"ceil", tc_ceil}, {"round", tc_round}, {"sign", tc_sign},
-    {"reciprocal", tc_reciprocal}, {"isnan", tc_isnan}, {"sigmoid", tc_sigmoid}, {"relu", tc_relu},
-    {"gelu", tc_gelu}, {"gelu_tanh", tc_gelu_tanh}, {"silu", tc_silu}, {"logical_not", tc_logical_not},
+static const struct {
+  const char *name;
+  unary_fn fn;
+} unary_ops[] = {
+    {"neg", tc_neg},
+    {"abs", tc_abs},
+    {"exp", tc_exp},
+    {"log", tc_log},
+    {"sqrt", tc_sqrt},
+    {"rsqrt", tc_rsqrt},
+    {"sin", tc_sin},
+    {"cos", tc_cos},
+    {"tanh", tc_tanh},
+    {"erf", tc_erf},
+    {"floor", tc_floor},
+    {"ceil", tc_ceil},
+    {"round", tc_round},
+    {"sign", tc_sign},
+    {"reciprocal", tc_reciprocal},
+    {"isnan", tc_isnan},
+    {"sigmoid", tc_sigmoid},
+    {"relu", tc_relu},
+    {"gelu", tc_gelu},
+    {"gelu_tanh", tc_gelu_tanh},
+    {"silu", tc_silu},
+    {"logical_not", tc_logical_not},
 };
 
-static const struct { const char *name; binary_fn fn; } binary_ops[] = {
-    {"add", tc_add}, {"sub", tc_sub}, {"mul", tc_mul}, {"div", tc_div}, {"div_trunc", tc_div_trunc},
-    {"remainder", tc_remainder}, {"fmod", tc_fmod}, {"pow", tc_pow}, {"maximum", tc_maximum},
-    {"minimum", tc_minimum}, {"eq", tc_eq}, {"ne", tc_ne}, {"lt", tc_lt}, {"le", tc_le}, {"gt", tc_gt},
-    {"ge", tc_ge}, {"logical_and", tc_logical_and}, {"logical_or", tc_logical_or},
-    {"bitwise_and", tc_bitwise_and}, {"bitwise_or", tc_bitwise_or}, {"matmul", tc_matmul},
-    {"cross_entropy", tc_cross_entropy}, {"embedding", tc_embedding},
+static const struct {
+  const char *name;
+  binary_fn fn;
+} binary_ops[] = {
+    {"add", tc_add},
+    {"sub", tc_sub},
+    {"mul", tc_mul},
+    {"div", tc_div},
+    {"div_trunc", tc_div_trunc},
+    {"remainder", tc_remainder},
+    {"fmod", tc_fmod},
+    {"pow", tc_pow},
+    {"maximum", tc_maximum},
+    {"minimum", tc_minimum},
+    {"eq", tc_eq},
+    {"ne", tc_ne},
+    {"lt", tc_lt},
+    {"le", tc_le},
+    {"gt", tc_gt},
+    {"ge", tc_ge},
+    {"logical_and", tc_logical_and},
+    {"logical_or", tc_logical_or},
+    {"bitwise_and", tc_bitwise_and},
+    {"bitwise_or", tc_bitwise_or},
+    {"matmul", tc_matmul},
+    {"cross_entropy", tc_cross_entropy},
+    {"embedding", tc_embedding},
 };
 
 static double attr_num(const pt_case *pc, const char *key, double fallback) {
@@ -30,23 +70,24 @@ static double attr_num(const pt_case *pc, const char *key, double fallback) {
   return a && a->n ? a->values[0] : fallback;
 }
 
-static int attr_int(const pt_case *pc, const char *key) { return (int)attr_num(pc, key, 0); }
+static int attr_int(const pt_case *pc, const char *key) {
+  return (int)attr_num(pc, key, 0);
+}
 
 /* The integer list of key into out (at most PT_MAX_ATTR_VALUES); returns its length. */
 static int attr_ints(const pt_case *pc, const char *key, int *out) {
   const pt_attr *a = pt_attr_find(pc, key);
   int n = a ? a->n : 0;
-  for (int i = 0; i < n; i++) out[i] = (int)a->values[i];
+  for (int i = 0; i < n; i++)
+    out[i] = (int)a->values[i];
   return n;
 }
 
 static tc_dtype attr_dtype(const pt_case *pc) {
   const pt_attr *a = pt_attr_find(pc, "dtype");
-  static const struct { const char *name; tc_dtype dtype; } names[] = {
-      {"f32", TC_F32}, {"f64", TC_F64}, {"i32", TC_I32}, {"i64", TC_I64}, {"bool", TC_BOOL}};
-  for (size_t i = 0; a && i < sizeof names / sizeof names[0]; i++)
-    if (!strcmp(a->text, names[i].name)) return names[i].dtype;
-  return TC_F32;
+  tc_dtype d = TC_F32;
+  if (a) pt_dtype_parse(a->text, &d);
+  return d;
 }
 
 static tc_tensor *reduction(const pt_case *pc, tc_tensor *x) {
@@ -79,7 +120,8 @@ static tc_tensor *with_attrs(const pt_case *pc, tc_tensor *const *in, int n) {
   if (!strcmp(op, "log_softmax")) return tc_log_softmax(x, attr_int(pc, "dim"));
   if (!strcmp(op, "layer_norm"))
     return tc_layer_norm(x, attr_int(pc, "n_norm"), n > 1 ? in[1] : NULL, third, attr_num(pc, "eps", 1e-5));
-  if (!strcmp(op, "rms_norm") && n == 2) return tc_rms_norm(x, attr_int(pc, "n_norm"), in[1], attr_num(pc, "eps", 1e-6));
+  if (!strcmp(op, "rms_norm") && n == 2)
+    return tc_rms_norm(x, attr_int(pc, "n_norm"), in[1], attr_num(pc, "eps", 1e-6));
   if (!strcmp(op, "linear") && n >= 2) return tc_linear(x, in[1], third);
   if (!strcmp(op, "gather") && n == 2) return tc_gather(x, attr_int(pc, "dim"), in[1]);
   if (!strcmp(op, "index_select") && n == 2) return tc_index_select(x, attr_int(pc, "dim"), in[1]);
@@ -94,7 +136,8 @@ static tc_tensor *with_attrs(const pt_case *pc, tc_tensor *const *in, int n) {
   if (!strcmp(op, "pad")) {
     const pt_attr *a = pt_attr_find(pc, "pads");
     int64_t pads[PT_MAX_ATTR_VALUES];
-    for (int i = 0; a && i < a->n; i++) pads[i] = (int64_t)a->values[i];
+    for (int i = 0; a && i < a->n; i++)
+      pads[i] = (int64_t)a->values[i];
     return tc_pad(x, a ? a->n : 0, pads, attr_num(pc, "value", 0));
   }
   return reduction(pc, x);
