@@ -18,7 +18,8 @@ Format (text, one record per line, lines under 1000 characters so the build can 
                                             as KEY needs; `attr dtype f64` names a dtype
     tol exact                               bitwise: NaN where NaN, +-0 and denormals as they are
     tol ulp N ATOL                          |got - want| <= N ulps of want (f32 ulps) or <= ATOL
-    tol close RTOL ATOL                     |got - want| <= ATOL + RTOL * |want|, NaN/Inf exact
+    tol close RTOL ATOL                     |got - want| <= ATOL * M + RTOL * |want|, NaN/Inf exact,
+                                            M = max(1, largest finite |want| of the tensor)
     in|out|grad DTYPE RANK SIZE...          a tensor (grad: d(loss)/d(in k), in input order,
                                             for every floating input but the last, the loss's weights)
     b64 DATA                                the tensor's bytes, little-endian, base64; as many
