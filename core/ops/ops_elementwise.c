@@ -24,6 +24,19 @@ static tc_tensor *pow_int(tc_tensor *a, tc_tensor *b, tc_dtype dtype) {
   return prim_convert(prim_unary(TC_PRIM_ROUND, y), dtype);
 }
 
+/* x^value for floats as PyTorch computes it: its CPU and CUDA kernels turn the exponents 2, 3,
+ * 0.5, -0.5, -1 and -2 into products, square roots and reciprocals (so pow(-inf, 0.5) is NaN and
+ * pow(-0, 0.5) is -0, as sqrt has them, where C's pow gives +inf and +0), and call pow otherwise. */
+static tc_tensor *pow_float_scalar(tc_tensor *x, double value) {
+  if (value == 2.0) return prim_binary(TC_PRIM_MUL, x, x);
+  if (value == 3.0) return prim_binary(TC_PRIM_MUL, prim_binary(TC_PRIM_MUL, x, x), x);
+  if (value == 0.5) return prim_unary(TC_PRIM_SQRT, x);
+  if (value == -0.5) return prim_unary(TC_PRIM_RSQRT, x);
+  if (value == -1.0) return prim_unary(TC_PRIM_RECIPROCAL, x);
+  if (value == -2.0) return prim_unary(TC_PRIM_RECIPROCAL, prim_binary(TC_PRIM_MUL, x, x));
+  return ops_binary_scalar(TC_PRIM_POW, x, value);
+}
+
 /* ---------------------------------------------------------------- arithmetic */
 tc_tensor *tc_add(tc_tensor *a, tc_tensor *b) {
   if (!a || !b) return NULL;
@@ -121,9 +134,7 @@ tc_tensor *tc_pow_scalar(tc_tensor *a, double value) {
   tc_dtype d = ops_scalar_dtype(a->dtype, value);
   if (dtype_is_float(d)) {
     tc_scope *s = ops_begin();
-    tc_tensor *x = ops_convert(a, d);
-    /* x*x is what PyTorch computes for a square, and it is cheaper than pow everywhere. */
-    return ops_end(s, value == 2.0 ? prim_binary(TC_PRIM_MUL, x, x) : ops_binary_scalar(TC_PRIM_POW, x, value));
+    return ops_end(s, pow_float_scalar(ops_convert(a, d), value));
   }
   if (value < 0)
     return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_pow_scalar: integers to negative integer powers are not "
@@ -234,7 +245,11 @@ tc_tensor *tc_abs(tc_tensor *x) {
 
 tc_tensor *tc_sign(tc_tensor *x) {
   if (!x) return NULL;
-  return x->dtype == TC_BOOL ? ops_identity(x) : prim_unary(TC_PRIM_SIGN, x);
+  if (!dtype_is_float(x->dtype)) return x->dtype == TC_BOOL ? ops_identity(x) : prim_unary(TC_PRIM_SIGN, x);
+  /* PyTorch's sign is (x > 0) - (x < 0): +0 for -0 and for NaN, where the SIGN prim keeps x. */
+  tc_scope *s = ops_begin();
+  tc_tensor *zero = ops_full_like(x, 0.0, x->dtype);
+  return ops_end(s, prim_where(prim_binary(TC_PRIM_GT, prim_unary(TC_PRIM_ABS, x), zero), prim_unary(TC_PRIM_SIGN, x), zero));
 }
 
 /* Integers promote to f32, as in PyTorch. */
@@ -265,12 +280,15 @@ tc_tensor *tc_relu(tc_tensor *x) {
   if (!x) return NULL;
   if (x->dtype == TC_BOOL)
     return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_relu: bool tensors are not supported (x: %s)", OPS_SHAPE(x));
-  /* where(x <= 0, 0, x) rather than max(x, 0): the same values (NaN stays NaN, -0 gives +0),
-   * and the gradient at 0 is PyTorch's 0, where max's rule would split it between the tied
-   * sides. */
+  /* PyTorch's values: x < 0 gives +0, and NaN and -0 stay as they are. Its gradient is 0 where
+   * x <= 0 (at 0 too), so the select is on x <= 0 and the value there comes unrecorded from
+   * where(x < 0, 0, x) (+0 or -0): max's rule would split the gradient at 0 between the sides. */
   tc_scope *s = ops_begin();
   tc_tensor *zero = ops_full_like(x, 0.0, x->dtype);
-  return ops_end(s, prim_where(prim_binary(TC_PRIM_LE, x, zero), zero, x));
+  bool was = tape_set_enabled(false);
+  tc_tensor *at_most_zero = prim_where(prim_binary(TC_PRIM_LT, x, zero), zero, x);
+  tape_set_enabled(was);
+  return ops_end(s, prim_where(prim_binary(TC_PRIM_LE, x, zero), at_most_zero, x));
 }
 
 tc_tensor *tc_gelu(tc_tensor *x) {

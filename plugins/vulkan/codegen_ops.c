@@ -45,6 +45,22 @@ void vk_buffer_ident(const tc_kernel_desc *k, int32_t i, char *out, size_t n) {
     snprintf(out, n, "buf%d", (int)i);
 }
 
+/* IEEE behaviour where the device can promise it: without these execution modes a driver may
+ * flush subnormals (NVIDIA's did: 1e-40 + 0 gave 0, eq(0, 1e-40) was true) and assume no NaN,
+ * inf or -0 (lavapipe folded NaN * -0.0 to 0). SPIR-V ids: DenormPreserve mode 4459 (capability
+ * 4464), SignedZeroInfNanPreserve mode 4461 (capability 4466); the operand is the float width. */
+static void gen_float_controls(const vk_gen *g, tck_str *h) {
+  const vk_device_caps *c = &g->ctx->caps;
+  bool any = c->denorm_preserve[0] || c->signed_zero_inf_nan_preserve[0];
+  if (!any) return;
+  tck_str_printf(h, "#extension GL_EXT_spirv_intrinsics : require\n");
+  for (int w = 0; w < (g->uses_f64 ? 2 : 1); w++) {
+    if (c->denorm_preserve[w]) tck_str_printf(h, "spirv_execution_mode(capabilities = [4464], 4459, %d);\n", 32 << w);
+    if (c->signed_zero_inf_nan_preserve[w])
+      tck_str_printf(h, "spirv_execution_mode(capabilities = [4466], 4461, %d);\n", 32 << w);
+  }
+}
+
 void vk_gen_prologue(vk_gen *g, tck_str *h, const tck_str *body) {
   const tc_kernel_desc *k = g->k;
   tck_str_printf(h, "#version 450\n");
@@ -57,6 +73,7 @@ void vk_gen_prologue(vk_gen *g, tck_str *h, const tck_str *body) {
     tck_str_printf(h, "#extension GL_KHR_shader_subgroup_shuffle : require\n");
   }
   if (g->uses_unroll) tck_str_printf(h, "#extension GL_EXT_control_flow_attributes : require\n");
+  gen_float_controls(g, h);
   tck_str_printf(h, "\n");
   for (int32_t i = 0; i < k->n_buffers; i++) {
     const tc_kbuffer *b = tck_kernel_buffer(k, i);

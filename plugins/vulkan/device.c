@@ -92,6 +92,15 @@ void vk_device_caps_query(vk_fns *fn, VkPhysicalDevice phys, vk_device_caps *cap
   VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sg};
   fn->vkGetPhysicalDeviceProperties2(phys, &p2);
   const VkPhysicalDeviceProperties *p = &p2.properties;
+  if (p->apiVersion >= VK_API_VERSION_1_2) { /* float controls, core in 1.2 */
+    VkPhysicalDeviceVulkan12Properties p12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES};
+    VkPhysicalDeviceProperties2 q2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &p12};
+    fn->vkGetPhysicalDeviceProperties2(phys, &q2);
+    caps->denorm_preserve[0] = p12.shaderDenormPreserveFloat32;
+    caps->denorm_preserve[1] = p12.shaderDenormPreserveFloat64;
+    caps->signed_zero_inf_nan_preserve[0] = p12.shaderSignedZeroInfNanPreserveFloat32;
+    caps->signed_zero_inf_nan_preserve[1] = p12.shaderSignedZeroInfNanPreserveFloat64;
+  }
   snprintf(caps->name, sizeof caps->name, "%s", p->deviceName);
   caps->vendor_id = p->vendorID;
   caps->device_id = p->deviceID;

@@ -113,6 +113,9 @@ typedef struct vk_device_caps {
   VkPhysicalDeviceType type;
   bool f64, i64, storage8;   /* shaderFloat64, shaderInt64, storageBuffer8BitAccess */
   bool subgroup_shuffle;     /* subgroup shuffle ops usable in compute shaders */
+  /* float controls (Vulkan 1.2): shaders may keep subnormals, and +-0, inf and NaN through
+   * every op, for 32- and 64-bit floats ([0]: f32, [1]: f64) */
+  bool denorm_preserve[2], signed_zero_inf_nan_preserve[2];
   uint32_t subgroup_size;
   uint32_t max_wg_invocations, max_wg_count[3], max_shared_bytes, max_push_bytes;
   uint64_t max_storage_range, min_storage_align;

@@ -18,6 +18,9 @@ typedef struct conf_ctx conf_ctx;
 typedef void (*conf_case_fn)(conf_ctx *c);
 
 void conf_register(const char *suite, const char *name, conf_case_fn fn);
+/* Registers a case made from data (the PyTorch expectations): the case reads arg with conf_arg.
+ * Before main or before conf_run_all; arg and the strings must outlive the run. */
+void conf_register_with(const char *suite, const char *name, conf_case_fn fn, const void *arg);
 
 #define CONF_CASE(suite, name)                                                                     \
   static void conf_case_##suite##_##name(conf_ctx *c);                                             \
@@ -28,6 +31,17 @@ void conf_register(const char *suite, const char *name, conf_case_fn fn);
 
 /* The backend under test ("eager" for plain eager mode). */
 const char *conf_backend(const conf_ctx *c);
+/* The arg of a case registered with conf_register_with (NULL otherwise). */
+const void *conf_arg(const conf_ctx *c);
+/* Marks the case as a known difference (reason: one line): if it fails, the driver lists it as
+ * KNOWN with the reason and its first mismatch and counts it apart, instead of failing. */
+void conf_known_difference(conf_ctx *c, const char *reason);
+/* fn compiled for the backend under test, with the suite's mode and fullgraph; for "eager",
+ * wrapped but disabled (called eagerly, for any number of inputs). NULL: the case has failed. */
+tc_compiled *conf_compile(conf_ctx *c, tc_model_fn fn, int n_inputs);
+/* One call of a conf_compile'd function (two in a mode other than default, the second result
+ * returned). NULL: the case has failed with tc_last_error(). */
+tc_tensor *conf_call(conf_ctx *c, tc_compiled *compiled, tc_tensor *const *inputs);
 /* Evaluates fn(inputs) on the backend under test (n_inputs tensors). New reference or NULL;
  * on NULL the case has already been failed with tc_last_error(). */
 tc_tensor *conf_run(conf_ctx *c, tc_model_fn fn, int n_inputs, tc_tensor *const *inputs);
@@ -42,14 +56,20 @@ void conf_fail(conf_ctx *c, const char *fmt, ...) __attribute__((format(printf, 
  * with the first mismatch (index, got, want) and returns false. */
 bool conf_check(conf_ctx *c, const tc_tensor *out, int rank, const int64_t *sizes, const double *want, double rtol,
                 double atol);
+/* "2x3" ("[]" for rank 0) into buf. */
+void conf_shape_text(char *buf, size_t cap, int rank, const int64_t *sizes);
+/* The element at p of dtype dt (any real dtype, bool as 0 or 1) as a double. */
+double conf_element_as_double(tc_dtype dt, const unsigned char *p);
 /* Fills buf with n seeded normal values (host-side reference inputs). */
 void conf_randn(unsigned long long seed, double *buf, long n);
 
 typedef struct conf_result {
   int passed, failed, skipped;
+  int known; /* known differences that showed (conf_known_difference): listed, not failed */
 } conf_result;
 /* Runs every case whose "suite.name" contains filter (NULL: all) on backend, printing one
- * line per failure (and per case when verbose) to log. Ends with "N passed, N failed". */
+ * line per failure and known difference (and per case when verbose) to log. Ends with
+ * "N passed, N failed" (and ", N known differences" when some showed). */
 conf_result conf_run_all(const char *backend, const char *filter, bool verbose, FILE *log);
 /* The compile mode of every case (tc_mode; default TC_MODE_DEFAULT). In another mode each case's
  * compiled function is called twice and the second result checked: a backend that records the

@@ -4,7 +4,7 @@ float tc_pow_f32(float a, float b) {
   bool bint = floor(b) == b;
   bool odd = bint && abs(b) < 16777216.0 && (int(abs(b)) & 1) == 1;
   float aa = abs(a);
-  if (a < 0.0 && !bint) return uintBitsToFloat(0x7fc00000u);
+  if (a < 0.0 && !bint && !isinf(a)) return uintBitsToFloat(0x7fc00000u);
   float r;
   if (aa == 0.0) r = b < 0.0 ? uintBitsToFloat(0x7f800000u) : 0.0;
   else if (isinf(aa)) r = b < 0.0 ? 0.0 : uintBitsToFloat(0x7f800000u);

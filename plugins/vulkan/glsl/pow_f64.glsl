@@ -5,7 +5,7 @@ double tc_pow_f64(double a, double b) {
   bool odd = bint && abs(b) < 9007199254740992.0lf && (int64_t(abs(b)) & 1l) == 1l;
   double aa = abs(a);
   double inf = packDouble2x32(uvec2(0u, 0x7ff00000u));
-  if (a < 0.0lf && !bint) return packDouble2x32(uvec2(0u, 0x7ff80000u));
+  if (a < 0.0lf && !bint && !isinf(a)) return packDouble2x32(uvec2(0u, 0x7ff80000u));
   double r;
   if (aa == 0.0lf) r = b < 0.0lf ? inf : 0.0lf;
   else if (isinf(aa)) r = b < 0.0lf ? 0.0lf : inf;
