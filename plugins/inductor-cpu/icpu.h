@@ -69,6 +69,10 @@ typedef struct icpu_kgen {
 #define ICPU_STREAM_MIN_BYTES (4 << 20)
 /* The scratch rows of one kernel together, in bytes (they live on each thread's stack). */
 #define ICPU_ROW_SCRATCH_BYTES (64 << 10)
+/* A loop kernel goes parallel from this many points (outer x inner) up, a matmul from this
+ * many multiply-adds per batch entry; below, one thread does it all (a team costs more). */
+#define ICPU_PAR_MIN_WORK 32768
+#define ICPU_PAR_MIN_MNK 262144
 /* The last inner loop of a row kernel runs in blocks of this many elements when it writes
  * scratch rows, each block streamed out after it (codegen_loop.c blocked_loop). */
 #define ICPU_ROW_BLOCK 256
@@ -87,10 +91,26 @@ tc_status codegen_loop(tck_str *s, icpu_kgen *g, char *err, size_t err_cap);
 bool kgen_row_buffers(const tc_kernel_list *list, const tc_kernel_desc *k, bool *row_buf);
 tc_status codegen_matmul(tck_str *s, icpu_kgen *g, char *err, size_t err_cap);
 
+/* ---------------------------------------------------------------- codegen_serial.c */
+/* reduce-overhead's serial twins: a kernel below the parallel thresholds still entered an OpenMP
+ * region (a team of one costs a futex call per launch); its twin has no region at all. */
+/* Writes kernel_text (one kernel function named fname) again as fname_serial, without its
+ * OpenMP regions and worksharing loops (simd loops stay). */
+void serial_twin_emit(tck_str *s, const char *kernel_text, const char *fname);
+/* Writes `static int fname_is_small(const int64_t *syms)`: true when k's sizes keep it below
+ * the parallel thresholds, so the twin does the same work with no team. Uses x's marks. */
+void serial_predicate_emit(tck_str *s, const tc_kernel_list *list, const tc_kernel_desc *k, tck_exprs *x,
+                           const char *fname);
+
 /* ---------------------------------------------------------------- codegen_unit.c */
+/* What a compile's mode asks of the unit. */
+typedef struct icpu_unit_opts {
+  bool serial_twins; /* reduce-overhead, max-autotune: small kernels never enter OpenMP (codegen_serial.c) */
+} icpu_unit_opts;
 /* The whole translation unit for a (validated) kernel list. names_out: the C names of the
  * kernels (n_kernels entries of 96 bytes). */
-tc_status codegen_unit(const tc_kernel_list *list, char **source_out, char (*names_out)[96], char *err, size_t err_cap);
+tc_status codegen_unit(const tc_kernel_list *list, const icpu_unit_opts *o, char **source_out, char (*names_out)[96],
+                       char *err, size_t err_cap);
 bool unit_uses_blas(const tc_kernel_list *list);
 
 /* ---------------------------------------------------------------- compile_cc.c */

@@ -212,7 +212,10 @@ static tc_error *icpu_compile(tc_compile_args *args) {
   }
   exe->n_syms = list->n_syms;
   snprintf(exe->graph, sizeof exe->graph, "%s", graph);
-  st = codegen_unit(list, &exe->source, names, err, sizeof err);
+  /* reduce-overhead and max-autotune (as on CUDA, max-autotune includes reduce-overhead's
+   * mechanism): small kernels get serial twins. */
+  const icpu_unit_opts uo = {.serial_twins = args->mode == TC_MODE_REDUCE_OVERHEAD || args->mode == TC_MODE_MAX_AUTOTUNE};
+  st = codegen_unit(list, &uo, &exe->source, names, err, sizeof err);
   if (st != TC_OK) {
     free(names);
     exe_destroy(exe);

@@ -1,0 +1,164 @@
+/* test_modes.c — what each compile mode does on each backend (README's mode table), through the
+ * public API on the bundled tiny_mlp_b1 (launch-bound: four matmul + bias + relu layers):
+ *   inductor-cpu: reduce-overhead gives small kernels serial twins (no OpenMP region per launch)
+ *                 and a call allocates nothing but its result;
+ *   debug-eager:  every mode is accepted and means nothing (the reference interpreter);
+ *   every mode's results equal the default's; an unknown mode is an error naming the valid ones.
+ * vulkan's recorded command buffers and max-autotune have suites of their own below. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc_count.h"
+#include "tc/tc.h"
+#include "tc_models.h"
+#include "test_support.h"
+
+#define assert_contains(hay, needle)                                                                                   \
+  cr_assert(strstr((hay), (needle)) != NULL, "expected \"%s\" in:\n%.4000s", (needle), (hay))
+#define assert_lacks(hay, needle)                                                                                      \
+  cr_assert(strstr((hay), (needle)) == NULL, "did not expect \"%s\" in:\n%.4000s", (needle), (hay))
+
+static const char *const mode_names[] = {"default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"};
+enum { N_MODES = 4, TINY_INPUTS = 9, TINY_WIDTH = 64 };
+
+static void modes_setup(void) {
+  unsetenv("TC_OPTIONS");
+  setenv("TC_CACHE_DIR", "off", 1);
+  /* Read once per process, at the first log call: set before anything runs. */
+  setenv("TC_LOGS", "output_code", 1);
+}
+
+TestSuite(modes, .init = modes_setup, .timeout = 240);
+
+/* tiny_mlp_b1's inputs (test size, fixed seed), on `backend`'s device when it has one. */
+static void tiny_inputs(const char *backend, tc_tensor **in) {
+  const tc_model *m = tc_model_find("tiny_mlp_b1");
+  cr_assert(m);
+  cr_assert_eq(m->make_inputs(TC_SIZE_TEST, 7, in), TC_OK, "%s", tc_last_error());
+  if (!strcmp(backend, "vulkan"))
+    for (int i = 0; i < TINY_INPUTS; i++) {
+      tc_tensor *d = tc_to_device(in[i], backend);
+      cr_assert(d, "%s", tc_last_error());
+      tc_release(in[i]);
+      in[i] = d;
+    }
+}
+
+static tc_compiled *tiny_compile(const char *backend, int mode) {
+  tc_compile_options o = {.struct_size = sizeof o, .backend = backend, .mode = mode};
+  tc_compiled *f = tc_compile(tc_model_find("tiny_mlp_b1")->fn, TINY_INPUTS, &o);
+  cr_assert(f, "%s", tc_last_error());
+  return f;
+}
+
+/* One call's result, read back to host floats. */
+static void tiny_call(tc_compiled *f, tc_tensor **in, float *out) {
+  tc_tensor *y = tc_call(f, in);
+  cr_assert(y, "%s", tc_last_error());
+  cr_assert_eq(tc_to_host(y, out, TINY_WIDTH * sizeof(float)), TC_OK, "%s", tc_last_error());
+  tc_release(y);
+}
+
+/* Calls tiny_mlp_b1 three times in `mode` and checks every result against the default mode's. */
+static void results_match_default(const char *backend, int mode) {
+  if (!test_backend_available(backend)) cr_skip_test("%s is not available here", backend);
+  tc_tensor *in[TINY_INPUTS];
+  tiny_inputs(backend, in);
+  float ref[TINY_WIDTH], got[TINY_WIDTH];
+  tc_compiled *f0 = tiny_compile(backend, TC_MODE_DEFAULT);
+  tiny_call(f0, in, ref);
+  tc_compiled *f = tiny_compile(backend, mode);
+  for (int call = 0; call < 3; call++) {
+    tiny_call(f, in, got);
+    for (int i = 0; i < TINY_WIDTH; i++)
+      cr_assert(got[i] == ref[i] || fabsf(got[i] - ref[i]) <= 1e-5f * (1 + fabsf(ref[i])),
+                "%s %s call %d: element %d is %g, default gives %g", backend, mode_names[mode], call, i, got[i], ref[i]);
+  }
+  tc_compiled_free(f);
+  tc_compiled_free(f0);
+}
+
+/* ---------------------------------------------------------------- every backend, every mode */
+
+Test(modes, every_mode_matches_default_on_inductor_cpu) {
+  for (int m = 1; m < N_MODES; m++) results_match_default("inductor-cpu", m);
+}
+
+Test(modes, every_mode_matches_default_on_debug_eager) {
+  for (int m = 1; m < N_MODES; m++) results_match_default("debug-eager", m);
+}
+
+Test(modes, every_mode_matches_default_on_vulkan) {
+  for (int m = 1; m < N_MODES; m++) results_match_default("vulkan", m);
+}
+
+Test(modes, unknown_mode_is_an_error_naming_the_modes) {
+  tc_compile_options o = {.struct_size = sizeof o, .backend = "debug-eager", .mode = 7};
+  cr_assert_null(tc_compile(tc_model_find("tiny_mlp_b1")->fn, TINY_INPUTS, &o));
+  const char *e = tc_last_error();
+  assert_contains(e, "mode is 7");
+  assert_contains(e, "TC_MODE_DEFAULT");
+  assert_contains(e, "_REDUCE_OVERHEAD");
+  assert_contains(e, "_MAX_AUTOTUNE");
+  assert_contains(e, "_MAX_AUTOTUNE_NO_CUDAGRAPHS");
+}
+
+/* ---------------------------------------------------------------- inductor-cpu reduce-overhead */
+
+/* The generated source of tiny_mlp_b1 in `mode` (TC_LOGS=output_code), caller frees. */
+static char *inductor_cpu_source(int mode) {
+  tc_tensor *in[TINY_INPUTS];
+  tiny_inputs("inductor-cpu", in);
+  stderr_capture c = stderr_begin();
+  tc_compiled *f = tiny_compile("inductor-cpu", mode);
+  float out[TINY_WIDTH];
+  tiny_call(f, in, out);
+  char *text = stderr_end(c);
+  tc_compiled_free(f);
+  return text;
+}
+
+Test(modes, inductor_cpu_reduce_overhead_small_kernels_skip_openmp) {
+  if (!test_backend_available("inductor-cpu")) cr_skip_test("inductor-cpu is not available here");
+  char *dflt = inductor_cpu_source(TC_MODE_DEFAULT);
+  assert_contains(dflt, "#pragma omp parallel");
+  assert_lacks(dflt, "_serial(");
+  free(dflt);
+  for (int m = 1; m < N_MODES; m++) {
+    char *src = inductor_cpu_source(m);
+    if (m == TC_MODE_REDUCE_OVERHEAD || m == TC_MODE_MAX_AUTOTUNE) {
+      /* every kernel has a twin without OpenMP, chosen when its sizes keep it small */
+      assert_contains(src, "static void k_matmul_add_serial(");
+      assert_contains(src, "static int k_matmul_add_is_small(const int64_t *syms)");
+      assert_contains(src, "(k_matmul_add_is_small(syms) ? k_matmul_add_serial : k_matmul_add)(");
+    } else {
+      assert_lacks(src, "_serial(");
+    }
+    free(src);
+  }
+}
+
+Test(modes, inductor_cpu_reduce_overhead_call_allocates_only_its_result) {
+  if (!test_backend_available("inductor-cpu")) cr_skip_test("inductor-cpu is not available here");
+  if (!alloc_counting()) cr_skip_test("allocations are not counted under a sanitizer");
+  tc_tensor *in[TINY_INPUTS];
+  tiny_inputs("inductor-cpu", in);
+  tc_compiled *f = tiny_compile("inductor-cpu", TC_MODE_REDUCE_OVERHEAD);
+  for (int i = 0; i < 3; i++) tc_release(tc_call(f, in));
+  enum { CALLS = 200 };
+  long before = alloc_count();
+  for (int i = 0; i < CALLS; i++) {
+    tc_tensor *y = tc_call(f, in);
+    cr_assert(y, "%s", tc_last_error());
+    tc_release(y);
+  }
+  double per_call = (double)(alloc_count() - before) / CALLS;
+  /* The result is the caller's: its tensor, its storage and its bytes. Intermediates live in
+   * the plan's slots, made at the first call; the run's tables on its stack (10 per call before). */
+  cr_assert(per_call <= 3.0, "%.2f heap allocations per call, expected 3 (the result's tensor, storage and bytes)",
+            per_call);
+  tc_compiled_free(f);
+}
