@@ -34,10 +34,10 @@ static void modes_setup(void) {
 TestSuite(modes, .init = modes_setup, .timeout = 240);
 
 /* tiny_mlp_b1's inputs (test size, fixed seed), on `backend`'s device when it has one. */
-static void tiny_inputs(const char *backend, tc_tensor **in) {
+static void tiny_inputs_seeded(const char *backend, uint64_t seed, tc_tensor **in) {
   const tc_model *m = tc_model_find("tiny_mlp_b1");
   cr_assert(m);
-  cr_assert_eq(m->make_inputs(TC_SIZE_TEST, 7, in), TC_OK, "%s", tc_last_error());
+  cr_assert_eq(m->make_inputs(TC_SIZE_TEST, seed, in), TC_OK, "%s", tc_last_error());
   if (!strcmp(backend, "vulkan"))
     for (int i = 0; i < TINY_INPUTS; i++) {
       tc_tensor *d = tc_to_device(in[i], backend);
@@ -46,6 +46,8 @@ static void tiny_inputs(const char *backend, tc_tensor **in) {
       in[i] = d;
     }
 }
+
+static void tiny_inputs(const char *backend, tc_tensor **in) { tiny_inputs_seeded(backend, 7, in); }
 
 static tc_compiled *tiny_compile(const char *backend, int mode) {
   tc_compile_options o = {.struct_size = sizeof o, .backend = backend, .mode = mode};
@@ -160,5 +162,118 @@ Test(modes, inductor_cpu_reduce_overhead_call_allocates_only_its_result) {
    * the plan's slots, made at the first call; the run's tables on its stack (10 per call before). */
   cr_assert(per_call <= 3.0, "%.2f heap allocations per call, expected 3 (the result's tensor, storage and bytes)",
             per_call);
+  tc_compiled_free(f);
+}
+
+/* ---------------------------------------------------------------- vulkan reduce-overhead
+ * TC_LOGS=queue says, at each wait, how many calls were replayed from recorded command buffers
+ * and how many were recorded. */
+
+static void modes_vulkan_setup(void) {
+  /* under the Khronos validation layer with synchronization validation (when installed): a
+   * missing barrier at a replay's boundary, or a recorded buffer misused, is reported */
+  setenv("TC_OPTIONS", "vulkan.validation=sync", 1);
+  setenv("TC_CACHE_DIR", "off", 1);
+  setenv("TC_LOGS", "queue", 1);
+}
+
+TestSuite(modes_vulkan, .init = modes_vulkan_setup, .timeout = 240);
+
+/* `calls` calls of f (results checked against ref when given), then a wait; what TC_LOGS=queue
+ * printed. Caller frees. */
+static char *vulkan_calls(tc_compiled *f, tc_tensor **in, int calls, const float *ref) {
+  stderr_capture c = stderr_begin();
+  for (int i = 0; i < calls; i++) {
+    tc_tensor *y = tc_call(f, in);
+    cr_assert(y, "%s", tc_last_error());
+    if (ref) {
+      float got[TINY_WIDTH];
+      cr_assert_eq(tc_to_host(y, got, sizeof got), TC_OK, "%s", tc_last_error());
+      for (int j = 0; j < TINY_WIDTH; j++)
+        cr_assert(fabsf(got[j] - ref[j]) <= 1e-5f * (1 + fabsf(ref[j])), "call %d element %d: %g, default gives %g", i, j,
+                  got[j], ref[j]);
+    }
+    tc_release(y);
+  }
+  cr_assert_eq(tc_synchronize("vulkan"), TC_OK, "%s", tc_last_error());
+  char *log = stderr_end(c);
+  assert_lacks(log, "validation");
+  return log;
+}
+
+/* The calls replayed and recorded, summed over the log's queue lines (one per wait); false when
+ * no line mentions replays. */
+static bool replay_counts(const char *log, long *replayed, long *recorded) {
+  *replayed = *recorded = 0;
+  bool any = false;
+  static const char tail[] = " calls replayed from recorded command buffers";
+  for (const char *p = log; (p = strstr(p, tail)); p++) {
+    const char *n = p;
+    while (n > log && n[-1] != ';') n--;
+    long a, b;
+    if (sscanf(n, " %ld calls replayed from recorded command buffers, %ld recorded", &a, &b) != 2) return false;
+    *replayed += a;
+    *recorded += b;
+    any = true;
+  }
+  return any;
+}
+
+Test(modes_vulkan, reduce_overhead_replays_the_recorded_call) {
+  if (!test_backend_available("vulkan")) cr_skip_test("vulkan is not available here");
+  tc_tensor *in[TINY_INPUTS];
+  tiny_inputs("vulkan", in);
+  float ref[TINY_WIDTH];
+  tc_compiled *f0 = tiny_compile("vulkan", TC_MODE_DEFAULT);
+  tiny_call(f0, in, ref);
+  char *log = vulkan_calls(f0, in, 2, NULL);
+  assert_lacks(log, "replayed");
+  free(log);
+
+  tc_compiled *f = tiny_compile("vulkan", TC_MODE_REDUCE_OVERHEAD);
+  /* the first call records, the next ones replay (the pool hands the result's buffer back) */
+  log = vulkan_calls(f, in, 1, ref);
+  long replayed = -1, recorded = -1;
+  cr_assert(replay_counts(log, &replayed, &recorded), "no replay line in:\n%s", log);
+  cr_assert_eq(recorded, 1, "%s", log);
+  cr_assert_eq(replayed, 0, "%s", log);
+  free(log);
+  log = vulkan_calls(f, in, 4, ref);
+  cr_assert(replay_counts(log, &replayed, &recorded), "no replay line in:\n%s", log);
+  cr_assert_eq(recorded, 0, "%s", log);
+  cr_assert_eq(replayed, 4, "%s", log);
+  free(log);
+
+  /* other buffers: a new recording, then replays of it */
+  tc_tensor *in2[TINY_INPUTS];
+  tiny_inputs_seeded("vulkan", 8, in2);
+  float ref2[TINY_WIDTH];
+  tiny_call(f0, in2, ref2);
+  log = vulkan_calls(f, in2, 3, ref2);
+  cr_assert(replay_counts(log, &replayed, &recorded), "no replay line in:\n%s", log);
+  cr_assert_eq(recorded, 1, "%s", log);
+  cr_assert_eq(replayed, 2, "%s", log);
+  free(log);
+  tc_compiled_free(f);
+  tc_compiled_free(f0);
+}
+
+Test(modes_vulkan, max_autotune_replays_and_no_cudagraphs_does_not) {
+  if (!test_backend_available("vulkan")) cr_skip_test("vulkan is not available here");
+  tc_tensor *in[TINY_INPUTS];
+  tiny_inputs("vulkan", in);
+  tc_compiled *f = tiny_compile("vulkan", TC_MODE_MAX_AUTOTUNE);
+  char *log = vulkan_calls(f, in, 3, NULL);
+  long replayed = -1, recorded = -1;
+  cr_assert(replay_counts(log, &replayed, &recorded), "no replay line in:\n%s", log);
+  cr_assert_eq(recorded, 1, "%s", log);
+  cr_assert_eq(replayed, 2, "%s", log);
+  free(log);
+  tc_compiled_free(f);
+  f = tiny_compile("vulkan", TC_MODE_MAX_AUTOTUNE_NO_CUDAGRAPHS);
+  log = vulkan_calls(f, in, 3, NULL);
+  assert_contains(log, "dispatches");
+  assert_lacks(log, "replayed");
+  free(log);
   tc_compiled_free(f);
 }

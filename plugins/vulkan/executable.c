@@ -146,6 +146,7 @@ tc_status vk_compile_kernels(tc_plugin_ctx *ctx, const vk_compile_opts *o, const
 void vk_executable_free(tc_plugin_ctx *ctx, tc_executable *exe) {
   if (!exe) return;
   vk_flush_wait(ctx);
+  vk_replays_free(ctx, exe);
   vk_profile_report(ctx, exe);
   for (int32_t i = 0; i < exe->n_kernels; i++) vk_kernel_destroy(ctx, &exe->kernels[i]);
   for (int32_t i = 0; i < exe->n_pools; i++) ctx->fn.vkDestroyDescriptorPool(ctx->device, exe->pools[i], NULL);

@@ -15,7 +15,7 @@ static uint32_t cap_groups(uint64_t n, uint32_t limit) {
 /* Records kernel ki's dispatch into cmd, sizes from vals (every expression evaluated), with a
  * barrier in front where it conflicts with an earlier dispatch. */
 static tc_status record_dispatch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t ki, const tc_buffer_arg *args,
-                                 const int64_t *syms, const int64_t *vals, VkCommandBuffer cmd) {
+                                 const int64_t *syms, const int64_t *vals, VkCommandBuffer cmd, bool in_batch) {
   vk_kernel *k = &exe->kernels[ki];
   for (int32_t s = 0; s < exe->n_syms; s++)
     if (syms[s] < 0 || syms[s] > INT32_MAX)
@@ -88,7 +88,7 @@ static tc_status record_dispatch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t
     ctx->fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
     ctx->fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1, &set, 0, NULL);
     ctx->fn.vkCmdPushConstants(cmd, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, k->push_bytes, pc);
-    bool timed = vk_profile_before(ctx, ctx->batch_cur, cmd, k);
+    bool timed = in_batch && vk_profile_before(ctx, ctx->batch_cur, cmd, k);
     ctx->fn.vkCmdDispatch(cmd, gx, gy, gz);
     if (timed) vk_profile_after(ctx, ctx->batch_cur, cmd);
   }
@@ -133,9 +133,21 @@ tc_status vk_launch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t kernel, cons
   }
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   if (st == TC_OK) st = vk_batch_cmd(ctx, &cmd);
-  if (st == TC_OK) st = record_dispatch(ctx, exe, kernel, args, syms, vals, cmd);
+  if (st == TC_OK) st = record_dispatch(ctx, exe, kernel, args, syms, vals, cmd, true);
   if (st == TC_OK) vk_batch_note_call(ctx, call_id);
   free(vals);
   if (st == TC_OK && ++ctx->batch_launches >= 4096) st = vk_flush(ctx);
+  return st;
+}
+
+tc_status vk_launch_record(tc_plugin_ctx *ctx, tc_executable *exe, int32_t kernel, const tc_buffer_arg *args,
+                           const int64_t *syms, VkCommandBuffer cmd) {
+  if (!exe || kernel < 0 || kernel >= exe->n_kernels)
+    return vk_err(ctx, TC_ERR_INVALID_ARGUMENT, "vulkan launch: kernel %d out of range (%d kernels)", (int)kernel,
+                  exe ? (int)exe->n_kernels : 0);
+  int64_t *vals;
+  tc_status st = eval_sizes(ctx, exe, syms, &vals);
+  if (st == TC_OK) st = record_dispatch(ctx, exe, kernel, args, syms, vals, cmd, false);
+  free(vals);
   return st;
 }

@@ -123,6 +123,7 @@ static tc_status pool_grow(tc_plugin_ctx *ctx, tc_executable *exe, int32_t n_buf
 }
 
 void vk_executable_sets_drop(tc_plugin_ctx *ctx, tc_executable *exe) {
+  vk_replays_free(ctx, exe); /* recorded calls bind these sets */
   for (int32_t i = 0; i < exe->n_pools; i++) ctx->fn.vkDestroyDescriptorPool(ctx->device, exe->pools[i], NULL);
   exe->n_pools = 0;
   exe->pool_left = 0;

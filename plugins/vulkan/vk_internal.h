@@ -66,6 +66,7 @@
   X(vkCmdBindDescriptorSets)                                                                                 \
   X(vkCmdPushConstants)                                                                                      \
   X(vkCmdDispatch)                                                                                           \
+  X(vkCmdExecuteCommands)                                                                                    \
   X(vkCreateQueryPool)                                                                                       \
   X(vkDestroyQueryPool)                                                                                      \
   X(vkCmdResetQueryPool)                                                                                     \
@@ -190,6 +191,9 @@ typedef struct vk_kernel {
   double prof_ns, prof_min_ns, prof_max_ns;
 } vk_kernel;
 
+typedef struct vk_replay vk_replay; /* replay.c: one recorded call */
+typedef struct vk_held vk_held;     /* replay.c: the launches of the call being held */
+
 struct tc_executable {
   char *name;
   int32_t n_kernels;
@@ -202,6 +206,10 @@ struct tc_executable {
   VkDescriptorPool *pools;
   int32_t n_pools;
   int32_t pool_left;
+  /* reduce-overhead, max-autotune: calls replayed from recorded command buffers (replay.c) */
+  bool replay, replay_off;
+  vk_replay *replays;
+  uint64_t replay_clock, replay_hits, replay_misses;
 };
 
 
@@ -263,6 +271,8 @@ struct tc_plugin_ctx {
   /* since the last wait, for TC_LOGS=queue: dispatches into batches, barriers placed in front
    * of them, submissions of batches */
   uint64_t n_dispatches, n_barriers, n_submits;
+  uint64_t n_replayed, n_recorded; /* calls replayed from a recorded command buffer, recordings */
+  vk_held *held; /* replay.c: a reduce-overhead call's launches, until its flush */
   /* TC_LOGS=profile (profile.c): a timestamp pair around each dispatch of a batch, one query
    * pool per slot, read when the slot's fence has been waited for */
   bool profiling;
@@ -472,5 +482,23 @@ void vk_profile_report(tc_plugin_ctx *ctx, const tc_executable *exe);
  * the host call it belongs to (an asynchronous failure of its batch is reported against it). */
 tc_status vk_launch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t kernel, const tc_buffer_arg *args,
                     const int64_t *syms, uint64_t call_id);
+/* Records kernel `kernel`'s dispatch into cmd (any command buffer), with a barrier in front
+ * where it conflicts with dispatches in the context's hazard sets. */
+tc_status vk_launch_record(tc_plugin_ctx *ctx, tc_executable *exe, int32_t kernel, const tc_buffer_arg *args,
+                           const int64_t *syms, VkCommandBuffer cmd);
+
+/* ---- replay.c: reduce-overhead's recorded command buffers ---- */
+/* True when exe's launches are held for replay (its mode asks for it, profiling is off). */
+bool vk_replay_wanted(const tc_plugin_ctx *ctx, const tc_executable *exe);
+/* Holds one launch of a call (args: n_args, copied). */
+tc_status vk_replay_hold(tc_plugin_ctx *ctx, tc_executable *exe, int32_t kernel, const tc_buffer_arg *args,
+                         int32_t n_args, const int64_t *syms, uint64_t call_id);
+/* The end of a call: a whole held call is replayed (recorded first on a miss); else released. */
+tc_status vk_replay_flush(tc_plugin_ctx *ctx);
+/* Records what is held into the batch as the default mode would (before any other entry). */
+tc_status vk_replay_release(tc_plugin_ctx *ctx);
+/* Frees exe's recorded calls; none may be pending on the device. */
+void vk_replays_free(tc_plugin_ctx *ctx, tc_executable *exe);
+void vk_replay_held_free(tc_plugin_ctx *ctx);
 
 #endif
