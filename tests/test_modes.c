@@ -277,3 +277,75 @@ Test(modes_vulkan, max_autotune_replays_and_no_cudagraphs_does_not) {
   free(log);
   tc_compiled_free(f);
 }
+
+/* ---------------------------------------------------------------- max-autotune
+ * Each kernel's variant (inductor-cpu: thread count; vulkan: threads per row, tile height) is
+ * timed at its first launch and kept in the disk cache: a second compile takes it from there. */
+
+static void modes_autotune_setup(void) {
+  unsetenv("TC_OPTIONS");
+  static char dir[64];
+  snprintf(dir, sizeof dir, "/tmp/tc-test-autotune-XXXXXX");
+  cr_assert(mkdtemp(dir));
+  setenv("TC_CACHE_DIR", dir, 1); /* fresh: the first compile must time */
+  setenv("TC_LOGS", "autotune", 1);
+}
+
+TestSuite(modes_autotune, .init = modes_autotune_setup, .timeout = 240);
+
+/* What TC_LOGS=autotune printed over one compile and two calls of tiny_mlp_b1 in `mode`. */
+static char *autotune_log(const char *backend, int mode) {
+  tc_tensor *in[TINY_INPUTS];
+  tiny_inputs(backend, in);
+  stderr_capture c = stderr_begin();
+  tc_compiled *f = tiny_compile(backend, mode);
+  float out[TINY_WIDTH];
+  tiny_call(f, in, out);
+  tiny_call(f, in, out);
+  char *log = stderr_end(c);
+  tc_compiled_free(f);
+  return log;
+}
+
+static int count_of(const char *hay, const char *needle) {
+  int n = 0;
+  for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) n++;
+  return n;
+}
+
+static void autotune_times_once_then_uses_the_cache(const char *backend, int mode) {
+  if (!test_backend_available(backend)) cr_skip_test("%s is not available here", backend);
+  char *log = autotune_log(backend, TC_MODE_DEFAULT);
+  assert_lacks(log, "autotune");
+  free(log);
+  /* the first compile times every variant of each tunable kernel, once (not again at the
+   * second call) */
+  log = autotune_log(backend, mode);
+  int chosen = count_of(log, " chosen (");
+  cr_assert(chosen >= 4, "expected a choice for each of tiny_mlp_b1's 4 matmul kernels at least, got %d in:\n%s", chosen,
+            log);
+  assert_lacks(log, "from the disk cache");
+  free(log);
+  /* a second compile: every choice from the disk cache, nothing timed */
+  log = autotune_log(backend, mode);
+  cr_assert_eq(count_of(log, "from the disk cache, nothing timed"), chosen, "%s", log);
+  assert_lacks(log, " us\n");
+  assert_lacks(log, "chosen");
+  free(log);
+}
+
+Test(modes_autotune, inductor_cpu_max_autotune_times_once_then_uses_the_cache) {
+  autotune_times_once_then_uses_the_cache("inductor-cpu", TC_MODE_MAX_AUTOTUNE);
+}
+
+Test(modes_autotune, inductor_cpu_max_autotune_no_cudagraphs_times_once_then_uses_the_cache) {
+  autotune_times_once_then_uses_the_cache("inductor-cpu", TC_MODE_MAX_AUTOTUNE_NO_CUDAGRAPHS);
+}
+
+Test(modes_autotune, vulkan_max_autotune_times_once_then_uses_the_cache) {
+  autotune_times_once_then_uses_the_cache("vulkan", TC_MODE_MAX_AUTOTUNE);
+}
+
+Test(modes_autotune, vulkan_max_autotune_no_cudagraphs_times_once_then_uses_the_cache) {
+  autotune_times_once_then_uses_the_cache("vulkan", TC_MODE_MAX_AUTOTUNE_NO_CUDAGRAPHS);
+}

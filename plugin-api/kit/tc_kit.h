@@ -299,6 +299,30 @@ static inline int32_t tck_op_arg(const tc_kop *op, int32_t i) {
   return op && i >= 0 && i < op->n_args && op->args ? op->args[i] : -1;
 }
 
+/* ---------------------------------------------------------------- autotuning (tune.c)
+ * max-autotune's shared part: which variant of a kernel to run (a thread count, a workgroup
+ * shape), timed once per kernel and sizes and kept in the host's disk cache (kind "tune"), so a
+ * later process takes the choice without timing. Progress goes to TC_LOGS=autotune. */
+/* Seconds one run of `variant` takes (the best of a few), or < 0 when it cannot run. */
+typedef double (*tck_tune_measure)(void *arg, int32_t variant);
+typedef struct tck_tune_request {
+  const char *who;  /* the plugin, for logs: "vulkan" */
+  const char *what; /* the kernel, for logs: "graph g / kernel k (sizes)" */
+  const char *key;  /* everything the timing depends on (kernel source, device, sizes, ...) */
+  size_t key_len;
+  const int32_t *variants; /* n candidates, the first the backend's own default */
+  int32_t n;
+  /* the variants are ordered so that past the best they only get slower: timing stops at the
+   * first one more than twice the best so far (a bad shape can cost seconds to time) */
+  bool stop_when_slower;
+  tck_tune_measure measure;
+  void *arg;
+} tck_tune_request;
+/* The variant to run: the disk cache's choice when it holds one for the key (*from_cache set),
+ * else the fastest of the variants as measured (each timing logged), stored in the cache. With
+ * no usable timing, the first variant. */
+int32_t tck_tune_choose(const tc_host_api *h, const tck_tune_request *r, bool *from_cache);
+
 /* ---------------------------------------------------------------- launch profiles (profile.c)
  * TC_LOGS=profile: per-kernel launch times, reported in one line format by every backend.
  * Start from (tck_launch_stats){0}. Not thread-safe per stats (one per kernel, updated under

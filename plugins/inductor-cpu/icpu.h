@@ -24,6 +24,11 @@ typedef struct icpu_kernel {
   char name[96];
   void (*launch)(void **bufs, const int64_t *syms);
   int32_t n_buffers;
+  /* max-autotune (autotune.c): runs may repeat (no INOUT buffer, no STORE_ADD), the thread
+   * count chosen and the symbol values it was chosen for */
+  bool pure, tuned;
+  int32_t threads;
+  int64_t *tuned_syms;
   tck_launch_stats prof; /* TC_LOGS=profile: wall time of its launches (they run to completion) */
 } icpu_kernel;
 
@@ -38,6 +43,9 @@ typedef struct icpu_exe {
   icpu_kernel *kernels;
   bool cache_hit;
   double compile_seconds; /* compile's own time */
+  void (*module_init)(int threads); /* the unit's tc_module_init: sets its thread count */
+  int32_t cur_threads;              /* what module_init was last given */
+  bool autotune;                    /* max-autotune(-no-cudagraphs): thread count per kernel */
 } icpu_exe;
 
 /* True when the host offers the disk cache (a host of an older minor may not). */
@@ -124,6 +132,11 @@ tc_status cc_compile(icpu_ctx *ctx, const char *source, bool with_blas, const ch
 const char *cc_flags(bool with_blas);
 /* The compiler's identity (`cc --version` + CPU flags); cached on ctx. */
 const char *cc_identity(icpu_ctx *ctx);
+
+/* ---------------------------------------------------------------- autotune.c */
+/* max-autotune: kernel k's thread count for these symbol values (disk cache, else timed on the
+ * launch's own buffers), set on the unit before k runs. */
+void icpu_autotune_apply(icpu_ctx *ctx, icpu_exe *exe, icpu_kernel *k, void **bufs, const int64_t *syms);
 
 /* ---------------------------------------------------------------- launch.c */
 /* dlopens so_path and finds each kernel's launcher; on failure a message in err. */

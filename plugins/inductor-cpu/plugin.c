@@ -119,6 +119,7 @@ static void exe_destroy(icpu_exe *exe) {
   if (!exe) return;
   if (exe->dl) dlclose(exe->dl);
   exe_close_fd(exe);
+  for (int32_t i = 0; exe->kernels && i < exe->n_kernels; i++) free(exe->kernels[i].tuned_syms);
   free(exe->kernels);
   free(exe->source);
   free(exe);
@@ -253,6 +254,7 @@ static tc_error *icpu_compile(tc_compile_args *args) {
     return e;
   }
   exe->compile_seconds = tck_now_s() - t0;
+  exe->autotune = args->mode == TC_MODE_MAX_AUTOTUNE || args->mode == TC_MODE_MAX_AUTOTUNE_NO_CUDAGRAPHS;
   args->exe = (tc_executable *)exe;
   return NULL;
 }

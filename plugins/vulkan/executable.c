@@ -30,6 +30,11 @@ static tc_status kernel_build(tc_plugin_ctx *ctx, const vk_compile_opts *o, cons
     out->elem_size[i] = (int32_t)tck_dtype_size(b->dtype);
     out->access[i] = b->role == TC_BUF_INPUT ? VK_ACCESS_R : b->role == TC_BUF_OUTPUT ? VK_ACCESS_W : VK_ACCESS_R | VK_ACCESS_W;
   }
+  out->pure = true;
+  /* a matmul's product buffer is written whole before its epilogue reads it: runs repeat */
+  for (int32_t i = 0; i < k->n_buffers; i++)
+    out->pure &= out->access[i] != (VK_ACCESS_R | VK_ACCESS_W) || (k->kind == TC_KERNEL_MATMUL && i == k->matmul->c);
+  for (int32_t i = 0; i < k->n_ops; i++) out->pure &= tck_kernel_op(k, i)->kind != TC_KOP_STORE_ADD;
   out->push_bytes = (uint32_t)(4 * (list->n_syms + k->n_buffers));
   if (out->push_bytes == 0) out->push_bytes = 4;
   if (out->push_bytes > ctx->caps.max_push_bytes)

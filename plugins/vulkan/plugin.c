@@ -350,7 +350,10 @@ static tc_error *vk_compile(tc_compile_args *a) {
   };
   tc_status st = vk_compile_kernels(ctx, &o, a->kernels, &a->exe);
   /* as on CUDA, max-autotune includes reduce-overhead's replay; -no-cudagraphs does not */
-  if (st == TC_OK) a->exe->replay = a->mode == TC_MODE_REDUCE_OVERHEAD || a->mode == TC_MODE_MAX_AUTOTUNE;
+  if (st == TC_OK) {
+    a->exe->replay = a->mode == TC_MODE_REDUCE_OVERHEAD || a->mode == TC_MODE_MAX_AUTOTUNE;
+    a->exe->autotune = a->mode == TC_MODE_MAX_AUTOTUNE || a->mode == TC_MODE_MAX_AUTOTUNE_NO_CUDAGRAPHS;
+  }
   return vk_error_take(ctx, st);
 }
 

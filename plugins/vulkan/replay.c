@@ -215,6 +215,12 @@ void vk_replay_held_free(tc_plugin_ctx *ctx) {
 /* Records the held call into a new secondary command buffer: r->cmd and its buffer sets. The
  * context's hazard sets and counters are left as they were (the call is not in the batch yet). */
 static tc_status record(tc_plugin_ctx *ctx, vk_held *h, vk_replay *r) {
+  /* max-autotune: every kernel's variant chosen first (timing waits for the device) */
+  for (int32_t i = 0; i < h->n; i++) {
+    const vk_held_launch *l = &h->launches[i];
+    tc_status st = vk_autotune_kernel(ctx, h->exe, l->kernel, h->args + l->first_arg, h->syms);
+    if (st != TC_OK) return st;
+  }
   VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                     .commandPool = ctx->cmd_pool,
                                     .level = VK_COMMAND_BUFFER_LEVEL_SECONDARY,

@@ -179,6 +179,12 @@ typedef struct vk_kernel {
   VkDescriptorSetLayout set_layout;
   VkPipelineLayout layout;
   VkPipeline pipelines[VK_TPR_VARIANTS][3]; /* [threads-per-row variant][row body]; POINTWISE/MATMUL use [0][0] */
+  /* max-autotune (autotune.c): runs may repeat (no buffer both read and written, no atomic
+   * accumulation); the variant chosen (ROWS: threads per row, MATMUL: tile height) and the
+   * symbol values it was chosen for */
+  bool pure, tuned;
+  int32_t tuned_variant;
+  int64_t *tuned_syms;
   /* ROWS: the vec4 bodies' alignment conditions (see vk_gen); rows_vec false: scalar only */
   bool rows_vec;
   int32_t n_vec_bufs, n_vec_exprs;
@@ -208,6 +214,7 @@ struct tc_executable {
   int32_t pool_left;
   /* reduce-overhead, max-autotune: calls replayed from recorded command buffers (replay.c) */
   bool replay, replay_off;
+  bool autotune; /* max-autotune(-no-cudagraphs): each kernel's variant timed (autotune.c) */
   vk_replay *replays;
   uint64_t replay_clock, replay_hits, replay_misses;
 };
@@ -486,6 +493,18 @@ tc_status vk_launch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t kernel, cons
  * where it conflicts with dispatches in the context's hazard sets. */
 tc_status vk_launch_record(tc_plugin_ctx *ctx, tc_executable *exe, int32_t kernel, const tc_buffer_arg *args,
                            const int64_t *syms, VkCommandBuffer cmd);
+
+/* Records kernel `kernel`'s dispatch into cmd with variant `variant` (ROWS: threads per row
+ * 32 << variant; MATMUL: 1 = half-height tiles); -1: the launch's own choice. */
+tc_status vk_launch_record_variant(tc_plugin_ctx *ctx, tc_executable *exe, int32_t kernel, const tc_buffer_arg *args,
+                                   const int64_t *syms, VkCommandBuffer cmd, int32_t variant);
+
+/* ---- autotune.c: max-autotune's variant per kernel ---- */
+/* Chooses kernel `kernel`'s variant for these symbol values when exe autotunes and none is
+ * chosen yet (disk cache, else timed on args: waits for the device). Call with no batch command
+ * buffer in hand: timing submits and waits. */
+tc_status vk_autotune_kernel(tc_plugin_ctx *ctx, tc_executable *exe, int32_t kernel, const tc_buffer_arg *args,
+                             const int64_t *syms);
 
 /* ---- replay.c: reduce-overhead's recorded command buffers ---- */
 /* True when exe's launches are held for replay (its mode asks for it, profiling is off). */
