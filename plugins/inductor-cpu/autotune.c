@@ -41,43 +41,30 @@ static double measure(void *arg, int32_t threads) {
   return best;
 }
 
-static bool same_syms(const icpu_exe *exe, const icpu_kernel *k, const int64_t *syms) {
-  return k->tuned && (exe->n_syms == 0 || !memcmp(k->tuned_syms, syms, (size_t)exe->n_syms * sizeof *syms));
-}
-
 void icpu_autotune_apply(icpu_ctx *ctx, icpu_exe *exe, icpu_kernel *k, void **bufs, const int64_t *syms) {
   if (!k->pure) return;
-  if (!same_syms(exe, k, syms)) {
+  if (!tck_tune_memo_hit(&k->tune, syms, exe->n_syms)) {
     int32_t variants[16], n = 0;
     variants[n++] = ctx->threads;
     for (int32_t t = 1; t < ctx->threads && n < 16; t *= 2) variants[n++] = t;
-    tck_str key = {0}, what = {0};
-    tck_str_printf(&key, "inductor-cpu autotune\nthreads %d\ncompiler %s\nkernel %s\nsyms", (int)ctx->threads,
+    char what[256];
+    snprintf(what, sizeof what, "%s / %s, variant n: n threads", exe->graph, k->name);
+    tck_str key = {0};
+    tck_str_printf(&key, "inductor-cpu autotune\nthreads %d\ncompiler %s\nkernel %s\n", (int)ctx->threads,
                    cc_identity(ctx), k->name);
-    tck_str_printf(&what, "%s / %s (variant n: n threads", exe->graph, k->name);
-    for (int32_t s = 0; s < exe->n_syms; s++) {
-      tck_str_printf(&key, " %lld", (long long)syms[s]);
-      tck_str_printf(&what, "; s%d=%lld", (int)s, (long long)syms[s]);
-    }
-    tck_str_puts(&what, ")");
-    tck_str_puts(&key, "\n");
     tck_str_puts(&key, exe->source ? exe->source : "");
     tune_run run = {.exe = exe, .k = k, .bufs = bufs, .syms = syms};
     bool from_cache = false;
-    int32_t chosen = ctx->threads;
-    if (!key.oom && !what.oom) {
-      tck_tune_request req = {.who = "inductor-cpu", .what = what.data, .key = key.data, .key_len = key.len,
-                              .variants = variants, .n = n, .measure = measure, .arg = &run};
-      chosen = tck_tune_choose(ctx->host, &req, &from_cache);
-    }
+    tck_tune_request req = {.who = "inductor-cpu", .what = what, .key = key.data ? key.data : "", .key_len = key.len,
+                            .n_syms = exe->n_syms, .syms = syms, .variants = variants, .n = n, .measure = measure,
+                            .arg = &run};
+    int32_t chosen = key.oom ? ctx->threads : tck_tune_choose(ctx->host, &req, &from_cache);
     tck_str_free(&key);
-    tck_str_free(&what);
-    int64_t *kept = exe->n_syms ? realloc(k->tuned_syms, (size_t)exe->n_syms * sizeof *kept) : NULL;
-    if (exe->n_syms && !kept) return; /* out of memory: this launch as it is, tuned again next time */
-    if (exe->n_syms) memcpy(kept, syms, (size_t)exe->n_syms * sizeof *syms);
-    k->tuned_syms = kept;
-    k->threads = chosen;
-    k->tuned = true;
+    /* out of memory: this launch with the choice, tuned again next time */
+    if (!tck_tune_memo_keep(&k->tune, syms, exe->n_syms, chosen)) {
+      set_threads(exe, chosen);
+      return;
+    }
   }
-  set_threads(exe, k->threads);
+  set_threads(exe, k->tune.variant);
 }

@@ -24,11 +24,10 @@ typedef struct icpu_kernel {
   char name[96];
   void (*launch)(void **bufs, const int64_t *syms);
   int32_t n_buffers;
-  /* max-autotune (autotune.c): runs may repeat (no INOUT buffer, no STORE_ADD), the thread
-   * count chosen and the symbol values it was chosen for */
-  bool pure, tuned;
-  int32_t threads;
-  int64_t *tuned_syms;
+  /* max-autotune (autotune.c): runs may repeat (no INOUT buffer, no STORE_ADD); the thread
+   * count chosen, with the symbol values it was chosen for */
+  bool pure;
+  tck_tune_memo tune;
   tck_launch_stats prof; /* TC_LOGS=profile: wall time of its launches (they run to completion) */
 } icpu_kernel;
 

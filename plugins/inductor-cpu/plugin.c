@@ -119,7 +119,7 @@ static void exe_destroy(icpu_exe *exe) {
   if (!exe) return;
   if (exe->dl) dlclose(exe->dl);
   exe_close_fd(exe);
-  for (int32_t i = 0; exe->kernels && i < exe->n_kernels; i++) free(exe->kernels[i].tuned_syms);
+  for (int32_t i = 0; exe->kernels && i < exe->n_kernels; i++) tck_tune_memo_free(&exe->kernels[i].tune);
   free(exe->kernels);
   free(exe->source);
   free(exe);

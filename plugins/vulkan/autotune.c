@@ -54,16 +54,12 @@ static double measure(void *arg, int32_t variant) {
   return best / TUNE_DISPATCHES;
 }
 
-static bool same_syms(const tc_executable *exe, const vk_kernel *k, const int64_t *syms) {
-  return k->tuned && (exe->n_syms == 0 || !memcmp(k->tuned_syms, syms, (size_t)exe->n_syms * sizeof *syms));
-}
-
 tc_status vk_autotune_kernel(tc_plugin_ctx *ctx, tc_executable *exe, int32_t kernel, const tc_buffer_arg *args,
                              const int64_t *syms) {
   if (!exe->autotune || kernel < 0 || kernel >= exe->n_kernels) return TC_OK;
   vk_kernel *k = &exe->kernels[kernel];
   if (!k->pure || k->shape == VK_SHAPE_POINTWISE || (k->shape == VK_SHAPE_MATMUL && ctx->mm_tile)) return TC_OK;
-  if ((exe->n_syms > 0 && !syms) || same_syms(exe, k, syms)) return TC_OK;
+  if ((exe->n_syms > 0 && !syms) || tck_tune_memo_hit(&k->tune, syms, exe->n_syms)) return TC_OK;
   int32_t variants[VK_TPR_VARIANTS], n = 0;
   if (k->shape == VK_SHAPE_MATMUL) {
     variants[n++] = 0;
@@ -72,37 +68,25 @@ tc_status vk_autotune_kernel(tc_plugin_ctx *ctx, tc_executable *exe, int32_t ker
     uint32_t max_tpr = ctx->caps.max_wg_invocations < 1024 ? ctx->caps.max_wg_invocations : 1024;
     for (int32_t v = 0; v < VK_TPR_VARIANTS && (32u << v) <= max_tpr; v++) variants[n++] = v;
   }
-  tck_str key = {0}, what = {0};
-  tck_str_printf(&key, "vulkan autotune\ndevice %s\nshape %d\nsyms", ctx->device_key, (int)k->shape);
-  tck_str_printf(&what, "%s / %s (%s", exe->name ? exe->name : "?", k->name,
-                 k->shape == VK_SHAPE_MATMUL ? "variant 0: 128-row tiles, 1: 64" : "variant v: 32 << v threads per row");
-  for (int32_t s = 0; s < exe->n_syms; s++) {
-    tck_str_printf(&key, " %lld", (long long)syms[s]);
-    tck_str_printf(&what, "; s%d=%lld", (int)s, (long long)syms[s]);
-  }
-  tck_str_puts(&what, ")");
-  tck_str_puts(&key, "\n");
+  char what[256];
+  snprintf(what, sizeof what, "%s / %s, %s", exe->name ? exe->name : "?", k->name,
+           k->shape == VK_SHAPE_MATMUL ? "variant 0: 128-row tiles, 1: 64" : "variant v: 32 << v threads per row");
+  tck_str key = {0};
+  tck_str_printf(&key, "vulkan autotune\ndevice %s\nshape %d\n", ctx->device_key, (int)k->shape);
   tck_str_puts(&key, k->glsl ? k->glsl : "");
   /* timing submits and waits: the queue statistics count the calls' own work only */
   uint64_t disp = ctx->n_dispatches, barriers = ctx->n_barriers, submits = ctx->n_submits;
   tune_run run = {.ctx = ctx, .exe = exe, .kernel = kernel, .args = args, .syms = syms};
   bool from_cache = false;
-  int32_t chosen = variants[0];
-  if (!key.oom && !what.oom) {
-    tck_tune_request req = {.who = "vulkan", .what = what.data, .key = key.data, .key_len = key.len,
-                            .variants = variants, .n = n, .measure = measure, .arg = &run, .stop_when_slower = true};
-    chosen = tck_tune_choose(ctx->host, &req, &from_cache);
-  }
+  tck_tune_request req = {.who = "vulkan", .what = what, .key = key.data ? key.data : "", .key_len = key.len,
+                          .n_syms = exe->n_syms, .syms = syms, .variants = variants, .n = n,
+                          .stop_when_slower = true, .measure = measure, .arg = &run};
+  int32_t chosen = key.oom ? variants[0] : tck_tune_choose(ctx->host, &req, &from_cache);
   ctx->n_dispatches = disp;
   ctx->n_barriers = barriers;
   ctx->n_submits = submits;
   tck_str_free(&key);
-  tck_str_free(&what);
-  int64_t *kept = exe->n_syms ? realloc(k->tuned_syms, (size_t)exe->n_syms * sizeof *kept) : NULL;
-  if (exe->n_syms && !kept) return vk_err(ctx, TC_ERR_OUT_OF_MEMORY, "vulkan autotune: out of memory");
-  if (exe->n_syms) memcpy(kept, syms, (size_t)exe->n_syms * sizeof *syms);
-  k->tuned_syms = kept;
-  k->tuned_variant = chosen;
-  k->tuned = true;
+  if (!tck_tune_memo_keep(&k->tune, syms, exe->n_syms, chosen))
+    return vk_err(ctx, TC_ERR_OUT_OF_MEMORY, "vulkan autotune: out of memory");
   return TC_OK;
 }

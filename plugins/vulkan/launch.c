@@ -18,7 +18,7 @@ static tc_status record_dispatch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t
                                  const int64_t *syms, const int64_t *vals, VkCommandBuffer cmd, bool in_batch,
                                  int32_t force) {
   vk_kernel *k = &exe->kernels[ki];
-  if (force < 0 && k->tuned) force = k->tuned_variant; /* max-autotune's choice for these sizes */
+  if (force < 0 && k->tune.tuned) force = k->tune.variant; /* max-autotune's choice for these sizes */
   for (int32_t s = 0; s < exe->n_syms; s++)
     if (syms[s] < 0 || syms[s] > INT32_MAX)
       return vk_err(ctx, TC_ERR_INVALID_ARGUMENT, "vulkan launch '%s': symbol s%d = %lld is outside 0..2^31-1", k->name,

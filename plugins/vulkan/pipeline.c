@@ -90,7 +90,7 @@ void vk_kernel_destroy(tc_plugin_ctx *ctx, vk_kernel *k) {
   if (k->layout) fn->vkDestroyPipelineLayout(ctx->device, k->layout, NULL);
   if (k->set_layout) fn->vkDestroyDescriptorSetLayout(ctx->device, k->set_layout, NULL);
   if (k->module) fn->vkDestroyShaderModule(ctx->device, k->module, NULL);
-  free(k->tuned_syms);
+  tck_tune_memo_free(&k->tune);
   for (int32_t i = 0; i < k->n_sets; i++) free(k->sets[i].key);
   free(k->sets);
   free(k->name);

@@ -182,9 +182,8 @@ typedef struct vk_kernel {
   /* max-autotune (autotune.c): runs may repeat (no buffer both read and written, no atomic
    * accumulation); the variant chosen (ROWS: threads per row, MATMUL: tile height) and the
    * symbol values it was chosen for */
-  bool pure, tuned;
-  int32_t tuned_variant;
-  int64_t *tuned_syms;
+  bool pure;
+  tck_tune_memo tune;
   /* ROWS: the vec4 bodies' alignment conditions (see vk_gen); rows_vec false: scalar only */
   bool rows_vec;
   int32_t n_vec_bufs, n_vec_exprs;
