@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "alloc_count.h"
 #include "tc/tc.h"
@@ -106,6 +107,22 @@ Test(modes, unknown_mode_is_an_error_naming_the_modes) {
   assert_contains(e, "_REDUCE_OVERHEAD");
   assert_contains(e, "_MAX_AUTOTUNE");
   assert_contains(e, "_MAX_AUTOTUNE_NO_CUDAGRAPHS");
+}
+
+/* The command line takes modes by name: a misspelt one is an error listing the four. */
+Test(modes, unknown_mode_name_on_the_command_line_lists_the_modes) {
+  static const char *const cmds[] = {"conformance debug-eager --mode bogus", "bench --backend debug-eager --mode fast"};
+  for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+    char cmd[512], out[1024] = "";
+    snprintf(cmd, sizeof cmd, "%s/bin/tc %s 2>&1", TC_BINARY_DIR, cmds[i]);
+    FILE *p = popen(cmd, "r");
+    cr_assert(p);
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = 0;
+    int rc = pclose(p);
+    cr_assert(WIFEXITED(rc) && WEXITSTATUS(rc) == 2, "%s: exit status %d", cmd, rc);
+    assert_contains(out, "expected default, reduce-overhead, max-autotune or max-autotune-no-cudagraphs");
+  }
 }
 
 /* ---------------------------------------------------------------- inductor-cpu reduce-overhead */
