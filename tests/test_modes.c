@@ -275,6 +275,35 @@ Test(modes_vulkan, reduce_overhead_replays_the_recorded_call) {
   tc_compiled_free(f0);
 }
 
+/* More buffer sets than recordings kept (8): the least recently used one is dropped (after the
+ * device is done with it) and recorded again when its buffers come back; results stay right. */
+Test(modes_vulkan, reduce_overhead_cache_is_bounded) {
+  if (!test_backend_available("vulkan")) cr_skip_test("vulkan is not available here");
+  enum { SETS = 10 };
+  tc_tensor *in[SETS][TINY_INPUTS];
+  float ref[SETS][TINY_WIDTH];
+  tc_compiled *f0 = tiny_compile("vulkan", TC_MODE_DEFAULT);
+  for (int i = 0; i < SETS; i++) {
+    tiny_inputs_seeded("vulkan", 100 + (uint64_t)i, in[i]);
+    tiny_call(f0, in[i], ref[i]);
+  }
+  tc_compiled *f = tiny_compile("vulkan", TC_MODE_REDUCE_OVERHEAD);
+  long replayed = 0, recorded = 0, r, c;
+  for (int round = 0; round < 2; round++)
+    for (int i = 0; i < SETS; i++) {
+      char *log = vulkan_calls(f, in[i], 2, ref[i]);
+      cr_assert(replay_counts(log, &r, &c), "no replay line in:\n%s", log);
+      replayed += r;
+      recorded += c;
+      free(log);
+    }
+  /* each set records at its first call, and again in round 2 (evicted by the 8 after it) */
+  cr_assert_eq(recorded, 2 * SETS, "recorded %ld", recorded);
+  cr_assert_eq(replayed, 2 * SETS, "replayed %ld", replayed);
+  tc_compiled_free(f);
+  tc_compiled_free(f0);
+}
+
 Test(modes_vulkan, max_autotune_replays_and_no_cudagraphs_does_not) {
   if (!test_backend_available("vulkan")) cr_skip_test("vulkan is not available here");
   tc_tensor *in[TINY_INPUTS];
