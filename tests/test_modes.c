@@ -328,16 +328,23 @@ Test(modes_vulkan, max_autotune_replays_and_no_cudagraphs_does_not) {
  * Each kernel's variant (inductor-cpu: thread count; vulkan: threads per row, tile height) is
  * timed at its first launch and kept in the disk cache: a second compile takes it from there. */
 
+static char autotune_cache[64];
+
 static void modes_autotune_setup(void) {
   unsetenv("TC_OPTIONS");
-  static char dir[64];
-  snprintf(dir, sizeof dir, "/tmp/tc-test-autotune-XXXXXX");
-  cr_assert(mkdtemp(dir));
-  setenv("TC_CACHE_DIR", dir, 1); /* fresh: the first compile must time */
+  snprintf(autotune_cache, sizeof autotune_cache, "/tmp/tc-test-autotune-XXXXXX");
+  cr_assert(mkdtemp(autotune_cache));
+  setenv("TC_CACHE_DIR", autotune_cache, 1); /* fresh: the first compile must time */
   setenv("TC_LOGS", "autotune", 1);
 }
 
-TestSuite(modes_autotune, .init = modes_autotune_setup, .timeout = 240);
+static void modes_autotune_teardown(void) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", autotune_cache);
+  cr_expect_eq(system(cmd), 0);
+}
+
+TestSuite(modes_autotune, .init = modes_autotune_setup, .fini = modes_autotune_teardown, .timeout = 240);
 
 /* What TC_LOGS=autotune printed over one compile and two calls of tiny_mlp_b1 in `mode`. */
 static char *autotune_log(const char *backend, int mode) {
