@@ -5,7 +5,8 @@
 #      then the Criterion suites (unit tests, capture, registry, schedule, backends, conformance),
 #   2. the same suites built with AddressSanitizer + UndefinedBehaviorSanitizer,
 #   3. the many-threads scenario built with ThreadSanitizer (tc_threads_check),
-#   4. `tc conformance BACKEND` for every available backend (the plugin authors' command),
+#   4. `tc conformance BACKEND` for every available backend (the plugin authors' command), and
+#      on inductor-cpu and vulkan in every mode besides default,
 #   5. `tc ab` end to end (tests/ab_check.sh): the table, --json, --bisect on a deliberately
 #      wrong backend, and the --html page rendered in headless Chromium.
 # Installs missing Debian packages first. Ends with one line "N passed, N failed".
@@ -87,24 +88,34 @@ tsan_check() {
 }
 step "threads under ThreadSanitizer" tsan_check
 
+# `tc conformance BACKEND [--mode MODE]`, its cases counted.
+conformance() {
+  note "tc conformance $*"
+  # Not `tee /dev/stderr`: when stderr is a file, reopening it truncates the log.
+  local clog line
+  clog=$(mktemp)
+  build/bin/tc conformance "$@" >"$clog" 2>&1
+  grep -v '^ok ' "$clog" | tail -20
+  line=$(tail -1 "$clog")
+  rm -f "$clog"
+  if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
+    passed=$((passed + BASH_REMATCH[1]))
+    failed=$((failed + BASH_REMATCH[2]))
+  else
+    echo "tc conformance $*: no summary line"
+    failed=$((failed + 1))
+  fi
+}
+
 if [ -x build/bin/tc ]; then
   backends=$(build/bin/tc list-backends --json 2>/dev/null |
     python3 -c 'import json,sys; print(" ".join(b["name"] for b in json.load(sys.stdin) if b.get("available")))' 2>/dev/null)
-  for b in eager $backends; do
-    note "tc conformance $b"
-    # Not `tee /dev/stderr`: when stderr is a file, reopening it truncates the log.
-    clog=$(mktemp)
-    build/bin/tc conformance "$b" >"$clog" 2>&1
-    grep -v '^ok ' "$clog" | tail -20
-    line=$(tail -1 "$clog")
-    rm -f "$clog"
-    if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
-      passed=$((passed + BASH_REMATCH[1]))
-      failed=$((failed + BASH_REMATCH[2]))
-    else
-      echo "tc conformance $b: no summary line"
-      failed=$((failed + 1))
-    fi
+  for b in eager $backends; do conformance "$b"; done
+  # The modes that change what inductor-cpu and vulkan run (README's mode table); each case is
+  # called twice there, so the second call replays what the first recorded.
+  for b in inductor-cpu vulkan; do
+    [[ " $backends " == *" $b "* ]] || continue
+    for m in reduce-overhead max-autotune max-autotune-no-cudagraphs; do conformance "$b" --mode "$m"; done
   done
 fi
 

@@ -785,3 +785,54 @@ Test(kit_host, debug_eager_runs_a_graph) {
   dlclose(dl);
   tck_test_host_free(th);
 }
+
+/* ---------------------------------------------------------------- tune.c */
+/* Fake timings: variant v takes times[v] seconds; measured[] counts the calls per variant. */
+typedef struct fake_timing {
+  double times[8];
+  int measured[8];
+} fake_timing;
+
+static double fake_measure(void *arg, int32_t v) {
+  fake_timing *t = arg;
+  t->measured[v]++;
+  return t->times[v];
+}
+
+Test(kit_cache, tune_times_once_then_takes_the_cache) {
+  tck_test_host *th = tck_test_host_new(cache_dir, "autotune");
+  const tc_host_api *h = tck_test_host_api(th);
+  fake_timing t = {.times = {3e-6, 1e-6, 2e-6, 9e-6, 1e-7}};
+  const int32_t variants[] = {0, 1, 2, 3, 4};
+  const int64_t syms[] = {64, 7};
+  tck_tune_request r = {.who = "test", .what = "g / k", .key = "kernel text", .key_len = 11, .n_syms = 2,
+                        .syms = syms, .variants = variants, .n = 5, .stop_when_slower = true,
+                        .measure = fake_measure, .arg = &t};
+  bool from_cache = true;
+  /* 3 is more than twice the best (1): 4 is never timed, though it would have won */
+  cr_assert_eq(tck_tune_choose(h, &r, &from_cache), 1);
+  cr_assert_not(from_cache);
+  cr_assert_eq(t.measured[3], 1);
+  cr_assert_eq(t.measured[4], 0);
+  cr_assert(strstr(tck_test_host_log(th), "g / k (s0=64, s1=7): variant 1 chosen"), "%s", tck_test_host_log(th));
+  /* the same key and sizes: from the cache, nothing timed */
+  memset(t.measured, 0, sizeof t.measured);
+  cr_assert_eq(tck_tune_choose(h, &r, &from_cache), 1);
+  cr_assert(from_cache);
+  for (int v = 0; v < 5; v++) cr_assert_eq(t.measured[v], 0);
+  /* other sizes: timed again */
+  const int64_t other[] = {128, 7};
+  r.syms = other;
+  cr_assert_eq(tck_tune_choose(h, &r, &from_cache), 1);
+  cr_assert_not(from_cache);
+  cr_assert_eq(t.measured[0], 1);
+  /* a memo: hit only for the values it was made for */
+  tck_tune_memo m = {0};
+  cr_assert_not(tck_tune_memo_hit(&m, syms, 2));
+  cr_assert(tck_tune_memo_keep(&m, syms, 2, 1));
+  cr_assert(tck_tune_memo_hit(&m, syms, 2));
+  cr_assert_not(tck_tune_memo_hit(&m, other, 2));
+  cr_assert_eq(m.variant, 1);
+  tck_tune_memo_free(&m);
+  tck_test_host_free(th);
+}

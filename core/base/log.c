@@ -15,7 +15,7 @@ static char logs_spec[512];
 static const char *const logs_known[] = {"graph",    "guards", "recompiles", "graph_breaks", "fusion",
                                          "schedule", "output_code", "cache",  "errors",       "fallback",
                                          "init",     "plugins", "queue",      "profile",      "aot",
-                                         "all"};
+                                         "autotune", "all"};
 
 static bool logs_is_known(const char *name, size_t n) {
   for (size_t i = 0; i < sizeof logs_known / sizeof logs_known[0]; i++)

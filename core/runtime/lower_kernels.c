@@ -94,6 +94,20 @@ static void arg_of_tensor(tc_buffer_arg *a, const tc_tensor *t) {
   }
 }
 
+/* A run's tables live on the stack when they fit (a call of a small graph makes no heap
+ * allocation of its own besides its outputs); bigger graphs take them from the heap. */
+enum { RUN_STACK_EXPRS = 512, RUN_STACK_TENSORS = 64, RUN_STACK_BUFS = 256 };
+
+static void *run_table(void *stack, size_t stack_bytes, size_t bytes) {
+  if (bytes > stack_bytes) return calloc(1, bytes);
+  memset(stack, 0, bytes);
+  return stack;
+}
+
+static void run_table_free(void *p, const void *stack) {
+  if (p != stack) free(p);
+}
+
 static tc_status kernels_run(tc_lowered *l, const int64_t *syms, tc_tensor *const *inputs, tc_tensor **outputs) {
   kernels_lowered *kl = (kernels_lowered *)l;
   tc_schedule *s = kl->sched;
@@ -101,20 +115,25 @@ static tc_status kernels_run(tc_lowered *l, const int64_t *syms, tc_tensor *cons
   tc_backend *be = l->backend;
   static char dummy[64] __attribute__((aligned(64))); /* stands in for zero-size buffers */
   const int32_t ni = g->n_inputs, no = g->n_outputs;
-  int64_t *vals = malloc(sizeof(int64_t) * (size_t)(s->sx.n + 1));
-  tc_tensor **ins = calloc((size_t)ni + 1, sizeof *ins);
-  bool *owned = calloc((size_t)ni + 1, sizeof *owned);
-  tc_buffer_arg *bargs = calloc((size_t)s->n_bufs + 1, sizeof *bargs);
-  tc_buffer_arg *kargs = NULL;
+  int64_t vals_st[RUN_STACK_EXPRS], gvals_st[RUN_STACK_EXPRS];
+  int32_t gmap_st[RUN_STACK_EXPRS];
+  tc_tensor *ins_st[RUN_STACK_TENSORS];
+  bool owned_st[RUN_STACK_TENSORS];
+  tc_buffer_arg bargs_st[RUN_STACK_BUFS], kargs_st[RUN_STACK_BUFS];
+  int64_t *vals = run_table(vals_st, sizeof vals_st, sizeof(int64_t) * (size_t)(s->sx.n + 1));
+  tc_tensor **ins = run_table(ins_st, sizeof ins_st, sizeof *ins * ((size_t)ni + 1));
+  bool *owned = run_table(owned_st, sizeof owned_st, sizeof *owned * ((size_t)ni + 1));
+  tc_buffer_arg *bargs = run_table(bargs_st, sizeof bargs_st, sizeof *bargs * ((size_t)s->n_bufs + 1));
   int32_t max_kbufs = 1;
   for (int32_t k = 0; k < s->n_kernels; k++)
     if (s->kernels[k].n_bufs > max_kbufs) max_kbufs = s->kernels[k].n_bufs;
-  kargs = calloc((size_t)max_kbufs, sizeof *kargs);
-  int32_t *gmap = malloc(sizeof(int32_t) * (size_t)(g->sx.n + 1));
+  tc_buffer_arg *kargs = run_table(kargs_st, sizeof kargs_st, sizeof *kargs * (size_t)max_kbufs);
+  int32_t *gmap = run_table(gmap_st, sizeof gmap_st, sizeof(int32_t) * (size_t)(g->sx.n + 1));
+  int64_t *gvals = run_table(gvals_st, sizeof gvals_st, sizeof(int64_t) * (size_t)(g->sx.n + 1));
   tc_status st = TC_OK;
   bool locked = false;
   for (int32_t k = 0; k < no; k++) outputs[k] = NULL;
-  if (!vals || !ins || !owned || !bargs || !kargs || !gmap) {
+  if (!vals || !ins || !owned || !bargs || !kargs || !gmap || !gvals) {
     st = core_error(TC_ERR_OUT_OF_MEMORY, "%s: out of memory running graph %s", be->name, g->name);
     goto out;
   }
@@ -122,8 +141,6 @@ static tc_status kernels_run(tc_lowered *l, const int64_t *syms, tc_tensor *cons
   const uint64_t call_id = backend_call_begin(be, g->name);
   /* Output shapes are in the graph's expression ids: map them through a graph evaluation. */
   {
-    int64_t *gvals = malloc(sizeof(int64_t) * (size_t)(g->sx.n + 1));
-    if (!gvals) { st = core_error(TC_ERR_OUT_OF_MEMORY, "%s: out of memory", be->name); goto out; }
     sxtab_eval(&g->sx, syms, gvals);
     for (int32_t i = 0; i < g->sx.n; i++) gmap[i] = i;
     for (int32_t k = 0; k < no && st == TC_OK; k++) {
@@ -134,7 +151,6 @@ static tc_status kernels_run(tc_lowered *l, const int64_t *syms, tc_tensor *cons
         if (!outputs[k]) st = tc_last_status() != TC_OK ? tc_last_status() : TC_ERR_OUT_OF_MEMORY;
       }
     }
-    free(gvals);
   }
   for (int32_t i = 0; i < ni && st == TC_OK; i++) {
     ins[i] = input_for(be, inputs[i], &owned[i]);
@@ -204,12 +220,13 @@ out:
   if (ins)
     for (int32_t i = 0; i < ni; i++)
       if (owned && owned[i]) tc_release(ins[i]);
-  free(vals);
-  free(ins);
-  free(owned);
-  free(bargs);
-  free(kargs);
-  free(gmap);
+  run_table_free(vals, vals_st);
+  run_table_free(ins, ins_st);
+  run_table_free(owned, owned_st);
+  run_table_free(bargs, bargs_st);
+  run_table_free(kargs, kargs_st);
+  run_table_free(gmap, gmap_st);
+  run_table_free(gvals, gvals_st);
   return st;
 }
 

@@ -299,6 +299,45 @@ static inline int32_t tck_op_arg(const tc_kop *op, int32_t i) {
   return op && i >= 0 && i < op->n_args && op->args ? op->args[i] : -1;
 }
 
+/* ---------------------------------------------------------------- autotuning (tune.c)
+ * max-autotune's shared part: which variant of a kernel to run (a thread count, a workgroup
+ * shape), timed once per kernel and sizes and kept in the host's disk cache (kind "tune"), so a
+ * later process takes the choice without timing. Progress goes to TC_LOGS=autotune. */
+/* Seconds one run of `variant` takes (the best of a few), or < 0 when it cannot run. */
+typedef double (*tck_tune_measure)(void *arg, int32_t variant);
+typedef struct tck_tune_request {
+  const char *who;  /* the plugin, for logs: "vulkan" */
+  const char *what; /* the kernel and what a variant number means, for logs */
+  const char *key;  /* everything the timing depends on but the sizes (kernel source, device, ...) */
+  size_t key_len;
+  int32_t n_syms; /* the launch's symbol values: part of the key and of the log lines */
+  const int64_t *syms;
+  const int32_t *variants; /* n candidates, the first the backend's own default */
+  int32_t n;
+  /* the variants are ordered so that past the best they only get slower: timing stops at the
+   * first one more than twice the best so far (a bad shape can cost seconds to time) */
+  bool stop_when_slower;
+  tck_tune_measure measure;
+  void *arg;
+} tck_tune_request;
+/* The variant to run: the disk cache's choice when it holds one for the key and sizes
+ * (*from_cache set), else the fastest of the variants as measured (each timing logged), stored
+ * in the cache. With no usable timing (or out of memory), the first variant. */
+int32_t tck_tune_choose(const tc_host_api *h, const tck_tune_request *r, bool *from_cache);
+
+/* A kernel's choice in memory, with the symbol values it was made for. Start from {0}. */
+typedef struct tck_tune_memo {
+  bool tuned;
+  int32_t variant;
+  int32_t n_syms;
+  int64_t *syms;
+} tck_tune_memo;
+/* True when the memo holds a choice for these symbol values. */
+bool tck_tune_memo_hit(const tck_tune_memo *m, const int64_t *syms, int32_t n_syms);
+/* Keeps variant for these values; false when out of memory (the memo is then empty). */
+bool tck_tune_memo_keep(tck_tune_memo *m, const int64_t *syms, int32_t n_syms, int32_t variant);
+void tck_tune_memo_free(tck_tune_memo *m);
+
 /* ---------------------------------------------------------------- launch profiles (profile.c)
  * TC_LOGS=profile: per-kernel launch times, reported in one line format by every backend.
  * Start from (tck_launch_stats){0}. Not thread-safe per stats (one per kernel, updated under

@@ -597,7 +597,7 @@ static tc_status emit_nest(tck_str *s, icpu_kgen *g, bool has_inner, bool par_in
       /* A parallel region around the loop, so each thread has its scratch rows and fences its
        * streaming stores once, after its last row. */
       tck_str_indent(s, d);
-      tck_str_puts(s, "#pragma omp parallel num_threads(tc_nthreads) if(work >= 32768)\n");
+      tck_str_printf(s, "#pragma omp parallel num_threads(tc_nthreads) if(work >= %d)\n", ICPU_PAR_MIN_WORK);
       tck_str_indent(s, d);
       tck_str_puts(s, "{\n");
       d++;
@@ -618,7 +618,7 @@ static tc_status emit_nest(tck_str *s, icpu_kgen *g, bool has_inner, bool par_in
       tck_str_indent(s, d);
       tck_str_printf(s, "#pragma omp parallel for%s", !has_inner && k->n_outer == 1 && simd_ok ? " simd" : "");
       if (n_par > 1) tck_str_printf(s, " collapse(%d)", n_par);
-      tck_str_puts(s, " num_threads(tc_nthreads) schedule(static) if(work >= 32768)\n");
+      tck_str_printf(s, " num_threads(tc_nthreads) schedule(static) if(work >= %d)\n", ICPU_PAR_MIN_WORK);
     }
     for (int32_t v = 0; v < k->n_outer; v++) {
       if (v == n_par && simd_ok) { tck_str_indent(s, d); tck_str_puts(s, "#pragma omp simd\n"); }
@@ -703,7 +703,7 @@ tc_status codegen_loop(tck_str *s, icpu_kgen *g, char *err, size_t cap) {
     st = emit_nest(s, g, true, false, 1, err, cap);
     if (st != TC_OK) return st;
   } else if (has_inner) {
-    tck_str_puts(s, "  if (outer < tc_nthreads && work >= 65536) {\n");
+    tck_str_printf(s, "  if (outer < tc_nthreads && work >= %d) {\n", 2 * ICPU_PAR_MIN_WORK);
     st = emit_nest(s, g, true, true, 2, err, cap);
     if (st != TC_OK) return st;
     tck_str_puts(s, "  } else {\n");

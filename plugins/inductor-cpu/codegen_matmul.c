@@ -61,7 +61,8 @@ tc_status codegen_matmul(tck_str *s, icpu_kgen *g, char *err, size_t cap) {
   tck_str_puts(s, "  int64_t mblocks = NB >= tc_nthreads ? 1 : (tc_nthreads + NB - 1) / (NB > 0 ? NB : 1);\n");
   tck_str_puts(s, "  if (mblocks > M) mblocks = M > 0 ? M : 1;\n");
   tck_str_puts(s, "  const int64_t items = NB * mblocks;\n");
-  tck_str_puts(s, "#pragma omp parallel for num_threads(tc_nthreads) schedule(static) if(items > 1 && M*N*K >= 262144)\n");
+  tck_str_printf(s, "#pragma omp parallel for num_threads(tc_nthreads) schedule(static) if(items > 1 && M*N*K >= %d)\n",
+                 ICPU_PAR_MIN_MNK);
   tck_str_puts(s, "  for (int64_t w = 0; w < items; w++) {\n");
   if (two) tck_str_puts(s, "    const int64_t i0 = w / mblocks / B, i1 = w / mblocks % B, mb = w % mblocks;\n");
   else tck_str_puts(s, "    const int64_t i0 = w / mblocks, mb = w % mblocks;\n");

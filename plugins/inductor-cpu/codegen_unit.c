@@ -25,9 +25,11 @@ static void kernel_c_name(const tc_kernel_list *list, int32_t i, char (*names)[9
     }
 }
 
-static void emit_launcher(tck_str *s, const tc_kernel_list *list, const tc_kernel_desc *k, const char *fname) {
+/* twin: the kernel has a serial twin, called when the kernel is small at these sizes. */
+static void emit_launcher(tck_str *s, const tc_kernel_list *list, const tc_kernel_desc *k, const char *fname, bool twin) {
   tck_str_printf(s, "void %s_launch(void **bufs, const int64_t *syms) {\n", fname);
-  tck_str_printf(s, "  %s(", fname);
+  if (twin) tck_str_printf(s, "  (%s_is_small(syms) ? %s_serial : %s)(", fname, fname, fname);
+  else tck_str_printf(s, "  %s(", fname);
   bool first = true;
   for (int32_t b = 0; b < k->n_buffers; b++) {
     const tc_kbuffer *kb = tck_kernel_buffer(k, b);
@@ -45,7 +47,8 @@ static void emit_launcher(tck_str *s, const tc_kernel_list *list, const tc_kerne
   tck_str_puts(s, "}\n");
 }
 
-tc_status codegen_unit(const tc_kernel_list *list, char **source_out, char (*names)[96], char *err, size_t cap) {
+tc_status codegen_unit(const tc_kernel_list *list, const icpu_unit_opts *o, char **source_out, char (*names)[96],
+                       char *err, size_t cap) {
   *source_out = NULL;
   bool blas = unit_uses_blas(list);
   tck_str s = {0};
@@ -71,14 +74,24 @@ tc_status codegen_unit(const tc_kernel_list *list, char **source_out, char (*nam
     icpu_kgen g = {.list = list, .k = k, .fname = names[i], .exprs = exprs};
     tck_c_describe_kernel(&s, k, &g.exprs);
     char kerr[400] = "";
-    if (k->kind == TC_KERNEL_LOOP) st = codegen_loop(&s, &g, kerr, sizeof kerr);
-    else if (k->kind == TC_KERNEL_MATMUL) st = codegen_matmul(&s, &g, kerr, sizeof kerr);
+    tck_str fn = {0}; /* the kernel function, kept apart for its serial twin */
+    if (k->kind == TC_KERNEL_LOOP) st = codegen_loop(&fn, &g, kerr, sizeof kerr);
+    else if (k->kind == TC_KERNEL_MATMUL) st = codegen_matmul(&fn, &g, kerr, sizeof kerr);
     else { snprintf(kerr, sizeof kerr, "unknown kernel kind %d", k->kind); st = TC_ERR_UNSUPPORTED; }
+    if (st == TC_OK && fn.oom) st = TC_ERR_OUT_OF_MEMORY;
     if (st != TC_OK) {
+      tck_str_free(&fn);
       snprintf(err, cap, "kernel %d (%s): %s", i, k->name ? k->name : "?", kerr);
       break;
     }
-    emit_launcher(&s, list, k, names[i]);
+    if (fn.data) tck_str_puts(&s, fn.data);
+    const bool twin = o && o->serial_twins && (k->kind == TC_KERNEL_LOOP || k->kind == TC_KERNEL_MATMUL);
+    if (twin) {
+      serial_twin_emit(&s, fn.data, names[i]);
+      serial_predicate_emit(&s, list, k, &g.exprs, names[i]);
+    }
+    tck_str_free(&fn);
+    emit_launcher(&s, list, k, names[i], twin);
   }
   tck_exprs_free(&exprs);
   if (st == TC_OK) {

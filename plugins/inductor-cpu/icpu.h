@@ -24,6 +24,10 @@ typedef struct icpu_kernel {
   char name[96];
   void (*launch)(void **bufs, const int64_t *syms);
   int32_t n_buffers;
+  /* max-autotune (autotune.c): runs may repeat (no INOUT buffer, no STORE_ADD); the thread
+   * count chosen, with the symbol values it was chosen for */
+  bool pure;
+  tck_tune_memo tune;
   tck_launch_stats prof; /* TC_LOGS=profile: wall time of its launches (they run to completion) */
 } icpu_kernel;
 
@@ -38,6 +42,9 @@ typedef struct icpu_exe {
   icpu_kernel *kernels;
   bool cache_hit;
   double compile_seconds; /* compile's own time */
+  void (*module_init)(int threads); /* the unit's tc_module_init: sets its thread count */
+  int32_t cur_threads;              /* what module_init was last given */
+  bool autotune;                    /* max-autotune(-no-cudagraphs): thread count per kernel */
 } icpu_exe;
 
 /* True when the host offers the disk cache (a host of an older minor may not). */
@@ -69,6 +76,10 @@ typedef struct icpu_kgen {
 #define ICPU_STREAM_MIN_BYTES (4 << 20)
 /* The scratch rows of one kernel together, in bytes (they live on each thread's stack). */
 #define ICPU_ROW_SCRATCH_BYTES (64 << 10)
+/* A loop kernel goes parallel from this many points (outer x inner) up, a matmul from this
+ * many multiply-adds per batch entry; below, one thread does it all (a team costs more). */
+#define ICPU_PAR_MIN_WORK 32768
+#define ICPU_PAR_MIN_MNK 262144
 /* The last inner loop of a row kernel runs in blocks of this many elements when it writes
  * scratch rows, each block streamed out after it (codegen_loop.c blocked_loop). */
 #define ICPU_ROW_BLOCK 256
@@ -87,10 +98,26 @@ tc_status codegen_loop(tck_str *s, icpu_kgen *g, char *err, size_t err_cap);
 bool kgen_row_buffers(const tc_kernel_list *list, const tc_kernel_desc *k, bool *row_buf);
 tc_status codegen_matmul(tck_str *s, icpu_kgen *g, char *err, size_t err_cap);
 
+/* ---------------------------------------------------------------- codegen_serial.c */
+/* reduce-overhead's serial twins: a kernel below the parallel thresholds still entered an OpenMP
+ * region (a team of one costs a futex call per launch); its twin has no region at all. */
+/* Writes kernel_text (one kernel function named fname) again as fname_serial, without its
+ * OpenMP regions and worksharing loops (simd loops stay). */
+void serial_twin_emit(tck_str *s, const char *kernel_text, const char *fname);
+/* Writes `static int fname_is_small(const int64_t *syms)`: true when k's sizes keep it below
+ * the parallel thresholds, so the twin does the same work with no team. Uses x's marks. */
+void serial_predicate_emit(tck_str *s, const tc_kernel_list *list, const tc_kernel_desc *k, tck_exprs *x,
+                           const char *fname);
+
 /* ---------------------------------------------------------------- codegen_unit.c */
+/* What a compile's mode asks of the unit. */
+typedef struct icpu_unit_opts {
+  bool serial_twins; /* reduce-overhead, max-autotune: small kernels never enter OpenMP (codegen_serial.c) */
+} icpu_unit_opts;
 /* The whole translation unit for a (validated) kernel list. names_out: the C names of the
  * kernels (n_kernels entries of 96 bytes). */
-tc_status codegen_unit(const tc_kernel_list *list, char **source_out, char (*names_out)[96], char *err, size_t err_cap);
+tc_status codegen_unit(const tc_kernel_list *list, const icpu_unit_opts *o, char **source_out, char (*names_out)[96],
+                       char *err, size_t err_cap);
 bool unit_uses_blas(const tc_kernel_list *list);
 
 /* ---------------------------------------------------------------- compile_cc.c */
@@ -104,6 +131,11 @@ tc_status cc_compile(icpu_ctx *ctx, const char *source, bool with_blas, const ch
 const char *cc_flags(bool with_blas);
 /* The compiler's identity (`cc --version` + CPU flags); cached on ctx. */
 const char *cc_identity(icpu_ctx *ctx);
+
+/* ---------------------------------------------------------------- autotune.c */
+/* max-autotune: kernel k's thread count for these symbol values (disk cache, else timed on the
+ * launch's own buffers), set on the unit before k runs. */
+void icpu_autotune_apply(icpu_ctx *ctx, icpu_exe *exe, icpu_kernel *k, void **bufs, const int64_t *syms);
 
 /* ---------------------------------------------------------------- launch.c */
 /* dlopens so_path and finds each kernel's launcher; on failure a message in err. */

@@ -52,6 +52,8 @@ tc_status exe_load(icpu_ctx *ctx, icpu_exe *exe, const char *so_path, char (*nam
     return TC_ERR_COMPILE;
   }
   init(ctx->threads);
+  exe->module_init = init;
+  exe->cur_threads = ctx->threads;
   exe->n_kernels = list->n_kernels;
   exe->kernels = calloc((size_t)(list->n_kernels > 0 ? list->n_kernels : 1), sizeof *exe->kernels);
   if (!exe->kernels) {
@@ -68,7 +70,13 @@ tc_status exe_load(icpu_ctx *ctx, icpu_exe *exe, const char *so_path, char (*nam
       snprintf(err, cap, "%s lacks %s", so_path, sym);
       return TC_ERR_COMPILE;
     }
-    k->n_buffers = tck_list_kernel(list, i)->n_buffers;
+    const tc_kernel_desc *kd = tck_list_kernel(list, i);
+    k->n_buffers = kd->n_buffers;
+    k->pure = true;
+    /* a matmul's product buffer is written whole before its epilogue reads it: runs repeat */
+    for (int32_t b = 0; b < kd->n_buffers; b++)
+      k->pure &= tck_kernel_buffer(kd, b)->role != TC_BUF_INOUT || (kd->kind == TC_KERNEL_MATMUL && b == kd->matmul->c);
+    for (int32_t o = 0; o < kd->n_ops; o++) k->pure &= tck_kernel_op(kd, o)->kind != TC_KOP_STORE_ADD;
   }
   return TC_OK;
 }
@@ -99,6 +107,7 @@ tc_error *exe_launch(icpu_ctx *ctx, icpu_exe *exe, const tc_launch_args *a) {
     bufs[b] = (char *)arg->buffer + arg->byte_offset;
   }
   static const int64_t no_syms[1] = {0};
+  if (exe->autotune) icpu_autotune_apply(ctx, exe, k, bufs, a->syms ? a->syms : no_syms);
   double t0 = ctx->profiling ? tck_now_s() : 0;
   k->launch(bufs, a->syms ? a->syms : no_syms);
   if (ctx->profiling) tck_launch_stats_add(&k->prof, tck_now_s() - t0);

@@ -119,6 +119,7 @@ static void exe_destroy(icpu_exe *exe) {
   if (!exe) return;
   if (exe->dl) dlclose(exe->dl);
   exe_close_fd(exe);
+  for (int32_t i = 0; exe->kernels && i < exe->n_kernels; i++) tck_tune_memo_free(&exe->kernels[i].tune);
   free(exe->kernels);
   free(exe->source);
   free(exe);
@@ -212,7 +213,10 @@ static tc_error *icpu_compile(tc_compile_args *args) {
   }
   exe->n_syms = list->n_syms;
   snprintf(exe->graph, sizeof exe->graph, "%s", graph);
-  st = codegen_unit(list, &exe->source, names, err, sizeof err);
+  /* reduce-overhead and max-autotune (as on CUDA, max-autotune includes reduce-overhead's
+   * mechanism): small kernels get serial twins. */
+  const icpu_unit_opts uo = {.serial_twins = args->mode == TC_MODE_REDUCE_OVERHEAD || args->mode == TC_MODE_MAX_AUTOTUNE};
+  st = codegen_unit(list, &uo, &exe->source, names, err, sizeof err);
   if (st != TC_OK) {
     free(names);
     exe_destroy(exe);
@@ -250,6 +254,7 @@ static tc_error *icpu_compile(tc_compile_args *args) {
     return e;
   }
   exe->compile_seconds = tck_now_s() - t0;
+  exe->autotune = args->mode == TC_MODE_MAX_AUTOTUNE || args->mode == TC_MODE_MAX_AUTOTUNE_NO_CUDAGRAPHS;
   args->exe = (tc_executable *)exe;
   return NULL;
 }

@@ -210,10 +210,17 @@ tc_status vk_flush_wait(tc_plugin_ctx *ctx) {
     vk_profile_collect(ctx, slot);
   }
   if (ctx->pipeline_cache_dirty) vk_pipeline_cache_save(ctx);
-  if (ctx->n_dispatches > 0)
+  if (ctx->n_dispatches > 0 && ctx->n_replayed + ctx->n_recorded > 0)
+    tck_log(ctx->host, TC_LOG_INFO, "queue",
+            "%llu dispatches, %llu barriers, %llu submissions since the last wait; %llu calls replayed from recorded "
+            "command buffers, %llu recorded",
+            (unsigned long long)ctx->n_dispatches, (unsigned long long)ctx->n_barriers, (unsigned long long)ctx->n_submits,
+            (unsigned long long)ctx->n_replayed, (unsigned long long)ctx->n_recorded);
+  else if (ctx->n_dispatches > 0)
     tck_log(ctx->host, TC_LOG_INFO, "queue", "%llu dispatches, %llu barriers, %llu submissions since the last wait",
            (unsigned long long)ctx->n_dispatches, (unsigned long long)ctx->n_barriers, (unsigned long long)ctx->n_submits);
   ctx->n_dispatches = ctx->n_barriers = ctx->n_submits = 0;
+  ctx->n_replayed = ctx->n_recorded = 0;
   return st;
 }
 

@@ -30,6 +30,11 @@ static tc_status kernel_build(tc_plugin_ctx *ctx, const vk_compile_opts *o, cons
     out->elem_size[i] = (int32_t)tck_dtype_size(b->dtype);
     out->access[i] = b->role == TC_BUF_INPUT ? VK_ACCESS_R : b->role == TC_BUF_OUTPUT ? VK_ACCESS_W : VK_ACCESS_R | VK_ACCESS_W;
   }
+  out->pure = true;
+  /* a matmul's product buffer is written whole before its epilogue reads it: runs repeat */
+  for (int32_t i = 0; i < k->n_buffers; i++)
+    out->pure &= out->access[i] != (VK_ACCESS_R | VK_ACCESS_W) || (k->kind == TC_KERNEL_MATMUL && i == k->matmul->c);
+  for (int32_t i = 0; i < k->n_ops; i++) out->pure &= tck_kernel_op(k, i)->kind != TC_KOP_STORE_ADD;
   out->push_bytes = (uint32_t)(4 * (list->n_syms + k->n_buffers));
   if (out->push_bytes == 0) out->push_bytes = 4;
   if (out->push_bytes > ctx->caps.max_push_bytes)
@@ -146,6 +151,7 @@ tc_status vk_compile_kernels(tc_plugin_ctx *ctx, const vk_compile_opts *o, const
 void vk_executable_free(tc_plugin_ctx *ctx, tc_executable *exe) {
   if (!exe) return;
   vk_flush_wait(ctx);
+  vk_replays_free(ctx, exe);
   vk_profile_report(ctx, exe);
   for (int32_t i = 0; i < exe->n_kernels; i++) vk_kernel_destroy(ctx, &exe->kernels[i]);
   for (int32_t i = 0; i < exe->n_pools; i++) ctx->fn.vkDestroyDescriptorPool(ctx->device, exe->pools[i], NULL);

@@ -15,8 +15,10 @@ static uint32_t cap_groups(uint64_t n, uint32_t limit) {
 /* Records kernel ki's dispatch into cmd, sizes from vals (every expression evaluated), with a
  * barrier in front where it conflicts with an earlier dispatch. */
 static tc_status record_dispatch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t ki, const tc_buffer_arg *args,
-                                 const int64_t *syms, const int64_t *vals, VkCommandBuffer cmd) {
+                                 const int64_t *syms, const int64_t *vals, VkCommandBuffer cmd, bool in_batch,
+                                 int32_t force) {
   vk_kernel *k = &exe->kernels[ki];
+  if (force < 0 && k->tune.tuned) force = k->tune.variant; /* max-autotune's choice for these sizes */
   for (int32_t s = 0; s < exe->n_syms; s++)
     if (syms[s] < 0 || syms[s] > INT32_MAX)
       return vk_err(ctx, TC_ERR_INVALID_ARGUMENT, "vulkan launch '%s': symbol s%d = %lld is outside 0..2^31-1", k->name,
@@ -49,7 +51,8 @@ static tc_status record_dispatch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t
     int64_t n = vals[k->inner] > 0 ? vals[k->inner] : 0;
     n4 = (n + 3) / 4;
     uint32_t max_tpr = ctx->caps.max_wg_invocations < 1024 ? ctx->caps.max_wg_invocations : 1024;
-    while ((int64_t)tpr * VK_ROW_TARGET < n4 && tpr * 2 <= max_tpr) tpr *= 2;
+    if (force >= 0 && force < VK_TPR_VARIANTS && (32u << force) <= max_tpr) tpr = 32u << force;
+    else while ((int64_t)tpr * VK_ROW_TARGET < n4 && tpr * 2 <= max_tpr) tpr *= 2;
     for (uint32_t t = tpr; t > 32; t >>= 1) variant++;
     uint32_t wg = tpr < VK_ROWS_MIN_WG ? VK_ROWS_MIN_WG : tpr, rpw = wg / tpr;
     gx = cap_groups((rows + rpw - 1) / rpw, ctx->caps.max_wg_count[0]);
@@ -59,7 +62,7 @@ static tc_status record_dispatch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t
     if (k->mm_batch2 >= 0) nb *= vals[k->mm_batch2] > 0 ? vals[k->mm_batch2] : 0; /* both batch levels on z */
     if (nb <= 0) return TC_OK;
     int64_t tiles = ((n + VK_MM_BN - 1) / VK_MM_BN) * ((m + VK_MM_BM - 1) / VK_MM_BM) * nb;
-    bool half = ctx->mm_tile ? ctx->mm_tile == 64 : tiles < VK_MM_HALF_BELOW;
+    bool half = force >= 0 ? force == 1 : ctx->mm_tile ? ctx->mm_tile == 64 : tiles < VK_MM_HALF_BELOW;
     int64_t bm = half ? VK_MM_BM / 2 : VK_MM_BM;
     variant = half ? 1 : 0;
     gx = cap_groups((uint64_t)((n + VK_MM_BN - 1) / VK_MM_BN), ctx->caps.max_wg_count[0]);
@@ -88,7 +91,7 @@ static tc_status record_dispatch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t
     ctx->fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
     ctx->fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1, &set, 0, NULL);
     ctx->fn.vkCmdPushConstants(cmd, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, k->push_bytes, pc);
-    bool timed = vk_profile_before(ctx, ctx->batch_cur, cmd, k);
+    bool timed = in_batch && vk_profile_before(ctx, ctx->batch_cur, cmd, k);
     ctx->fn.vkCmdDispatch(cmd, gx, gy, gz);
     if (timed) vk_profile_after(ctx, ctx->batch_cur, cmd);
   }
@@ -131,11 +134,29 @@ tc_status vk_launch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t kernel, cons
            exe->name ? exe->name : "?", (int)exe->n_pools);
     vk_executable_sets_drop(ctx, exe);
   }
+  if (st == TC_OK) st = vk_autotune_kernel(ctx, exe, kernel, args, syms); /* before the batch is in hand */
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   if (st == TC_OK) st = vk_batch_cmd(ctx, &cmd);
-  if (st == TC_OK) st = record_dispatch(ctx, exe, kernel, args, syms, vals, cmd);
+  if (st == TC_OK) st = record_dispatch(ctx, exe, kernel, args, syms, vals, cmd, true, -1);
   if (st == TC_OK) vk_batch_note_call(ctx, call_id);
   free(vals);
   if (st == TC_OK && ++ctx->batch_launches >= 4096) st = vk_flush(ctx);
+  return st;
+}
+
+tc_status vk_launch_record(tc_plugin_ctx *ctx, tc_executable *exe, int32_t kernel, const tc_buffer_arg *args,
+                           const int64_t *syms, VkCommandBuffer cmd) {
+  return vk_launch_record_variant(ctx, exe, kernel, args, syms, cmd, -1);
+}
+
+tc_status vk_launch_record_variant(tc_plugin_ctx *ctx, tc_executable *exe, int32_t kernel, const tc_buffer_arg *args,
+                                   const int64_t *syms, VkCommandBuffer cmd, int32_t variant) {
+  if (!exe || kernel < 0 || kernel >= exe->n_kernels)
+    return vk_err(ctx, TC_ERR_INVALID_ARGUMENT, "vulkan launch: kernel %d out of range (%d kernels)", (int)kernel,
+                  exe ? (int)exe->n_kernels : 0);
+  int64_t *vals;
+  tc_status st = eval_sizes(ctx, exe, syms, &vals);
+  if (st == TC_OK) st = record_dispatch(ctx, exe, kernel, args, syms, vals, cmd, false, variant);
+  free(vals);
   return st;
 }

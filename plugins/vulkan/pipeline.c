@@ -90,6 +90,7 @@ void vk_kernel_destroy(tc_plugin_ctx *ctx, vk_kernel *k) {
   if (k->layout) fn->vkDestroyPipelineLayout(ctx->device, k->layout, NULL);
   if (k->set_layout) fn->vkDestroyDescriptorSetLayout(ctx->device, k->set_layout, NULL);
   if (k->module) fn->vkDestroyShaderModule(ctx->device, k->module, NULL);
+  tck_tune_memo_free(&k->tune);
   for (int32_t i = 0; i < k->n_sets; i++) free(k->sets[i].key);
   free(k->sets);
   free(k->name);
@@ -123,6 +124,7 @@ static tc_status pool_grow(tc_plugin_ctx *ctx, tc_executable *exe, int32_t n_buf
 }
 
 void vk_executable_sets_drop(tc_plugin_ctx *ctx, tc_executable *exe) {
+  vk_replays_free(ctx, exe); /* recorded calls bind these sets */
   for (int32_t i = 0; i < exe->n_pools; i++) ctx->fn.vkDestroyDescriptorPool(ctx->device, exe->pools[i], NULL);
   exe->n_pools = 0;
   exe->pool_left = 0;

@@ -235,6 +235,7 @@ static void ctx_release(tc_plugin_ctx *ctx) {
   if (!ctx) return;
   vk_submitter_stop(ctx);
   if (ctx->device) {
+    vk_replay_release(ctx);
     vk_flush_wait(ctx);
     vk_pipeline_cache_save(ctx);
     if (ctx->pipeline_cache) ctx->fn.vkDestroyPipelineCache(ctx->device, ctx->pipeline_cache, NULL);
@@ -242,6 +243,7 @@ static void ctx_release(tc_plugin_ctx *ctx) {
     vk_buffer_cache_release(ctx);
     vk_profile_close(ctx);
   }
+  vk_replay_held_free(ctx);
   vk_shader_compiler_release(ctx);
   vk_device_close(ctx);
   if (ctx->fn.lib) vk_loader_close(&ctx->fn);
@@ -256,12 +258,14 @@ static void vk_release(const tc_release_args *a) {
 }
 
 /* ---- the entries. Those that touch the queue, its slots or its fences run under
- * queue_lock: the submitter thread (batch.c) submits deferred batches from its own thread. ---- */
+ * queue_lock: the submitter thread (batch.c) submits deferred batches from its own thread.
+ * Each first records what a reduce-overhead call holds (replay.c), so it sees that work queued. */
 
 #define QUEUE_LOCKED(ctx, expr)                 \
   do {                                          \
     pthread_mutex_lock(&(ctx)->queue_lock);     \
-    tc_status st_ = (expr);                     \
+    tc_status st_ = vk_replay_release(ctx);     \
+    if (st_ == TC_OK) st_ = (expr);             \
     pthread_mutex_unlock(&(ctx)->queue_lock);   \
     return vk_error_take((ctx), st_);           \
   } while (0)
@@ -272,6 +276,8 @@ static tc_error *vk_buffer_alloc_entry(tc_buffer_alloc_args *a) {
 
 static void vk_buffer_free_entry(const tc_buffer_free_args *a) {
   pthread_mutex_lock(&a->ctx->queue_lock);
+  if (vk_replay_release(a->ctx) != TC_OK) /* nobody to return it to: say it */
+    tck_log(a->ctx->host, TC_LOG_WARN, "vulkan", "vulkan: buffer_free: recording held launches failed: %s", a->ctx->err);
   vk_buffer_free(a->ctx, a->buffer);
   pthread_mutex_unlock(&a->ctx->queue_lock);
 }
@@ -286,7 +292,14 @@ static tc_error *vk_buffer_read_entry(const tc_buffer_copy_args *a) {
 
 static tc_error *vk_synchronize_entry(const tc_queue_args *a) { QUEUE_LOCKED(a->ctx, vk_synchronize(a->ctx)); }
 
-static tc_error *vk_flush_entry(const tc_queue_args *a) { QUEUE_LOCKED(a->ctx, vk_flush_call(a->ctx)); }
+static tc_error *vk_flush_entry(const tc_queue_args *a) {
+  tc_plugin_ctx *ctx = a->ctx;
+  pthread_mutex_lock(&ctx->queue_lock);
+  tc_status st = vk_replay_flush(ctx);
+  if (st == TC_OK) st = vk_flush_call(ctx);
+  pthread_mutex_unlock(&ctx->queue_lock);
+  return vk_error_take(ctx, st);
+}
 
 static tc_error *vk_launch_entry(const tc_launch_args *a) {
   tc_plugin_ctx *ctx = a->ctx;
@@ -307,7 +320,10 @@ static tc_error *vk_launch_entry(const tc_launch_args *a) {
     st = vk_err(ctx, TC_ERR_INVALID_ARGUMENT, "vulkan launch '%s': %d args for %d buffers", a->exe->kernels[a->kernel].name,
                 (int)a->n_args, (int)a->exe->kernels[a->kernel].n_buffers);
   pthread_mutex_lock(&ctx->queue_lock);
-  if (st == TC_OK) st = vk_launch(ctx, a->exe, a->kernel, a->n_args ? args : NULL, a->syms, a->call_id);
+  if (st == TC_OK && vk_replay_wanted(ctx, a->exe))
+    st = vk_replay_hold(ctx, a->exe, a->kernel, a->n_args ? args : NULL, a->n_args, a->syms, a->call_id);
+  else if (st == TC_OK && (st = vk_replay_release(ctx)) == TC_OK)
+    st = vk_launch(ctx, a->exe, a->kernel, a->n_args ? args : NULL, a->syms, a->call_id);
   pthread_mutex_unlock(&ctx->queue_lock);
   if (args != local) free(args);
   return vk_error_take(ctx, st);
@@ -315,6 +331,8 @@ static tc_error *vk_launch_entry(const tc_launch_args *a) {
 
 static void vk_executable_free_entry(const tc_executable_free_args *a) {
   pthread_mutex_lock(&a->ctx->queue_lock);
+  if (vk_replay_release(a->ctx) != TC_OK)
+    tck_log(a->ctx->host, TC_LOG_WARN, "vulkan", "vulkan: executable_free: recording held launches failed: %s", a->ctx->err);
   vk_executable_free(a->ctx, a->exe);
   pthread_mutex_unlock(&a->ctx->queue_lock);
 }
@@ -330,7 +348,13 @@ static tc_error *vk_compile(tc_compile_args *a) {
       .spirv_opt = tck_option_bool(a->options, a->n_options, a->option_size, "vulkan.spirv_opt", false),
       .dump_dir = tck_option_get(a->options, a->n_options, a->option_size, "vulkan.dump_spirv"),
   };
-  return vk_error_take(ctx, vk_compile_kernels(ctx, &o, a->kernels, &a->exe));
+  tc_status st = vk_compile_kernels(ctx, &o, a->kernels, &a->exe);
+  /* as on CUDA, max-autotune includes reduce-overhead's replay; -no-cudagraphs does not */
+  if (st == TC_OK) {
+    a->exe->replay = a->mode == TC_MODE_REDUCE_OVERHEAD || a->mode == TC_MODE_MAX_AUTOTUNE;
+    a->exe->autotune = a->mode == TC_MODE_MAX_AUTOTUNE || a->mode == TC_MODE_MAX_AUTOTUNE_NO_CUDAGRAPHS;
+  }
+  return vk_error_take(ctx, st);
 }
 
 static tc_error *vk_executable_info(tc_executable_info_args *a) {

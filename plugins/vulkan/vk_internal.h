@@ -66,6 +66,7 @@
   X(vkCmdBindDescriptorSets)                                                                                 \
   X(vkCmdPushConstants)                                                                                      \
   X(vkCmdDispatch)                                                                                           \
+  X(vkCmdExecuteCommands)                                                                                    \
   X(vkCreateQueryPool)                                                                                       \
   X(vkDestroyQueryPool)                                                                                      \
   X(vkCmdResetQueryPool)                                                                                     \
@@ -181,6 +182,11 @@ typedef struct vk_kernel {
   VkDescriptorSetLayout set_layout;
   VkPipelineLayout layout;
   VkPipeline pipelines[VK_TPR_VARIANTS][3]; /* [threads-per-row variant][row body]; POINTWISE/MATMUL use [0][0] */
+  /* max-autotune (autotune.c): runs may repeat (no buffer both read and written, no atomic
+   * accumulation); the variant chosen (ROWS: threads per row, MATMUL: tile height) and the
+   * symbol values it was chosen for */
+  bool pure;
+  tck_tune_memo tune;
   /* ROWS: the vec4 bodies' alignment conditions (see vk_gen); rows_vec false: scalar only */
   bool rows_vec;
   int32_t n_vec_bufs, n_vec_exprs;
@@ -192,6 +198,9 @@ typedef struct vk_kernel {
   uint64_t prof_launches;
   double prof_ns, prof_min_ns, prof_max_ns;
 } vk_kernel;
+
+typedef struct vk_replay vk_replay; /* replay.c: one recorded call */
+typedef struct vk_held vk_held;     /* replay.c: the launches of the call being held */
 
 struct tc_executable {
   char *name;
@@ -205,6 +214,11 @@ struct tc_executable {
   VkDescriptorPool *pools;
   int32_t n_pools;
   int32_t pool_left;
+  /* reduce-overhead, max-autotune: calls replayed from recorded command buffers (replay.c) */
+  bool replay, replay_off;
+  bool autotune; /* max-autotune(-no-cudagraphs): each kernel's variant timed (autotune.c) */
+  vk_replay *replays;
+  uint64_t replay_clock, replay_hits, replay_misses;
 };
 
 
@@ -266,6 +280,8 @@ struct tc_plugin_ctx {
   /* since the last wait, for TC_LOGS=queue: dispatches into batches, barriers placed in front
    * of them, submissions of batches */
   uint64_t n_dispatches, n_barriers, n_submits;
+  uint64_t n_replayed, n_recorded; /* calls replayed from a recorded command buffer, recordings */
+  vk_held *held; /* replay.c: a reduce-overhead call's launches, until its flush */
   /* TC_LOGS=profile (profile.c): a timestamp pair around each dispatch of a batch, one query
    * pool per slot, read when the slot's fence has been waited for */
   bool profiling;
@@ -475,5 +491,35 @@ void vk_profile_report(tc_plugin_ctx *ctx, const tc_executable *exe);
  * the host call it belongs to (an asynchronous failure of its batch is reported against it). */
 tc_status vk_launch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t kernel, const tc_buffer_arg *args,
                     const int64_t *syms, uint64_t call_id);
+/* Records kernel `kernel`'s dispatch into cmd (any command buffer), with a barrier in front
+ * where it conflicts with dispatches in the context's hazard sets. */
+tc_status vk_launch_record(tc_plugin_ctx *ctx, tc_executable *exe, int32_t kernel, const tc_buffer_arg *args,
+                           const int64_t *syms, VkCommandBuffer cmd);
+
+/* Records kernel `kernel`'s dispatch into cmd with variant `variant` (ROWS: threads per row
+ * 32 << variant; MATMUL: 1 = half-height tiles); -1: the launch's own choice. */
+tc_status vk_launch_record_variant(tc_plugin_ctx *ctx, tc_executable *exe, int32_t kernel, const tc_buffer_arg *args,
+                                   const int64_t *syms, VkCommandBuffer cmd, int32_t variant);
+
+/* ---- autotune.c: max-autotune's variant per kernel ---- */
+/* Chooses kernel `kernel`'s variant for these symbol values when exe autotunes and none is
+ * chosen yet (disk cache, else timed on args: waits for the device). Call with no batch command
+ * buffer in hand: timing submits and waits. */
+tc_status vk_autotune_kernel(tc_plugin_ctx *ctx, tc_executable *exe, int32_t kernel, const tc_buffer_arg *args,
+                             const int64_t *syms);
+
+/* ---- replay.c: reduce-overhead's recorded command buffers ---- */
+/* True when exe's launches are held for replay (its mode asks for it, profiling is off). */
+bool vk_replay_wanted(const tc_plugin_ctx *ctx, const tc_executable *exe);
+/* Holds one launch of a call (args: n_args, copied). */
+tc_status vk_replay_hold(tc_plugin_ctx *ctx, tc_executable *exe, int32_t kernel, const tc_buffer_arg *args,
+                         int32_t n_args, const int64_t *syms, uint64_t call_id);
+/* The end of a call: a whole held call is replayed (recorded first on a miss); else released. */
+tc_status vk_replay_flush(tc_plugin_ctx *ctx);
+/* Records what is held into the batch as the default mode would (before any other entry). */
+tc_status vk_replay_release(tc_plugin_ctx *ctx);
+/* Frees exe's recorded calls; none may be pending on the device. */
+void vk_replays_free(tc_plugin_ctx *ctx, tc_executable *exe);
+void vk_replay_held_free(tc_plugin_ctx *ctx);
 
 #endif
