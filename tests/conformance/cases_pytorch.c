@@ -36,8 +36,6 @@ static const struct {
     {"pow_f32_pairs", "vulkan", "vulkan's f32 pow is exp(b * log a) in f32, off where |b log a| is large (FLT_MAX^1 = inf)"},
     {"div_i32_pairs", "vulkan", NVIDIA_DIV},
     {"div_i32_i32", "vulkan", NVIDIA_DIV},
-    {"scatter_add_dim0", "inductor-cuda",
-     "CUDA's f32 atomic add (PTX atom.add.f32) flushes subnormals to zero; PyTorch's CUDA scatter_add too"},
     {"exp_f64_edges", "vulkan", LAVAPIPE_EXP_F64},
     {"sigmoid_f64_edges", "vulkan", LAVAPIPE_EXP_F64},
 };

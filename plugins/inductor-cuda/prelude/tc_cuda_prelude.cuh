@@ -60,7 +60,15 @@ typedef struct tc_cu_args {
 /* STORE_ADD where outer points may race (scatter_add): atomics per dtype. i64 through the
  * unsigned 64-bit atomic (two's complement: the same bits); bool sets the byte when v != 0
  * (an OR on the 32-bit word holding it). */
-TC_FN void tc_atomic_add(float *p, float v) { atomicAdd(p, v); }
+/* f32: a compare-and-swap loop, not atomicAdd: PTX's atom.add.f32 flushes subnormal operands
+ * and results to zero, and tc keeps them (PyTorch's CPU scatter_add does). */
+TC_FN void tc_atomic_add(float *p, float v) {
+  unsigned int *word = (unsigned int *)p, seen = *word, was;
+  do {
+    was = seen;
+    seen = atomicCAS(word, was, __float_as_uint(__uint_as_float(was) + v));
+  } while (seen != was);
+}
 TC_FN void tc_atomic_add(double *p, double v) { atomicAdd(p, v); }
 TC_FN void tc_atomic_add(int32_t *p, int32_t v) { atomicAdd((int *)p, (int)v); }
 TC_FN void tc_atomic_add(int64_t *p, int64_t v) { atomicAdd((unsigned long long *)p, (unsigned long long)v); }
