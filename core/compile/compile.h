@@ -57,6 +57,10 @@ typedef struct cap_entry {
   struct cap_variant *backward;
   int32_t backward_seed;
   int32_t n_saved; /* the forward's outputs after the result: values saved for the backward */
+  /* tc_assign on parameters (assign.c): the graph's outputs are the result (n_ret: 1, or 0 when
+   * the function returns a real tensor), then the new value of each assign_param[k]. */
+  int32_t n_ret, n_assign;
+  int32_t assign_param[CAP_MAX_PARAMS];
 } cap_entry;
 
 struct tc_compiled {
@@ -84,6 +88,7 @@ struct tc_compiled {
   _Atomic int async_state;
   pthread_t async_thread;
   _Atomic int32_t n_async_eager_calls;
+  _Atomic int64_t n_updates_in_place, n_updates_copied; /* tc_compile_stats' */
 };
 
 /* The names of c's parameters for messages. */
@@ -107,6 +112,16 @@ void compiled_release(tc_compiled *c);
 
 /* This call's symbol values from entry e's guards on its inputs; false when they do not hold. */
 bool compiled_entry_syms(tc_compiled *c, const cap_entry *e, tc_tensor *const *inputs, int64_t *syms /* out, 64 */);
+
+/* ---------------------------------------------------------------- in-place updates (assign.c) */
+/* Records the assignments of trace tr (tc_assign on parameters) in entry e. */
+void assign_record(cap_entry *e, const tc_trace *tr);
+/* Marks, in v's simplified graph, the outputs that are e's parameter updates (output_into), so
+ * the plan may write them into the parameters' buffers. */
+tc_status assign_mark_outputs(const cap_entry *e, cap_variant *v);
+/* Writes updates[k] (consumed) into the caller's tensor params[e->assign_param[k]] for each of
+ * e's assignments: nothing to do when the plan wrote it there, a copy otherwise (counted). */
+tc_status assign_apply(tc_compiled *c, const cap_entry *e, tc_tensor *const *params, tc_tensor **updates);
 
 /* ---------------------------------------------------------------- gradients (aot.c, aot_partition.c) */
 /* The first trace of entry e (one segment, traced result ret, the call's inputs and their
