@@ -137,6 +137,17 @@ tc_tensor *aot_first_call(tc_compiled *c, cap_entry *e, tc_trace *tr, tc_tensor 
 tc_tensor *aot_attach(tc_compiled *c, const cap_entry *e, tc_tensor *const *inputs, const int64_t *syms,
                       tc_tensor *result, tc_tensor *const *saved);
 
+/* A minimum s-t cut by maximum flow (min_cut.c), for the partition. */
+#define MIN_CUT_INF (INT64_MAX / 4)
+typedef struct min_cut min_cut;
+min_cut *min_cut_new(int32_t n_nodes); /* NULL when out of memory */
+/* Adds an edge of capacity cap (MIN_CUT_INF: one the cut may not take); false when out of memory. */
+bool min_cut_edge(min_cut *g, int32_t from, int32_t to, int64_t cap);
+/* Runs the flow; source_side[v] (n_nodes entries) says which side of a minimum cut v is on.
+ * false when out of memory or when only infinite edges separate s from t. */
+bool min_cut_solve(min_cut *g, int32_t s, int32_t t, bool *source_side /* out */);
+void min_cut_free(min_cut *g);
+
 /* A joint graph's split (aot_partition.c). */
 typedef struct aot_partition {
   int32_t n_saved;
@@ -145,13 +156,16 @@ typedef struct aot_partition {
   int32_t n_backward;   /* nodes that follow the result's gradient */
 } aot_partition;
 /* Splits joint graph j, whose first n_fwd nodes are the forward graph's (same order) and whose
- * input `seed` is the result's gradient: a value the backward reads is saved when its prim is
- * expensive (matmul, reductions, gather, scatter-add), else recomputed from its own operands,
- * decided the same way. bwd receives the backward graph: j's inputs, then one input per saved
- * value (in p->saved order), and j's outputs. */
-tc_status aot_partition_build(const tc_graph *j, int32_t n_fwd, int32_t seed, tc_graph *bwd /* out */,
-                              aot_partition *p /* out */);
+ * input `seed` is the result's gradient, by a minimum cut: the forward values to save are the
+ * fewest bytes (at symbol values syms) from which the backward can recompute every other
+ * forward value it reads, never recomputing an expensive prim (matmul, reductions, gather,
+ * scatter-add). bwd receives the backward graph: j's inputs, then one input per saved value
+ * (in p->saved order), and j's outputs. */
+tc_status aot_partition_build(const tc_graph *j, int32_t n_fwd, int32_t seed, const int64_t *syms,
+                              tc_graph *bwd /* out */, aot_partition *p /* out */);
 void aot_partition_free(aot_partition *p);
+/* The bytes of a value of type t at expression values vals (what the partition weighs). */
+int64_t aot_value_bytes(const tc_vtype *t, const int64_t *vals);
 
 /* ---------------------------------------------------------------- graph breaks (graph_break.c) */
 /* A host read of a proxy (op names the public call: "tc_item", "tc_to_host"). Under fullgraph:
