@@ -128,6 +128,11 @@ static tc_tensor *assign_intermediate(tc_tensor *x) {
   return tc_assign(y, x) == TC_OK ? y : NULL;
 }
 
+static tc_tensor *assign_then_read(tc_tensor *x) {
+  if (tc_assign(x, tc_add_scalar(x, 1.0)) != TC_OK) return NULL;
+  return tc_item(tc_sum(x, 0, NULL, false)) > 0 ? x : tc_neg(x); /* a graph break */
+}
+
 Test(optim, assign_errors_and_eager_writes) {
   const int64_t shape[1] = {3};
   tc_tensor *a = tc_from_f32((float[]){1, 2, 3}, 1, shape), *b = tc_from_f32((float[]){4, 5, 6}, 1, shape);
@@ -143,5 +148,9 @@ Test(optim, assign_errors_and_eager_writes) {
   tc_compiled *c = tc_compile(TC_FN(assign_intermediate), 1, &o);
   cr_assert_null(tc_call(c, &a));
   cr_assert(strstr(tc_last_error(), "dst must be a parameter of the compiled function"), "%s", tc_last_error());
+  tc_compiled_free(c);
+  c = tc_compile(TC_FN(assign_then_read), 1, &o);
+  cr_assert_null(tc_call(c, &a));
+  cr_assert(strstr(tc_last_error(), "graph break at tc_item after tc_assign is not supported"), "%s", tc_last_error());
   tc_compiled_free(c);
 }
