@@ -556,8 +556,8 @@ static tc_tensor *run_entry(tc_compiled *c, cap_entry *e, tc_tensor *const *inpu
   tc_tensor **sources = v->graph.n_inputs <= 32 ? src_stack : malloc((size_t)v->graph.n_inputs * sizeof *sources);
   if (!sources) return core_error_null(TC_ERR_OUT_OF_MEMORY, "tc_call(%s): out of memory", c->name);
   for (int32_t i = 0; i < v->graph.n_inputs; i++) sources[i] = i < c->n_params ? inputs[i] : v->held[i];
-  /* The result, then the values saved for a backward (aot.c). */
-  /* ... or the result, then the parameters' new values (assign.c). */
+  /* The result, then the values saved for a backward (aot.c) or the parameters' new values
+   * (assign.c). */
   const int32_t n_outs = 1 + e->n_saved + e->n_assign;
   tc_tensor *out_stack[8] = {0};
   tc_tensor **outs = n_outs <= 8 ? out_stack : calloc((size_t)n_outs, sizeof *outs);
