@@ -62,10 +62,17 @@ static const optim_step_fn optim_direct[] = {sgd_momentum_step, sgd_nesterov_ste
 
 /* Runs the four steps on backend (NULL: eagerly) and checks p after each against PyTorch's;
  * returns the compiled function's stats. */
-static tc_compile_stats optim_run(optim_kind k, const char *backend) {
+static tc_compile_stats optim_run_on(optim_kind k, const char *backend, const char *device) {
   const int64_t shape[2] = {2, 3};
   tc_tensor *p = tc_from_f32(optim_p0, 2, shape), *s0 = tc_zeros(TC_F32, 2, shape), *s1 = tc_zeros(TC_F32, 2, shape);
   tc_tensor *t = tc_scalar(0, TC_F32);
+  if (device) { /* the state lives on the device (the rates and gradients come from the host) */
+    p = tc_to_device(p, device);
+    s0 = tc_to_device(s0, device);
+    s1 = tc_to_device(s1, device);
+    t = tc_to_device(t, device);
+    cr_assert(p && s0 && s1 && t, "%s", tc_last_error());
+  }
   tc_compiled *c = NULL;
   if (backend) {
     tc_compile_options o = {.struct_size = sizeof o, .backend = backend, .name = optim_names[k], .fullgraph = true};
@@ -96,6 +103,10 @@ static tc_compile_stats optim_run(optim_kind k, const char *backend) {
   return st;
 }
 
+static tc_compile_stats optim_run(optim_kind k, const char *backend) {
+  return optim_run_on(k, backend, NULL);
+}
+
 Test(optim, steps_match_pytorch_eager_and_compiled) {
   const char *backends[] = {NULL, "debug-eager", "inductor-cpu", "vulkan"};
   for (size_t b = 0; b < sizeof backends / sizeof *backends; b++) {
@@ -115,6 +126,14 @@ Test(optim, adam_updates_in_place_on_inductor_cpu) {
   st = optim_run(SGD_MOMENTUM, "inductor-cpu");
   cr_assert_eq(st.n_updates_copied, 0);
   cr_assert_eq(st.n_updates_in_place, 2 * OPTIM_STEPS);
+}
+
+/* On a device backend with the state in device memory, the same. */
+Test(optim, adam_updates_in_place_on_vulkan_device_memory) {
+  if (!test_backend_available("vulkan")) cr_skip_test("vulkan is not available");
+  tc_compile_stats st = optim_run_on(ADAM, "vulkan", "vulkan");
+  cr_assert_eq(st.n_updates_copied, 0, "%lld values copied after the run", (long long)st.n_updates_copied);
+  cr_assert_eq(st.n_updates_in_place, 4 * OPTIM_STEPS);
 }
 
 /* A graph-level backend gets the same values by a copy after the run. */
