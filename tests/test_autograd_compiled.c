@@ -276,6 +276,44 @@ Test(autograd_compiled, aot_log) {
   tc_compiled_free(c);
 }
 
+static tc_tensor *two_products(tc_tensor *a, tc_tensor *b, tc_tensor *w1, tc_tensor *w2) {
+  tc_scope *s = tc_scope_open();
+  tc_tensor *y = tc_sin(tc_add(tc_matmul(a, w1), tc_matmul(b, w2)));
+  return tc_scope_keep(s, y), tc_scope_close(s), y;
+}
+
+/* The minimum cut: sin's rule reads the sum of two products, so saving the sum (4x5) beats
+ * saving both products, which a rule saving every expensive value read would do; the
+ * gradients are eager's. */
+Test(autograd_compiled, min_cut_saves_the_sum_not_both_products) {
+  setenv("TC_LOGS", "aot", 1);
+  tc_compiled *c = compile_on(TC_FN(two_products), 4, "inductor-cpu", "two_products");
+  tc_tensor *a = values(1, -1, 1, 2, (int64_t[]){4, 3}), *b = values(2, -1, 1, 2, (int64_t[]){4, 6});
+  tc_tensor *w1 = values(3, -1, 1, 2, (int64_t[]){3, 5}), *w2 = values(4, -1, 1, 2, (int64_t[]){6, 5});
+  tc_set_requires_grad(w1, true);
+  tc_set_requires_grad(w2, true);
+  stderr_capture cap = stderr_begin();
+  tc_tensor *y = tc_call(c, (tc_tensor *[]){a, b, w1, w2});
+  char *log = stderr_end(cap);
+  cr_assert_not_null(y, "%s", tc_last_error());
+  const char *line = strstr(log, "partition of two_products: ");
+  cr_assert(line, "log: %s", log);
+  long long saved = -1;
+  int n_saved = -1;
+  cr_assert_eq(sscanf(line, "partition of two_products: the forward saves %lld bytes in %d values", &saved, &n_saved),
+               2, "%s", line);
+  cr_assert_eq(n_saved, 1, "%s", line);
+  cr_assert_eq(saved, 4 * 5 * 4, "%s", line);
+  free(log);
+  tc_tensor *g[2], *r[2];
+  cr_assert_eq(tc_grad(tc_sum(y, 0, NULL, false), (tc_tensor *[]){w1, w2}, 2, g), TC_OK, "%s", tc_last_error());
+  tc_tensor *ref = two_products(a, b, w1, w2);
+  cr_assert_eq(tc_grad(tc_sum(ref, 0, NULL, false), (tc_tensor *[]){w1, w2}, 2, r), TC_OK, "%s", tc_last_error());
+  assert_close("d/dw1", g[0], r[0], 1e-5);
+  assert_close("d/dw2", g[1], r[1], 1e-5);
+  tc_compiled_free(c);
+}
+
 /* The bundled mlp (BENCHMARKS.md's, at its test size) with its weights requiring grad: the
  * partitioned forward saves fewer bytes than keeping every intermediate, and the backward's
  * gradients equal eager ones. */

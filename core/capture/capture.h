@@ -117,6 +117,11 @@ struct tc_trace {
   int32_t n_proxies, cap_proxies;
   tc_tensor **proxies;
   int32_t n_breaks;
+  /* tc_assign on parameters: parameter assign_param[k] takes value assign_value[k] (last
+   * assignment of each parameter; the call writes them into the caller's tensors). */
+  int32_t n_params; /* the function's parameters: proxies[0..n_params) are theirs */
+  int32_t n_assign, cap_assign;
+  int32_t *assign_param, *assign_value;
   /* A failure no op result carries (a graph break under fullgraph, a failed segment). */
   bool failed;
   tc_status fail_status;
@@ -157,6 +162,10 @@ tc_status trace_remat(tc_trace *tr, tc_tensor *proxy, const tc_node *node);
  * starts from. Returns its proxy (claimed by the innermost scope), or NULL with the error set;
  * *index receives its graph-input position. */
 tc_tensor *trace_input_like(tc_trace *tr, const tc_tensor *like, tc_tensor *real, int32_t *index /* out */);
+/* tc_assign(dst, src) while tracing (the ops stage's assign hook): dst must be a proxy of a
+ * parameter of the traced function; from here on it stands for src's value, and the parameter
+ * is recorded in assign_param/assign_value. Not after a graph break. */
+tc_status trace_assign(tc_trace *tr, tc_tensor *dst, tc_tensor *src);
 /* Makes tr current (or none) on this thread, returning the previous one. */
 tc_trace *trace_set_current(tc_trace *tr);
 

@@ -183,6 +183,7 @@ tc_status trace_begin(tc_trace *tr, const char *name, int32_t n_inputs, bool (*d
     }
     proxies[i] = proxy_for_input(tr, i, NULL);
     if (!proxies[i]) return tc_last_status();
+    tr->n_params = i + 1;
   }
   return TC_OK;
 }
@@ -195,6 +196,8 @@ void trace_end(tc_trace *tr) {
   free(tr->val_def);
   free(tr->nodes);
   free(tr->rel);
+  free(tr->assign_param);
+  free(tr->assign_value);
   /* Our references only: the scope the call opened has given up the creation references. */
   for (int32_t i = 0; i < tr->n_proxies; i++) {
     tc_tensor *p = tr->proxies[i];
@@ -451,5 +454,39 @@ tc_status trace_remat(tc_trace *tr, tc_tensor *proxy, const tc_node *node) {
   }
   tr->nodes[tr->n_nodes++] = n;
   proxy->value = v;
+  return TC_OK;
+}
+
+tc_status trace_assign(tc_trace *tr, tc_tensor *dst, tc_tensor *src) {
+  if (!tr || dst->trace != tr)
+    return core_error(TC_ERR_INVALID_ARGUMENT, "tc_assign: dst belongs to another traced function");
+  if (tr->failed) return core_error(tr->fail_status, "%s", tr->fail_msg);
+  /* The parameters' proxies are the first the trace made (trace_begin). */
+  int32_t param = -1;
+  for (int32_t i = 0; i < tr->n_params && i < tr->n_proxies && param < 0; i++)
+    if (tr->proxies[i] == dst) param = i;
+  if (param < 0)
+    return core_error(TC_ERR_INVALID_ARGUMENT,
+                      "tc_compile(%s): tc_assign: dst must be a parameter of the compiled function itself (not an "
+                      "op's result, a view or a captured tensor)",
+                      tr->name);
+  if (tr->segment > 0 || tr->n_breaks > 0)
+    return core_error(TC_ERR_UNSUPPORTED, "tc_compile(%s): tc_assign after a graph break is not supported", tr->name);
+  int32_t v = trace_operand_value(tr, "tc_assign", src);
+  if (v < 0) return tc_last_status() != TC_OK ? tc_last_status() : TC_ERR_INTERNAL;
+  int32_t k = 0;
+  while (k < tr->n_assign && tr->assign_param[k] != param) k++;
+  if (k == tr->n_assign) {
+    if (!grow((void **)&tr->assign_param, &tr->cap_assign, k + 1, sizeof *tr->assign_param))
+      return core_error(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory tracing");
+    int32_t cap = tr->cap_assign;
+    int32_t *q = realloc(tr->assign_value, (size_t)cap * sizeof *q);
+    if (!q) return core_error(TC_ERR_OUT_OF_MEMORY, "tc_compile: out of memory tracing");
+    tr->assign_value = q;
+    tr->n_assign++;
+  }
+  tr->assign_param[k] = param;
+  tr->assign_value[k] = v;
+  dst->value = v; /* later reads of dst see the new value, as they would eagerly */
   return TC_OK;
 }

@@ -15,13 +15,6 @@
 #include "compile/compile.h"
 
 /* ---------------------------------------------------------------- the log */
-static int64_t value_bytes(const tc_vtype *t, const int64_t *vals) {
-  int64_t n = (int64_t)tck_dtype_size(t->dtype);
-  for (int d = 0; d < t->rank; d++)
-    n *= vals[t->shape[d]];
-  return n;
-}
-
 /* TC_LOGS=aot: the backward graph, and what the forward saves for it against keeping every
  * forward intermediate, at the sizes of this call. */
 static void aot_log(const tc_compiled *c, const cap_entry *e, const tc_graph *joint, int32_t n_fwd,
@@ -41,9 +34,9 @@ static void aot_log(const tc_compiled *c, const cap_entry *e, const tc_graph *jo
   sxtab_eval(&joint->sx, syms, vals);
   int64_t all = 0, saved = 0;
   for (int32_t i = 0; i < n_fwd; i++)
-    all += value_bytes(&joint->nodes[i].out, vals);
+    all += aot_value_bytes(&joint->nodes[i].out, vals);
   for (int32_t k = 0; k < p->n_saved; k++)
-    saved += value_bytes(&joint->nodes[p->saved[k]].out, vals);
+    saved += aot_value_bytes(&joint->nodes[p->saved[k]].out, vals);
   free(vals);
   tc_logs("aot",
           "partition of %s: the forward saves %lld bytes in %d values for the backward (keeping every "
@@ -115,7 +108,13 @@ tc_tensor *aot_first_call(tc_compiled *c, cap_entry *e, tc_trace *tr, tc_tensor 
   tc_status s = shape_of_y ? trace_backward(tr, ret, shape_of_y, n, wrt, &e->backward_seed, gouts) : tc_last_status();
   tc_release(shape_of_y);
   if (s == TC_OK) s = trace_segment_graph(tr, n, gouts, &joint, &jguards);
-  if (s == TC_OK) s = aot_partition_build(&joint, n_fwd, e->backward_seed, &bwd, &part);
+  /* The partition weighs bytes at the sizes this call traced. */
+  int64_t traced_syms[64] = {0};
+  for (int32_t i = 0; s == TC_OK && i < jguards.n_inputs; i++)
+    for (int d = 0; d < jguards.inputs[i].rank; d++)
+      if (jguards.inputs[i].sym[d] >= 0 && jguards.inputs[i].sym[d] < 64)
+        traced_syms[jguards.inputs[i].sym[d]] = jguards.inputs[i].size[d];
+  if (s == TC_OK) s = aot_partition_build(&joint, n_fwd, e->backward_seed, traced_syms, &bwd, &part);
   if (s == TC_OK) s = guards_extend(&jguards, part.n_saved);
   sources = calloc((size_t)tr->n_in + (size_t)part.n_saved + 1, sizeof *sources);
   outs = calloc((size_t)part.n_saved + 1, sizeof *outs);

@@ -268,6 +268,7 @@ cap_variant *compiled_build_variant(tc_compiled *c, cap_entry *e, int32_t seg, t
     v->out_map[k] = u;
   }
   graph_set_outputs(&v->graph, n_uniq, uniq);
+  if (assign_mark_outputs(e, v) != TC_OK) goto fail;
   for (int32_t i = 0; i < v->graph.n_inputs; i++)
     if (v->guards.inputs[i].kind == CAP_SRC_CAPTURED) {
       v->held[i] = trace_own_ref(sources[i]);
@@ -451,15 +452,25 @@ static tc_tensor *run_last_segment(tc_trace *tr, tc_tensor *ret) {
     if (tc_last_status() == TC_OK) core_error(TC_ERR_INVALID_ARGUMENT, "tc_call(%s): the function returned NULL", c->name);
     return NULL;
   }
-  int32_t n_outs = 0, out = -1;
+  /* The graph's outputs: the result (when the function returns a traced value), then the new
+   * value of each parameter it assigned (assign.c). */
+  int32_t n_outs = 0, outs[1 + CAP_MAX_PARAMS];
   if (ret->trace) {
-    out = trace_operand_value(tr, "return value", ret);
-    if (out < 0) return NULL;
+    outs[0] = trace_operand_value(tr, "return value", ret);
+    if (outs[0] < 0) return NULL;
     n_outs = 1;
+  }
+  const int32_t n_ret = n_outs;
+  if (tr->n_assign > CAP_MAX_PARAMS)
+    return core_error_null(TC_ERR_INTERNAL, "tc_call(%s): more assignments than parameters", c->name);
+  for (int32_t k = 0; k < tr->n_assign; k++) outs[n_outs++] = tr->assign_value[k];
+  if (tr->entry) {
+    tr->entry->n_ret = n_ret;
+    assign_record(tr->entry, tr);
   }
   tc_graph g;
   cap_guards guards;
-  if (trace_segment_graph(tr, n_outs, &out, &g, &guards) != TC_OK) return NULL;
+  if (trace_segment_graph(tr, n_outs, outs, &g, &guards) != TC_OK) return NULL;
   tc_tensor **sources = malloc((size_t)(tr->n_in ? tr->n_in : 1) * sizeof *sources);
   if (!sources) {
     graph_free(&g);
@@ -467,14 +478,19 @@ static tc_tensor *run_last_segment(tc_trace *tr, tc_tensor *ret) {
     return core_error_null(TC_ERR_OUT_OF_MEMORY, "tc_call(%s): out of memory", c->name);
   }
   for (int32_t i = 0; i < tr->n_in; i++) sources[i] = tr->in[i].real;
-  tc_tensor *result = NULL;
-  tc_status s = compiled_run_segment(c, tr->entry, tr->segment, &g, &guards, sources, &result);
+  tc_tensor *results[1 + CAP_MAX_PARAMS] = {0};
+  tc_status s = compiled_run_segment(c, tr->entry, tr->segment, &g, &guards, sources, results);
+  /* Parameters are the first inputs of an unbroken trace, sharing the caller's storage. */
+  if (s == TC_OK && tr->n_assign > 0 && tr->entry) s = assign_apply(c, tr->entry, sources, results + n_ret);
   free(sources);
-  if (s != TC_OK) return NULL;
+  if (s != TC_OK) {
+    for (int32_t k = 0; k < n_outs; k++) tc_release(results[k]);
+    return NULL;
+  }
   /* A real tensor returned by the function is its own new reference: hand it on. The fast path
    * (run the graph without calling the function) cannot produce it, so calls replay. */
   if (!ret->trace && tr->entry) tr->entry->replay = true;
-  return ret->trace ? result : ret;
+  return ret->trace ? results[0] : ret;
 }
 
 bool compiled_entry_syms(tc_compiled *c, const cap_entry *e, tc_tensor *const *inputs, int64_t *syms) {
@@ -507,7 +523,10 @@ static tc_tensor *trace_call(tc_compiled *c, cap_entry *e, tc_tensor *const *inp
   for (int32_t i = 0; ret && i < c->n_params; i++) ret_owned |= ret == proxies[i] && ret->refcount >= 2;
   /* A first trace whose result needs a gradient w.r.t. the inputs: the joint graph (aot.c). */
   bool handled = false;
-  tc_tensor *result = s == TC_OK && e && !e->backward ? aot_first_call(c, e, &tr, ret, inputs, proxies, &handled) : NULL;
+  /* (Not for a function that assigns its parameters: it is a training step of its own.) */
+  tc_tensor *result = s == TC_OK && e && !e->backward && tr.n_assign == 0
+                          ? aot_first_call(c, e, &tr, ret, inputs, proxies, &handled)
+                          : NULL;
   if (!handled) result = s == TC_OK ? run_last_segment(&tr, ret) : NULL;
   if (ret_owned) tc_release(ret);
   trace_end(&tr);
@@ -537,12 +556,17 @@ static tc_tensor *run_entry(tc_compiled *c, cap_entry *e, tc_tensor *const *inpu
   tc_tensor **sources = v->graph.n_inputs <= 32 ? src_stack : malloc((size_t)v->graph.n_inputs * sizeof *sources);
   if (!sources) return core_error_null(TC_ERR_OUT_OF_MEMORY, "tc_call(%s): out of memory", c->name);
   for (int32_t i = 0; i < v->graph.n_inputs; i++) sources[i] = i < c->n_params ? inputs[i] : v->held[i];
-  /* The result, then the values saved for a backward (aot.c). */
+  /* The result, then the values saved for a backward (aot.c) or the parameters' new values
+   * (assign.c). */
+  const int32_t n_outs = 1 + e->n_saved + e->n_assign;
   tc_tensor *out_stack[8] = {0};
-  tc_tensor **outs = e->n_saved < 8 ? out_stack : calloc((size_t)e->n_saved + 1, sizeof *outs);
+  tc_tensor **outs = n_outs <= 8 ? out_stack : calloc((size_t)n_outs, sizeof *outs);
   tc_status s = outs ? compiled_run_variant(c, v, sources, syms, outs)
                      : core_error(TC_ERR_OUT_OF_MEMORY, "tc_call(%s): out of memory", c->name);
   if (sources != src_stack) free(sources);
+  if (s == TC_OK && e->n_assign > 0) s = assign_apply(c, e, inputs, outs + 1);
+  if (s != TC_OK && outs)
+    for (int32_t k = 0; k < n_outs; k++) tc_release(outs[k]);
   tc_tensor *result = s == TC_OK ? aot_attach(c, e, inputs, syms, outs[0], outs + 1) : NULL;
   if (outs != out_stack) free(outs);
   return result;
@@ -717,6 +741,8 @@ tc_status tc_compiled_stats(const tc_compiled *c, tc_compile_stats *out) {
   tc_compile_stats st = {.struct_size = sizeof st};
   st.n_async_eager_calls = atomic_load(&((tc_compiled *)c)->n_async_eager_calls);
   st.compiling = atomic_load(&((tc_compiled *)c)->async_state) == 1;
+  st.n_updates_in_place = atomic_load(&((tc_compiled *)c)->n_updates_in_place);
+  st.n_updates_copied = atomic_load(&((tc_compiled *)c)->n_updates_copied);
   if (st.compiling) { /* the background compile holds the lock: only what is known without it */
     size_t have = out->struct_size && out->struct_size < sizeof st ? out->struct_size : sizeof st;
     memcpy(out, &st, have);

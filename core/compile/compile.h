@@ -57,6 +57,10 @@ typedef struct cap_entry {
   struct cap_variant *backward;
   int32_t backward_seed;
   int32_t n_saved; /* the forward's outputs after the result: values saved for the backward */
+  /* tc_assign on parameters (assign.c): the graph's outputs are the result (n_ret: 1, or 0 when
+   * the function returns a real tensor), then the new value of each assign_param[k]. */
+  int32_t n_ret, n_assign;
+  int32_t assign_param[CAP_MAX_PARAMS];
 } cap_entry;
 
 struct tc_compiled {
@@ -84,6 +88,7 @@ struct tc_compiled {
   _Atomic int async_state;
   pthread_t async_thread;
   _Atomic int32_t n_async_eager_calls;
+  _Atomic int64_t n_updates_in_place, n_updates_copied; /* tc_compile_stats' */
 };
 
 /* The names of c's parameters for messages. */
@@ -108,6 +113,16 @@ void compiled_release(tc_compiled *c);
 /* This call's symbol values from entry e's guards on its inputs; false when they do not hold. */
 bool compiled_entry_syms(tc_compiled *c, const cap_entry *e, tc_tensor *const *inputs, int64_t *syms /* out, 64 */);
 
+/* ---------------------------------------------------------------- in-place updates (assign.c) */
+/* Records the assignments of trace tr (tc_assign on parameters) in entry e. */
+void assign_record(cap_entry *e, const tc_trace *tr);
+/* Marks, in v's simplified graph, the outputs that are e's parameter updates (output_into), so
+ * the plan may write them into the parameters' buffers. */
+tc_status assign_mark_outputs(const cap_entry *e, cap_variant *v);
+/* Writes updates[k] (consumed) into the caller's tensor params[e->assign_param[k]] for each of
+ * e's assignments: nothing to do when the plan wrote it there, a copy otherwise (counted). */
+tc_status assign_apply(tc_compiled *c, const cap_entry *e, tc_tensor *const *params, tc_tensor **updates);
+
 /* ---------------------------------------------------------------- gradients (aot.c, aot_partition.c) */
 /* The first trace of entry e (one segment, traced result ret, the call's inputs and their
  * proxies): when ret needs a gradient with respect to call inputs, traces the joint graph,
@@ -122,6 +137,17 @@ tc_tensor *aot_first_call(tc_compiled *c, cap_entry *e, tc_trace *tr, tc_tensor 
 tc_tensor *aot_attach(tc_compiled *c, const cap_entry *e, tc_tensor *const *inputs, const int64_t *syms,
                       tc_tensor *result, tc_tensor *const *saved);
 
+/* A minimum s-t cut by maximum flow (min_cut.c), for the partition. */
+#define MIN_CUT_INF (INT64_MAX / 4)
+typedef struct min_cut min_cut;
+min_cut *min_cut_new(int32_t n_nodes); /* NULL when out of memory */
+/* Adds an edge of capacity cap (MIN_CUT_INF: one the cut may not take); false when out of memory. */
+bool min_cut_edge(min_cut *g, int32_t from, int32_t to, int64_t cap);
+/* Runs the flow; source_side[v] (n_nodes entries) says which side of a minimum cut v is on.
+ * false when out of memory or when only infinite edges separate s from t. */
+bool min_cut_solve(min_cut *g, int32_t s, int32_t t, bool *source_side /* out */);
+void min_cut_free(min_cut *g);
+
 /* A joint graph's split (aot_partition.c). */
 typedef struct aot_partition {
   int32_t n_saved;
@@ -130,13 +156,16 @@ typedef struct aot_partition {
   int32_t n_backward;   /* nodes that follow the result's gradient */
 } aot_partition;
 /* Splits joint graph j, whose first n_fwd nodes are the forward graph's (same order) and whose
- * input `seed` is the result's gradient: a value the backward reads is saved when its prim is
- * expensive (matmul, reductions, gather, scatter-add), else recomputed from its own operands,
- * decided the same way. bwd receives the backward graph: j's inputs, then one input per saved
- * value (in p->saved order), and j's outputs. */
-tc_status aot_partition_build(const tc_graph *j, int32_t n_fwd, int32_t seed, tc_graph *bwd /* out */,
-                              aot_partition *p /* out */);
+ * input `seed` is the result's gradient, by a minimum cut: the forward values to save are the
+ * fewest bytes (at symbol values syms) from which the backward can recompute every other
+ * forward value it reads, never recomputing an expensive prim (matmul, reductions, gather,
+ * scatter-add). bwd receives the backward graph: j's inputs, then one input per saved value
+ * (in p->saved order), and j's outputs. */
+tc_status aot_partition_build(const tc_graph *j, int32_t n_fwd, int32_t seed, const int64_t *syms,
+                              tc_graph *bwd /* out */, aot_partition *p /* out */);
 void aot_partition_free(aot_partition *p);
+/* The bytes of a value of type t at expression values vals (what the partition weighs). */
+int64_t aot_value_bytes(const tc_vtype *t, const int64_t *vals);
 
 /* ---------------------------------------------------------------- graph breaks (graph_break.c) */
 /* A host read of a proxy (op names the public call: "tc_item", "tc_to_host"). Under fullgraph:

@@ -47,6 +47,13 @@ tc_status graph_break_materialize(const char *op, const tc_tensor *proxy, tc_ten
     trace_fail(tr, TC_ERR_GRAPH_BREAK, msg);
     return core_error(TC_ERR_GRAPH_BREAK, "%s", msg);
   }
+  if (tr->n_assign > 0) {
+    /* The assigned values are this segment's; the next one could not write them back. */
+    char msg[512];
+    snprintf(msg, sizeof msg, "tc_compile(%s): graph break at %s after tc_assign is not supported", c->name, op);
+    trace_fail(tr, TC_ERR_UNSUPPORTED, msg);
+    return core_error(TC_ERR_UNSUPPORTED, "%s", msg);
+  }
   if (proxy->value < 0 || proxy->value >= tr->n_vals)
     return core_error(TC_ERR_INVALID_ARGUMENT, "tc_compile(%s): %s on a traced tensor released before an earlier graph break", c->name, op);
 

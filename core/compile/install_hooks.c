@@ -15,6 +15,7 @@ __attribute__((constructor)) static void install_hooks(void) {
       .record = trace_record,
       .guard_eq = trace_guard_eq,
       .run_eager = eager_run,
+      .assign = trace_assign,
   });
   tensor_set_hooks(&(tensor_hooks){
       .materialize = graph_break_materialize,

@@ -18,6 +18,7 @@ void graph_free(tc_graph *g) {
   free(g->nodes);
   free(g->inputs);
   free(g->outputs);
+  free(g->output_into);
   sxtab_free(&g->sx);
   memset(g, 0, sizeof *g);
 }
@@ -85,6 +86,8 @@ void graph_set_outputs(tc_graph *g, int32_t n, const int32_t *values) {
   }
   if (n > 0) memcpy(outs, values, (size_t)n * sizeof *outs);
   free(g->outputs);
+  free(g->output_into); /* it numbered the old outputs */
+  g->output_into = NULL;
   g->outputs = outs;
   g->n_outputs = n > 0 ? n : 0;
 }

@@ -64,6 +64,10 @@ typedef struct tc_graph {
   tc_node *nodes;
   int32_t n_outputs;
   int32_t *outputs; /* value ids */
+  /* Per output, the graph input it updates in place (tc_assign inside a compiled function), or
+   * -1; NULL when none does. The scheduler writes such an output into the input's buffer when
+   * no kernel reads the old values after it (schedule_inplace.c); otherwise the caller copies. */
+  int32_t *output_into;
 } tc_graph;
 
 void graph_init(tc_graph *g, const char *name);

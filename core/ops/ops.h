@@ -124,6 +124,9 @@ typedef struct ops_hooks {
   void (*guard_eq)(struct tc_trace *tr, tc_sz a, tc_sz b, bool equal);
   /* Runs node on real tensors now; a new reference, or NULL with an error. */
   tc_tensor *(*run_eager)(const tc_node *node, int n_in, tc_tensor *const *in, const tc_sz *shape);
+  /* tc_assign on a proxy of tr: dst (a parameter's proxy) takes src's value from here on, and
+   * the call writes it into the caller's tensor. */
+  tc_status (*assign)(struct tc_trace *tr, tc_tensor *dst, tc_tensor *src);
 } ops_hooks;
 
 /* Installs the hooks (copied). Not thread-safe: call before any other thread runs ops. */
@@ -134,5 +137,6 @@ tc_sxtab *ops_trace_sxtab(struct tc_trace *tr);
 tc_tensor *ops_record(struct tc_trace *tr, const tc_node *node, int n_in, tc_tensor *const *in, const tc_sz *shape);
 void ops_guard_eq(struct tc_trace *tr, tc_sz a, tc_sz b, bool equal);
 tc_tensor *ops_run_eager(const tc_node *node, int n_in, tc_tensor *const *in, const tc_sz *shape);
+tc_status ops_assign(struct tc_trace *tr, tc_tensor *dst, tc_tensor *src);
 
 #endif

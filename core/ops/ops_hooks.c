@@ -38,3 +38,9 @@ tc_tensor *ops_run_eager(const tc_node *node, int n_in, tc_tensor *const *in, co
                          prim_name(node->prim));
   return hooks.run_eager(node, n_in, in, shape);
 }
+
+tc_status ops_assign(struct tc_trace *tr, tc_tensor *dst, tc_tensor *src) {
+  if (!hooks.assign)
+    return core_error(TC_ERR_INTERNAL, "tc_assign: no capture hook installed to record it (ops_set_hooks not called)");
+  return hooks.assign(tr, dst, src);
+}

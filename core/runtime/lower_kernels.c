@@ -145,7 +145,7 @@ static tc_status kernels_run(tc_lowered *l, const int64_t *syms, tc_tensor *cons
     for (int32_t i = 0; i < g->sx.n; i++) gmap[i] = i;
     for (int32_t k = 0; k < no && st == TC_OK; k++) {
       int32_t v = g->outputs[k], b = s->value_buf[v];
-      if (b >= 0 && s->bufs[b].kind == SBUF_OUTPUT && s->bufs[b].index == k) {
+      if (b >= 0 && s->bufs[b].kind == SBUF_OUTPUT && s->bufs[b].index == k && s->bufs[b].into_input < 0) {
         /* gvals indexed by graph expr ids: output_new maps shape ids through gmap (identity). */
         outputs[k] = output_new(be, graph_value_type(g, v), gvals, gmap);
         if (!outputs[k]) st = tc_last_status() != TC_OK ? tc_last_status() : TC_ERR_OUT_OF_MEMORY;
@@ -155,6 +155,15 @@ static tc_status kernels_run(tc_lowered *l, const int64_t *syms, tc_tensor *cons
   for (int32_t i = 0; i < ni && st == TC_OK; i++) {
     ins[i] = input_for(be, inputs[i], &owned[i]);
     if (!ins[i]) st = tc_last_status() != TC_OK ? tc_last_status() : TC_ERR_INTERNAL;
+  }
+  /* Outputs the plan writes into an input's buffer (schedule_inplace.c): a view of that input
+   * (of the backend's copy when it had to make one; the caller copies that back). */
+  for (int32_t k = 0; k < no && st == TC_OK; k++) {
+    int32_t b = s->value_buf[g->outputs[k]];
+    if (b < 0 || s->bufs[b].kind != SBUF_OUTPUT || s->bufs[b].index != k || s->bufs[b].into_input < 0) continue;
+    tc_tensor *in = ins[s->bufs[b].into_input];
+    outputs[k] = tensor_new_view(in, in->rank, in->sizes, in->strides, in->offset);
+    if (!outputs[k]) st = tc_last_status() != TC_OK ? tc_last_status() : TC_ERR_OUT_OF_MEMORY;
   }
   if (st != TC_OK) goto out;
   pthread_mutex_lock(&kl->lock);

@@ -382,6 +382,7 @@ tc_status schedule_build_opts(const tc_graph *g, const sched_options *opts, tc_s
     if (st == TC_OK) st = TC_ERR_INTERNAL;
     goto done;
   }
+  schedule_write_in_place(s);
   memplan_assign(s);
   s->descs = calloc((size_t)s->n_kernels + 1, sizeof(tc_kernel_desc));
   if (!s->descs) {

@@ -26,6 +26,7 @@ typedef struct sched_buf {
   int32_t numel;  /* expr id */
   int32_t slot;   /* TEMP: memory slot shared with buffers of disjoint lifetime */
   int32_t first, last; /* first and last kernel touching it */
+  int32_t into_input;  /* OUTPUT: the graph input whose buffer it is written into, or -1 */
 } sched_buf;
 
 #define SCHED_MAX_VARS (TC_MAX_RANK + 1)
@@ -207,6 +208,10 @@ int32_t attention_find(sched_ctx *c, const bool *is_output, sched_attention *out
 /* Builds the kernel computing realized value `root` into a new schedule kernel; returns false
  * with c->fail_value/why set when a producer must be realized first. */
 bool kernel_build(sched_ctx *c, int32_t root, tc_status *err);
+
+/* schedule_inplace.c: outputs the graph marks as input updates (output_into) take the input's
+ * buffer where no kernel can see the old values overwritten (into_input). Before memplan. */
+void schedule_write_in_place(tc_schedule *s);
 
 /* memplan.c */
 int32_t sched_buffer_for(tc_schedule *s, int32_t value, sched_buf_kind kind, int32_t index, tc_dtype dtype,

@@ -19,7 +19,7 @@ int32_t sched_buffer_for(tc_schedule *s, int32_t value, sched_buf_kind kind, int
   }
   int32_t id = s->n_bufs++;
   s->bufs[id] = (sched_buf){.kind = kind, .index = index, .value = value, .dtype = dtype, .numel = numel, .slot = -1,
-                            .first = -1, .last = -1};
+                            .first = -1, .last = -1, .into_input = -1};
   if (value >= 0) s->value_buf[value] = id;
   return id;
 }
@@ -71,6 +71,7 @@ char *schedule_plan_string(const tc_schedule *s) {
     PUT("  buffer %d: %s %s[%s] value %d, kernels %d..%d", b, kind, tc_dtype_name(sb->dtype), sz, sb->value, sb->first,
         sb->last);
     if (sb->kind == SBUF_TEMP) PUT(", slot %d", sb->slot);
+    if (sb->into_input >= 0) PUT(", in place of input %d", sb->into_input);
     PUT("\n");
   }
 #undef PUT

@@ -183,6 +183,27 @@ tc_tensor *tensor_on_host(const char *op, tc_tensor *t) {
   return host_copy_of(op, t);
 }
 
+tc_status tensor_write(const char *op, tc_tensor *dst, tc_tensor *src) {
+  if (tensor_is_proxy(dst) || tensor_is_proxy(src) || !dst->storage || !src->storage)
+    return core_error(TC_ERR_INTERNAL, "%s: a traced tensor has no data to write", op);
+  if (!tc_is_contiguous(dst)) return core_error(TC_ERR_INVALID_ARGUMENT, "%s: the destination is not contiguous", op);
+  if (dst->storage == src->storage && dst->offset == src->offset && tc_is_contiguous(src)) return TC_OK;
+  const size_t bytes = (size_t)tensor_numel(dst) * tck_dtype_size(dst->dtype);
+  /* Straight into host memory, unless src reads the same storage (a shifted view of it). */
+  if (!dst->storage->backend && dst->storage != src->storage) return read_real(op, src, tensor_host_data(dst));
+  void *tmp = malloc(bytes ? bytes : 1);
+  if (!tmp) return core_error(TC_ERR_OUT_OF_MEMORY, "%s: out of memory (%zu bytes)", op, bytes);
+  tc_backend *be = dst->storage->backend;
+  tc_status s = read_real(op, src, tmp);
+  if (s == TC_OK && bytes && !be) memcpy(tensor_host_data(dst), tmp, bytes);
+  if (s == TC_OK && bytes && be) {
+    s = backend_buffer_write(be, dst->storage->buffer, (size_t)dst->offset * tck_dtype_size(dst->dtype), tmp, bytes);
+    if (s != TC_OK) s = backend_fail(s, op, "writing a buffer", be);
+  }
+  free(tmp);
+  return s;
+}
+
 tc_tensor *tc_to_device(tc_tensor *t, const char *name) {
   if (!t) return NULL;
   if (!name) return core_error_null(TC_ERR_INVALID_ARGUMENT, "tc_to_device: name is NULL");

@@ -104,6 +104,10 @@ tc_tensor *tensor_on_host(const char *op, tc_tensor *t);
 /* A copy of t on backend be (a view when t already lives there; host memory when be is NULL or a
  * host-memory backend). New reference; NULL with an error naming op. */
 tc_tensor *tensor_to_backend(const char *op, tc_tensor *t, struct tc_backend *be);
+/* Writes src's elements (real, same dtype and sizes, any device and layout) over dst's, in
+ * dst's storage (real and contiguous), so every view of that storage sees them: tc_assign's
+ * copy. A no-op when both are the same elements of one storage. */
+tc_status tensor_write(const char *op, tc_tensor *dst, tc_tensor *src);
 
 
 /* ---------------------------------------------------------------- dtypes (dtype.c) */

@@ -266,6 +266,50 @@ TC_API tc_status tc_backward(tc_tensor *loss);
 /* Same for an output of any shape, weighted by grad_output (out's shape and dtype). */
 TC_API tc_status tc_backward_with(tc_tensor *out, tc_tensor *grad_output);
 
+/* ---------------------------------------------------------------- in-place updates and optimizers
+ * A compiled function returns one tensor; state that a step changes (parameters, optimizer
+ * moments) is updated in place instead, as PyTorch's optimizer.step() does. */
+/* dst's elements become src's (same dtype and sizes; src may be any view). Eagerly: a copy now
+ * into dst's storage (dst must be contiguous and not the result of an op that records a
+ * gradient), seen by every view of it. Inside a compiled function dst must be one of the
+ * function's parameters: later uses of dst in the function see the new values, and the call
+ * writes them into the caller's tensor; the memory plan writes them straight into its buffer
+ * when no kernel reads the old values afterwards (tc_compile_stats counts both ways). */
+TC_API tc_status tc_assign(tc_tensor *dst, tc_tensor *src);
+
+/* torch.optim.SGD's update: g = grad + weight_decay * p; with momentum, buf = momentum * buf +
+ * (1 - dampening) * g (buf starts at zero, so the first step makes it g, as PyTorch does) and
+ * g = nesterov ? g + momentum * buf : buf; then p -= lr * g. */
+typedef struct tc_sgd_options {
+  size_t struct_size;
+  double lr;             /* used when lr_tensor is NULL */
+  tc_tensor *lr_tensor;  /* rank 0, optional: a rate that changes between calls without retracing */
+  double momentum, dampening, weight_decay;
+  bool nesterov;
+} tc_sgd_options;
+/* torch.optim.Adam / AdamW: t += 1; Adam folds weight decay into the gradient (g += wd * p),
+ * AdamW (decoupled_weight_decay) shrinks the parameter first (p *= 1 - lr * wd); then
+ * m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g², and
+ * p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)  (eps outside the root, as PyTorch). */
+typedef struct tc_adam_options {
+  size_t struct_size;
+  double lr;            /* used when lr_tensor is NULL */
+  tc_tensor *lr_tensor; /* rank 0, optional, as in tc_sgd_options */
+  double beta1, beta2, eps, weight_decay;
+  bool decoupled_weight_decay; /* AdamW */
+} tc_adam_options;
+/* One optimizer step over n parameters, written in tc ops, so inside a compiled training step
+ * it compiles with the forward and the gradients into one graph. Updates params[k] and the
+ * state with tc_assign (in place: they must be parameters of the compiled function, or real
+ * contiguous tensors eagerly); grads[k] has params[k]'s shape. momentum_buf (one per parameter,
+ * zeros at first) may be NULL when momentum is 0. Adam's exp_avg and exp_avg_sq start at zeros,
+ * step is a rank-0 f32 tensor counting the steps taken (0 at first). Not thread-safe on the same
+ * tensors. */
+TC_API tc_status tc_sgd_step(int n, tc_tensor *const *params, tc_tensor *const *grads, tc_tensor *const *momentum_buf,
+                             const tc_sgd_options *opts);
+TC_API tc_status tc_adam_step(int n, tc_tensor *const *params, tc_tensor *const *grads, tc_tensor *const *exp_avg,
+                              tc_tensor *const *exp_avg_sq, tc_tensor *step, const tc_adam_options *opts);
+
 /* ---------------------------------------------------------------- backends */
 typedef struct tc_device {
   size_t struct_size;
@@ -363,6 +407,10 @@ typedef struct tc_compile_stats {
   double last_compile_seconds;
   int32_t n_async_eager_calls; /* compile_async: calls run eagerly while the compile ran */
   bool compiling;              /* compile_async: the background compile is still running */
+  /* tc_assign inside the function, over all calls: values the plan wrote straight into the
+   * caller's tensor, and values copied into it after the graph ran (graph-level backends, an
+   * input the backend had to copy, a kernel reading the old values after the new ones). */
+  int64_t n_updates_in_place, n_updates_copied;
 } tc_compile_stats;
 TC_API tc_status tc_compiled_stats(const tc_compiled *c, tc_compile_stats *out);
 /* A human-readable report (graphs, breaks with reasons, ops, kernels, guards, compile times),
