@@ -549,6 +549,19 @@ CONF_CASE(ops, rank0) {
             &zero, 0, 0);
 }
 
+/* softmax over an empty dim of a value with large other dims: the empty result, as PyTorch
+ * (its row statistics would be 70000 x 70000 values; the fuzzer met 811800 x 811800). */
+static tc_tensor *m_log_softmax_1(tc_tensor *x) { return tc_log_softmax(x, 1); }
+static tc_tensor *m_softmax_1(tc_tensor *x) { return tc_softmax(x, 1); }
+
+CONF_CASE(ops, softmax_of_empty) {
+  double none = 0;
+  run_check(c, "tc_softmax over an empty dim", TC_FN(m_softmax_1), 1,
+            (tc_tensor *[]){tc_zeros(TC_F32, 3, SIZES(70000, 0, 70000))}, 3, SIZES(70000, 0, 70000), &none, 0, 0);
+  run_check(c, "tc_log_softmax over an empty dim", TC_FN(m_log_softmax_1), 1,
+            (tc_tensor *[]){tc_zeros(TC_F32, 3, SIZES(70000, 0, 70000))}, 3, SIZES(70000, 0, 70000), &none, 0, 0);
+}
+
 /* ---------------------------------------------------------------- unary */
 #define UNARY_MODEL(name) \
   static tc_tensor *m_##name(tc_tensor *x) { return tc_##name(x); }

@@ -57,6 +57,13 @@ static tc_tensor *binary(uint8_t which, tc_tensor *a, tc_tensor *b) {
   }
 }
 
+/* The elements of x, its zero sizes counted as one. */
+static int64_t extent(const tc_tensor *x) {
+  int64_t n = 1;
+  for (int d = 0; d < tc_rank(x); d++) n *= tc_size(x, d) > 0 ? tc_size(x, d) : 1;
+  return n;
+}
+
 /* The program over inputs a and b: every op's result is pushed; the top is returned. */
 static tc_tensor *prog(tc_tensor *a, tc_tensor *b) {
   tc_tensor *st[STACK_MAX] = {a, b};
@@ -83,8 +90,9 @@ static tc_tensor *prog(tc_tensor *a, tc_tensor *b) {
     }
     if (!r) return NULL; /* the error stands */
     /* repeated cat doubles the sizes, and debug-eager's reductions are slow by design (3.6 s for
-     * one program of 4096-element values): keep each input fast */
-    if (tc_numel(r) > 1024) return r;
+     * one program of 4096-element values): keep each input fast. An empty value counts its other
+     * dims: a sum over its empty dim is that big (cats grew (1, 0, 811800) before the cap did). */
+    if (extent(r) > 1024) return r;
     if (n == STACK_MAX) {
       memmove(st, st + 1, sizeof st[0] * (STACK_MAX - 1));
       n--;
