@@ -25,8 +25,11 @@ static tc_tensor *softmax_op(const char *op, tc_tensor *x, int dim, bool log) {
   tc_sz one[1] = {sz_const(1)};
   /* No element, nothing to normalize (PyTorch returns the empty tensor): the row statistics of
    * an empty dim would be a tensor of every other dim, -inf and 0, e.g. 811800 x 811800 for an
-   * (811800, 0, 811800) x over dim 1. Zero sizes are specialized, so this holds when traced. */
-  if (tc_numel(x) == 0) return ops_end(s, prim_binary(TC_PRIM_SUB, x, x));
+   * (811800, 0, 811800) x over dim 1. Zero sizes are specialized (static), so testing the static
+ * ones decides without guarding a symbolic size. */
+  bool empty = false;
+  for (int i = 0; i < x->rank && !empty; i++) empty = sz_is_static(sz_of(x, i)) && sz_of(x, i).v == 0;
+  if (empty) return ops_end(s, prim_binary(TC_PRIM_SUB, x, x));
   tc_tensor *y = softmax_rows(scalar ? prim_reshape(x, 1, one) : x, d, log);
   return ops_end(s, scalar ? prim_reshape(y, 0, one) : y);
 }
