@@ -55,10 +55,10 @@ void cg_attention_mark(icuda_gen *g) {
 tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, size_t cap) {
   const tc_attention_desc *a = g->k->attention;
   int64_t d = 0, dv = 0;
-  for (int64_t v = 1; v <= 256; v++) {
-    if (tck_exprs_is_const(&g->x, a->d, v)) d = v;
-    if (tck_exprs_is_const(&g->x, a->dv, v)) dv = v;
-  }
+  /* validated: both are constants in 1..256 (tck_kernel_list_validate) */
+  const tc_size_expr *ed = tck_list_expr(g->list, a->d), *edv = tck_list_expr(g->list, a->dv);
+  if (ed->op == TC_SX_CONST) d = ed->value;
+  if (edv->op == TC_SX_CONST) dv = edv->value;
   if (!d || !dv) {
     snprintf(err, cap, "attention head sizes must be constants in 1..256");
     return TC_ERR_UNSUPPORTED;

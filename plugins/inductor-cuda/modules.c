@@ -197,8 +197,9 @@ tc_error *icuda_modules_build(tc_plugin_ctx *ctx, tc_executable *exe) {
       e = icuda_cu_error(ctx, r, "cuModuleLoadData", "compile '%s' (kernel %s: a %zu-byte cubin for sm_%d)", graph,
                          exe->kernels[u->kernel].name, u->size, (int)sm);
   }
-  exe->from_cache = !e && n_todo == 0 && n_units > 0;
-  for (int32_t i = 0; i < n_units && !e; i++) exe->from_cache = exe->from_cache && units[i].hit;
+  /* every cubin from the cache, including none compiled again because the driver refused it */
+  exe->from_cache = !e && n_units > 0;
+  for (int32_t i = 0; i < n_units; i++) exe->from_cache = exe->from_cache && units[i].hit;
   units_free(units, n_units);
   free(todo);
   return e;
