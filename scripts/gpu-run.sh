@@ -35,6 +35,9 @@ if [ -n "${TC_GPU_QUICK:-}" ]; then
   torch_args=(--models ln_gelu,softmax,mlp)
   [ -n "${TC_GPU_MODELS:-}" ] && bench_models="--models $TC_GPU_MODELS --no-eager" && torch_args=(--models "$TC_GPU_MODELS")
 fi
+# TC_GPU_T_CONF=S: the conformance time limit per backend and mode; TC_GPU_NO_BENCH=1 and
+# TC_GPU_NO_TORCH=1 skip the bench and PyTorch (a correctness-only call).
+t_conf=${TC_GPU_T_CONF:-$t_conf}
 for b in $gpu_backends; do
   # A second process must take every kernel from the disk cache (shaderc / nvrtc skipped).
   echo "=== warm start $b (TC_LOGS=cache, fresh cache, two processes)"
@@ -50,6 +53,7 @@ for b in $gpu_backends; do
   timeout $t_conf $B/bin/tc conformance "$b" -v >/tmp/conformance_$b.txt 2>&1
   tail -3 /tmp/conformance_$b.txt
   { echo "=== conformance $b"; cat /tmp/conformance_$b.txt; } >>"$LOG"
+  [ -n "${TC_GPU_NO_BENCH:-}" ] && continue
   echo "=== bench $b"
   timeout $t_bench $B/bin/tc bench --backend "$b" --size gpu $bench_models --json >"$OUT/bench_$b.json" 2>/tmp/bench_$b.log
   tail -5 /tmp/bench_$b.log
@@ -86,10 +90,19 @@ PY
   cat /tmp/bench_ro.log /tmp/bench_dyn.log >>"$LOG"
   echo "=== attn_block first call, new processes: cold cache, then warm"
   rm -rf /tmp/tc-cache-first
+  # TC_LOGS=init: where a warm first call's time goes (libraries, cuBLASLt's handle, modules)
   for pass in cold warm warm; do
-    TC_CACHE_DIR=/tmp/tc-cache-first timeout 60 $B/bin/tc run attn_block --backend inductor-cuda --size gpu --iters 3 2>&1 |
-      grep -E "^first call" | sed "s/^/$pass: /"
+    TC_LOGS=init TC_CACHE_DIR=/tmp/tc-cache-first timeout 60 $B/bin/tc run attn_block --backend inductor-cuda --size gpu --iters 3 2>&1 |
+      grep -E "^first call|cuBLASLt|modules loaded" | sed "s/^/$pass: /"
   done
+  if [[ " $gpu_backends " == *" vulkan "* ]]; then
+    echo "=== attn_block first call on vulkan, new processes: cold cache, then warm"
+    rm -rf /tmp/tc-cache-first-vk
+    for pass in cold warm; do
+      TC_CACHE_DIR=/tmp/tc-cache-first-vk timeout 60 $B/bin/tc run attn_block --backend vulkan --size gpu --iters 3 2>&1 |
+        grep -E "^first call" | sed "s/^/$pass: /"
+    done
+  fi
   if [[ " $gpu_backends " == *" vulkan "* ]] || $B/bin/tc list-backends 2>/dev/null | grep -q "^vulkan .* yes"; then
     echo "=== tc ab attn_block --backends vulkan,inductor-cuda"
     timeout 120 $B/bin/tc ab attn_block --backends vulkan,inductor-cuda --size test 2>&1 | tail -8
@@ -114,6 +127,7 @@ if [ -n "${TC_GPU_PROFILE:-}" ]; then
     done
   done
 fi
+if [ -n "${TC_GPU_NO_TORCH:-}" ]; then exit 0; fi
 echo "=== torch"
 PYTHONUNBUFFERED=1 timeout $t_torch python3 bench/torch_compare.py --size gpu "${torch_args[@]}" --json >"$OUT/torch.json" 2>/tmp/torch.log
 tail -3 /tmp/torch.log

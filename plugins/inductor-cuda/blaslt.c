@@ -71,8 +71,16 @@ static blaslt_fns g_lt;
 static bool g_lt_ok;
 static char g_lt_why[512];
 static pthread_once_t g_lt_once = PTHREAD_ONCE_INIT;
+static double g_lt_load_seconds;
 
+static void blaslt_load_timed(void);
 static void blaslt_load_once(void) {
+  double t0 = tck_now_s();
+  blaslt_load_timed();
+  g_lt_load_seconds = tck_now_s() - t0;
+}
+
+static void blaslt_load_timed(void) {
   static const char *const names[] = {"libcublasLt.so." STR(CUBLAS_VER_MAJOR), "libcublasLt.so"};
   char why[300];
   void *lib = icuda_dlopen_first(names, 2, why, sizeof why);
@@ -134,7 +142,9 @@ static tc_error *blaslt_ready(tc_plugin_ctx *ctx) {
   if (!g_lt_ok) return tck_error(ctx->host, TC_ERR_UNAVAILABLE, "inductor-cuda matmul: %s", g_lt_why);
   icuda_blaslt *b = calloc(1, sizeof *b);
   if (!b) return tck_error(ctx->host, TC_ERR_OUT_OF_MEMORY, "inductor-cuda matmul: out of memory");
+  double t0 = tck_now_s();
   cublasStatus_t s = g_lt.Create(&b->handle);
+  double create_s = tck_now_s() - t0;
   if (s != CUBLAS_STATUS_SUCCESS) {
     free(b);
     return tck_error(ctx->host, TC_ERR_UNAVAILABLE, "inductor-cuda matmul: cublasLtCreate failed: %s", st_name(s));
@@ -148,12 +158,29 @@ static tc_error *blaslt_ready(tc_plugin_ctx *ctx) {
     }
   }
   ctx->blaslt = b;
-  tck_log(ctx->host, TC_LOG_INFO, "inductor-cuda", "inductor-cuda: cuBLASLt %zu, workspace %zu MiB", g_lt.version,
-          ctx->workspace_bytes >> 20);
+  tck_log(ctx->host, TC_LOG_INFO, "init", "inductor-cuda: cuBLASLt %zu (loaded in %.1f ms, handle %.1f ms), workspace %zu MiB",
+          g_lt.version, g_lt_load_seconds * 1e3, create_s * 1e3, ctx->workspace_bytes >> 20);
   return NULL;
 }
 
 tc_error *icuda_blaslt_prepare(tc_plugin_ctx *ctx) { return blaslt_ready(ctx); }
+
+static void *preload_main(void *unused) {
+  (void)unused;
+  char why[8];
+  icuda_nvrtc_load(why, sizeof why);
+  pthread_once(&g_lt_once, blaslt_load_once);
+  return NULL;
+}
+
+void icuda_libraries_preload(tc_plugin_ctx *ctx) {
+  ctx->preloading = pthread_create(&ctx->preload, NULL, preload_main, NULL) == 0;
+}
+
+void icuda_libraries_preload_join(tc_plugin_ctx *ctx) {
+  if (ctx->preloading) pthread_join(ctx->preload, NULL);
+  ctx->preloading = false;
+}
 
 /* A column-major operand: op, rows x cols as stored, leading dimension. */
 typedef struct mm_mat {

@@ -9,6 +9,7 @@
 #ifndef ICUDA_H
 #define ICUDA_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -87,6 +88,8 @@ void *icuda_dlopen_first(const char *const *names, size_t n, char *why, size_t c
  * missing is kept in *missing. */
 void icuda_dlsym(void *lib, const char *symbol, void *fn_ptr, size_t size, const char **missing);
 const char *icuda_nvrtc_version(const icuda_nvrtc *n);
+/* How long loading NVRTC took (it happens once per process; TC_LOGS=init reports it). */
+double icuda_nvrtc_load_seconds(void);
 /* The flags every compile uses for sm (no fast math: results follow PyTorch; no FMA
  * contraction: elementwise results match the other backends bit for bit). Part of the key. */
 const char *icuda_nvrtc_flags(int32_t sm);
@@ -217,6 +220,8 @@ struct tc_plugin_ctx {
   size_t workspace_bytes;      /* cuda.workspace_mb, for cuBLASLt */
   CUdeviceptr workspace;       /* allocated at the first matmul */
   icuda_blaslt *blaslt;        /* created at the first matmul */
+  pthread_t preload;           /* icuda_libraries_preload's thread */
+  bool preloading;
   /* asynchronous failures: the newest call launched since the last successful wait */
   bool pending;
   uint64_t pending_call;
@@ -349,6 +354,11 @@ tc_error *icuda_blaslt_matmul(tc_plugin_ctx *ctx, tc_executable *exe, icuda_kern
 void icuda_blaslt_release(tc_plugin_ctx *ctx);
 /* cuBLASLt's handle and workspace now (made at the first matmul otherwise): before a capture. */
 tc_error *icuda_blaslt_prepare(tc_plugin_ctx *ctx);
+/* Starts loading NVRTC and cuBLASLt (process-wide, once) on a thread of ctx's, so a first call
+ * finds them loaded: both are large libraries (tens of milliseconds each to map and relocate),
+ * and the host traces and schedules meanwhile. ctx_release joins the thread. */
+void icuda_libraries_preload(tc_plugin_ctx *ctx);
+void icuda_libraries_preload_join(tc_plugin_ctx *ctx);
 
 /* ---------------------------------------------------------------- graphs.c */
 /* True when exe's calls go through CUDA graphs (its mode, the driver, no cuda.sync_launches). */

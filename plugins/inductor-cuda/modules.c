@@ -176,6 +176,7 @@ tc_error *icuda_modules_build(tc_plugin_ctx *ctx, tc_executable *exe) {
   else if (!e && n_units > 0)
     tck_log(ctx->host, TC_LOG_INFO, "cache", "inductor-cuda cache hit: graph '%s': %d cubins for sm_%d, NVRTC skipped", graph,
             (int)n_units, (int)sm);
+  double t_load = tck_now_s();
   for (int32_t i = 0; i < n_units && !e; i++) {
     unit *u = &units[i];
     CUresult r;
@@ -197,6 +198,10 @@ tc_error *icuda_modules_build(tc_plugin_ctx *ctx, tc_executable *exe) {
       e = icuda_cu_error(ctx, r, "cuModuleLoadData", "compile '%s' (kernel %s: a %zu-byte cubin for sm_%d)", graph,
                          exe->kernels[u->kernel].name, u->size, (int)sm);
   }
+  if (!e && n_units > 0)
+    tck_log(ctx->host, TC_LOG_INFO, "init", "inductor-cuda: graph '%s': %d modules loaded in %.1f ms (NVRTC %s, loaded in %.1f ms)",
+            graph, (int)n_units, (tck_now_s() - t_load) * 1e3, nv ? icuda_nvrtc_version(nv) : "absent",
+            icuda_nvrtc_load_seconds() * 1e3);
   /* every cubin from the cache, including none compiled again because the driver refused it */
   exe->from_cache = !e && n_units > 0;
   for (int32_t i = 0; i < n_units; i++) exe->from_cache = exe->from_cache && units[i].hit;

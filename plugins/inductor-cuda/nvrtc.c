@@ -30,10 +30,18 @@ static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static struct icuda_nvrtc lib;
 static bool lib_ok;
 static char lib_err[512];
+static double load_seconds;
 
 #define SYM(field, name) icuda_dlsym(lib.dl, name, &lib.field, sizeof lib.field, &missing)
 
+static void load_timed(void);
 static void load(void) {
+  double t0 = tck_now_s();
+  load_timed();
+  load_seconds = tck_now_s() - t0;
+}
+
+static void load_timed(void) {
   static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so"};
   char why[300];
   lib.dl = icuda_dlopen_first(names, 2, why, sizeof why);
@@ -73,6 +81,11 @@ const icuda_nvrtc *icuda_nvrtc_load(char *err, size_t cap) {
     return NULL;
   }
   return &lib;
+}
+
+double icuda_nvrtc_load_seconds(void) {
+  pthread_once(&load_once, load);
+  return load_seconds;
 }
 
 const char *icuda_nvrtc_version(const icuda_nvrtc *n) { return n ? n->version : "none"; }

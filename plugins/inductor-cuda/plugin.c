@@ -236,6 +236,7 @@ static void ctx_release(tc_plugin_ctx *ctx) {
               icuda_cu_name(ctx->cu, r, nb, sizeof nb));
     }
   }
+  icuda_libraries_preload_join(ctx);
   icuda_held_free(ctx);
   free(ctx);
 }
@@ -247,6 +248,7 @@ static tc_error *ctx_open(tc_plugin_ctx *ctx, const tc_init_args *a) {
   char why[512];
   ctx->cu = icuda_driver_load(why, sizeof why);
   if (!ctx->cu) return tck_error(ctx->host, TC_ERR_UNAVAILABLE, "inductor-cuda init: %s", why);
+  icuda_libraries_preload(ctx); /* meanwhile: the context below, the host's tracing */
   const tc_option *dev_opt = NULL;
   for (int32_t i = 0; i < n && o; i++) {
     const tc_option *op = TC_ELEM(tc_option, o, os, i);

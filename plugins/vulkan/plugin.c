@@ -202,7 +202,10 @@ static tc_status ctx_open(tc_plugin_ctx *ctx, const tc_init_args *a) {
   vk_pipeline_cache_open(ctx);
   vk_profile_open(ctx);
   vk_submitter_start(ctx);
-  tck_log(ctx->host, TC_LOG_INFO, "init", "vulkan: context on device %d (%s)", (int)device, ctx->caps.name);
+  tck_log(ctx->host, TC_LOG_INFO, "init",
+          "vulkan: context on device %d (%s); the driver preserves subnormals f32 %s, f64 %s; signed zero/inf/NaN f32 %s",
+          (int)device, ctx->caps.name, ctx->caps.denorm_preserve[0] ? "yes" : "no", ctx->caps.denorm_preserve[1] ? "yes" : "no",
+          ctx->caps.signed_zero_inf_nan_preserve[0] ? "yes" : "no");
   tck_log(ctx->host, TC_LOG_INFO, "vulkan", "vulkan: %s (%s), subgroup %u%s, f64 %s, i64 %s, 8-bit storage %s",
           ctx->caps.name, type_name(ctx->caps.type), ctx->caps.subgroup_size,
           ctx->caps.subgroup_shuffle ? " (shuffle)" : "", ctx->caps.f64 ? "yes" : "no", ctx->caps.i64 ? "yes" : "no",
