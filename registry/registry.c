@@ -322,6 +322,12 @@ const char *tc_backend_auto(void) {
   return be ? be->name : NULL;
 }
 
+tc_status tc_backend_open(const char *name) {
+  if (!name) return core_error(TC_ERR_INVALID_ARGUMENT, "tc_backend_open: name is NULL");
+  if (!strcmp(name, "host") || !strcmp(name, "eager")) return TC_OK;
+  return backend_find(name, NULL) ? TC_OK : tc_last_status();
+}
+
 int tc_backend_options(const char *name, tc_option_info *out, int max) {
   static const char *const types[] = {"bool", "int", "float", "string", "enum"};
   if (!name) return core_error(TC_ERR_INVALID_ARGUMENT, "tc_backend_options: name is NULL"), -1;

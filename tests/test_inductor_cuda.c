@@ -319,6 +319,37 @@ Test(inductor_cuda, matmul_epilogue) {
   free(src);
 }
 
+/* acc + bias + residual, as a residual block's projection: cuBLASLt may run it (bias vector,
+ * residual as C); bias + gelu may not (its GELU is the tanh approximation, not PyTorch's erf). */
+Test(inductor_cuda, matmul_bias_residual_goes_to_cublaslt) {
+  kl l = {0};
+  int32_t M = S(&l, 0), N = C(&l, 48), Kd = C(&l, 40), one = C(&l, 1), zero = C(&l, 0), nb = C(&l, 1);
+  int32_t outer[3] = {nb, M, N};
+  K(&l, "matmul_add_add", TC_KERNEL_MATMUL, 3, outer, -1);
+  int32_t ba = BUF(&l, "in_a", TC_F32, TC_BUF_INPUT, MUL(&l, M, Kd)), bb = BUF(&l, "in_w", TC_F32, TC_BUF_INPUT, MUL(&l, N, Kd));
+  int32_t bias = BUF(&l, "in_bias", TC_F32, TC_BUF_INPUT, N), bx = BUF(&l, "in_x", TC_F32, TC_BUF_INPUT, MUL(&l, M, N));
+  int32_t by = BUF(&l, "out_y", TC_F32, TC_BUF_OUTPUT, MUL(&l, M, N));
+  *MM(&l) = (tc_matmul_desc){.struct_size = sizeof(tc_matmul_desc), .a = ba, .b = bb, .c = by, .batch = nb, .m = M, .n = N,
+                             .k = Kd, .a_offset = zero, .a_stride_batch = zero, .a_stride_m = Kd, .a_stride_k = one,
+                             .b_offset = zero, .b_stride_batch = zero, .b_stride_k = one, .b_stride_n = Kd,
+                             .c_offset = zero, .c_stride_batch = zero, .c_stride_m = N, .c_stride_n = one,
+                             .batch_levels = 1, .batch2 = -1, .a_stride_batch2 = -1, .b_stride_batch2 = -1,
+                             .c_stride_batch2 = -1};
+  int32_t acc = OP(&l, TC_KOP_ACC, TC_F32, -1, 0, -1, -1, -1, -1, NOIX);
+  int32_t bv = LOAD(&l, -1, bias, IX(-1, -1, -1, one));
+  int32_t xv = LOAD(&l, -1, bx, IX(-1, -1, N, one));
+  STORE(&l, -1, by, IX(-1, -1, N, one), PRIM(&l, -1, TC_PRIM_ADD, xv, PRIM(&l, -1, TC_PRIM_ADD, acc, bv)));
+  tc_kernel_list list = LIST(&l, "residual_test", 1);
+  char *src = check_ok(&list);
+  assert_has(src, "cuBLASLt adds them in its own epilogue");
+  free(src);
+  kl l2 = {0};
+  tc_kernel_list gelu = matmul_bias_gelu_list(&l2);
+  src = check_ok(&gelu);
+  assert_lacks(src, "cuBLASLt adds them in its own epilogue");
+  free(src);
+}
+
 /* The same with one constant row: 1 x 40 x 48 multiply-adds are computed in the epilogue's own
  * kernel (no cuBLASLt call), the dot product by fmaf along k. */
 Test(inductor_cuda, small_matmul_inline) {

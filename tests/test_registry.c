@@ -579,6 +579,28 @@ Test(registry, auto_passes_over_a_backend_whose_init_fails) {
   cr_assert_not(listed_expect("init_fails")->available);
 }
 
+/* tc_backend_open makes the context the later calls find; failures name the backend. */
+Test(registry, backend_open_makes_the_context_once) {
+  const char *dir = dir_new("p");
+  plugin_add(dir, "new_minor");
+  plugin_add(dir, "init_fails");
+  plugin_add(dir, "unavailable");
+  plugin_path_use(dir);
+  cr_assert_eq(tc_backend_open("new_minor"), TC_OK, "%s", tc_last_error());
+  tc_backend *be = backend_find("new_minor", NULL);
+  cr_assert_not_null(be);
+  cr_assert_eq(tc_backend_open("new_minor"), TC_OK);
+  cr_assert_eq(backend_find("new_minor", NULL), be, "opening again makes no second context");
+  cr_assert_eq(tc_backend_open("host"), TC_OK);
+  cr_assert_eq(tc_backend_open("eager"), TC_OK);
+  cr_assert_eq(tc_backend_open(NULL), TC_ERR_INVALID_ARGUMENT);
+  assert_contains(tc_last_error(), "tc_backend_open: name is NULL");
+  cr_assert_neq(tc_backend_open("no_such_backend"), TC_OK);
+  assert_contains(tc_last_error(), "unknown backend 'no_such_backend'");
+  cr_assert_neq(tc_backend_open("init_fails"), TC_OK);
+  assert_contains(tc_last_error(), "init_fails");
+}
+
 Test(registry, auto_with_nothing_available) {
   const char *dir = dir_new("p");
   plugin_add(dir, "unavailable");

@@ -138,6 +138,12 @@ int cmd_run(int argc, char **argv) {
   tc_tensor *out = NULL;
   bool on_device = false;
   rc = 1;
+  /* the device first, as an application opens it at start-up: its libraries load while the
+   * inputs are made (inductor-cuda's NVRTC and cuBLASLt) */
+  if (!eager && tc_backend_open(backend) != TC_OK) {
+    run_fail("opening the backend");
+    goto done;
+  }
   if (m->n_inputs > 16 || m->make_inputs(size, a.seed, in) != TC_OK) {
     run_fail("making inputs");
     goto done;

@@ -60,7 +60,7 @@ struct icuda_blaslt {
 };
 
 /* One cached heuristic answer: the key is every input the answer depends on. */
-#define MM_KEY_LEN 20
+#define MM_KEY_LEN 26
 struct icuda_mm_algo_slot {
   bool used;
   int64_t key[MM_KEY_LEN];
@@ -218,7 +218,7 @@ static int64_t align_of(uint64_t bits) {
 
 typedef struct mm_call {
   cublasLtMatmulDesc_t desc;
-  cublasLtMatrixLayout_t la, lb, lc;
+  cublasLtMatrixLayout_t la, lb, lc, lr; /* lr: the residual as C (fused epilogue) */
   cublasLtMatmulPreference_t pref;
 } mm_call;
 
@@ -227,6 +227,7 @@ static void mm_call_free(mm_call *c) {
   if (c->la) g_lt.MatrixLayoutDestroy(c->la);
   if (c->lb) g_lt.MatrixLayoutDestroy(c->lb);
   if (c->lc) g_lt.MatrixLayoutDestroy(c->lc);
+  if (c->lr) g_lt.MatrixLayoutDestroy(c->lr);
   if (c->pref) g_lt.MatmulPreferenceDestroy(c->pref);
 }
 
@@ -240,8 +241,9 @@ static cublasStatus_t layout(cublasLtMatrixLayout_t *l, cudaDataType dt, const m
 }
 
 tc_error *icuda_blaslt_matmul(tc_plugin_ctx *ctx, tc_executable *exe, icuda_kernel *k, const int64_t *vals,
-                              const icuda_args *args) {
+                              const icuda_args *args, bool *epilogue_done) {
   const tc_matmul_desc *d = &k->mm;
+  *epilogue_done = false;
   bool two = d->batch_levels == 2;
   int64_t M = ev_extent(vals, d->m), N = ev_extent(vals, d->n), K = ev_extent(vals, d->k);
   int64_t B1 = ev_extent(vals, d->batch), B2 = two ? ev_extent(vals, d->batch2) : 1;
@@ -301,6 +303,24 @@ tc_error *icuda_blaslt_matmul(tc_plugin_ctx *ctx, tc_executable *exe, icuda_kern
                      (long long)(is_a ? a_sk : b_sn));
   }
 
+  /* the epilogue inside cuBLASLt's GEMM (blaslt_epilogue.c): C row-major, f32, the layouts fit */
+  icuda_lt_bound lt;
+  const icuda_lt_shape shape = {M, N, B1, B2};
+  bool fused = k->plan.has_epilogue && !k->plan.inline_product && dtype == TC_F32 && swapped &&
+               icuda_lt_epilogue_bind(k, vals, &shape, &lt);
+  const char *pbias = NULL, *pres = NULL;
+  mm_mat mr = mc;
+  if (fused && lt.has_bias) {
+    pbias = (const char *)args->buf[lt.bias_buffer] + lt.bias_offset * es;
+    fused = args->buf[lt.bias_buffer] != args->buf[d->c]; /* a bias the product overwrites: no */
+  }
+  if (fused && lt.has_res) {
+    pres = (const char *)args->buf[lt.res_buffer] + lt.res_offset * es;
+    fused = mm_operand(N, M, 1, lt.res_stride_m, false, &mr);
+    /* C and D the same matrix, or different buffers: never a partial overlap */
+    if (fused && args->buf[lt.res_buffer] == args->buf[d->c])
+      fused = pres == pc && mr.ld == mc.ld && (B1 == 1 || lt.res_stride_batch == c_sb) && (B2 == 1 || lt.res_stride_batch2 == c_s2);
+  }
   tc_error *e = blaslt_ready(ctx);
   if (e) return e;
   cudaDataType dt = dtype == TC_F64 ? CUDA_R_64F : CUDA_R_32F;
@@ -311,6 +331,11 @@ tc_error *icuda_blaslt_matmul(tc_plugin_ctx *ctx, tc_executable *exe, icuda_kern
   int64_t al1 = align_of((uint64_t)(uintptr_t)p1 | (uint64_t)(mx1.ld * es) | (B1 > 1 ? (uint64_t)(s1 * es) : 0) | b2_bits1);
   int64_t al2 = align_of((uint64_t)(uintptr_t)p2 | (uint64_t)(mx2.ld * es) | (B1 > 1 ? (uint64_t)(s2 * es) : 0) | b2_bits2);
   int64_t alc = align_of((uint64_t)(uintptr_t)pc | (uint64_t)(mc.ld * es) | (B1 > 1 ? (uint64_t)(c_sb * es) : 0) | b2_bitsc);
+  int64_t alr = fused && pres ? align_of((uint64_t)(uintptr_t)pres | (uint64_t)(mr.ld * es) |
+                                         (B1 > 1 ? (uint64_t)(lt.res_stride_batch * es) : 0) |
+                                         (B2 > 1 ? (uint64_t)(lt.res_stride_batch2 * es) : 0))
+                              : alc;
+  int64_t alb = pbias ? align_of((uint64_t)(uintptr_t)pbias) : 0;
 
   mm_call c = {0};
   const char *call = "cublasLtMatmulDescCreate";
@@ -320,17 +345,27 @@ tc_error *icuda_blaslt_matmul(tc_plugin_ctx *ctx, tc_executable *exe, icuda_kern
     int32_t ta = (int32_t)mx1.op, tb = (int32_t)mx2.op;
     s = g_lt.MatmulDescSetAttribute(c.desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
     if (s == CUBLAS_STATUS_SUCCESS) s = g_lt.MatmulDescSetAttribute(c.desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
+    if (s == CUBLAS_STATUS_SUCCESS && pbias) { /* the heuristic reads the pointer's alignment */
+      int32_t epi = CUBLASLT_EPILOGUE_BIAS;
+      int64_t bias_batch = 0; /* one bias for every batch */
+      s = g_lt.MatmulDescSetAttribute(c.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi);
+      if (s == CUBLAS_STATUS_SUCCESS) s = g_lt.MatmulDescSetAttribute(c.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &pbias, sizeof pbias);
+      if (s == CUBLAS_STATUS_SUCCESS && B1 > 1)
+        s = g_lt.MatmulDescSetAttribute(c.desc, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &bias_batch, sizeof bias_batch);
+    }
   }
   if (s == CUBLAS_STATUS_SUCCESS) {
     call = "cublasLtMatrixLayoutCreate";
     s = layout(&c.la, dt, &mx1, B1, s1);
     if (s == CUBLAS_STATUS_SUCCESS) s = layout(&c.lb, dt, &mx2, B1, s2);
     if (s == CUBLAS_STATUS_SUCCESS) s = layout(&c.lc, dt, &mc, B1, c_sb);
+    if (s == CUBLAS_STATUS_SUCCESS && pres) s = layout(&c.lr, dt, &mr, B1, lt.res_stride_batch);
   }
 
   /* the algorithm: cached per shape */
   int64_t key[MM_KEY_LEN] = {dtype, ct, mx1.op, mx2.op, mx1.rows, mx1.cols, mx1.ld, mx2.rows, mx2.cols, mx2.ld,
-                             mc.rows, mc.cols, mc.ld, B1, s1, s2, c_sb, al1, al2, alc};
+                             mc.rows, mc.cols, mc.ld, B1, s1, s2, c_sb, al1, al2, alc,
+                             pbias != NULL, pres != NULL, mr.ld, pres ? lt.res_stride_batch : 0, alr, alb};
   icuda_mm_algo_slot *slot = NULL;
   if (s == CUBLAS_STATUS_SUCCESS && !k->algos && !(k->algos = calloc(ICUDA_MM_ALGO_SLOTS, sizeof *k->algos))) {
     mm_call_free(&c);
@@ -349,14 +384,16 @@ tc_error *icuda_blaslt_matmul(tc_plugin_ctx *ctx, tc_executable *exe, icuda_kern
     }
     if (s == CUBLAS_STATUS_SUCCESS) s = g_lt.MatmulPreferenceSetAttribute(c.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &a1, sizeof a1);
     if (s == CUBLAS_STATUS_SUCCESS) s = g_lt.MatmulPreferenceSetAttribute(c.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &a2, sizeof a2);
-    if (s == CUBLAS_STATUS_SUCCESS) s = g_lt.MatmulPreferenceSetAttribute(c.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &a3, sizeof a3);
+    uint32_t a4 = (uint32_t)alr;
+    if (s == CUBLAS_STATUS_SUCCESS) s = g_lt.MatmulPreferenceSetAttribute(c.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &a4, sizeof a4);
     if (s == CUBLAS_STATUS_SUCCESS) s = g_lt.MatmulPreferenceSetAttribute(c.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &a3, sizeof a3);
     cublasLtMatmulHeuristicResult_t res;
     memset(&res, 0, sizeof res);
     int got = 0;
     if (s == CUBLAS_STATUS_SUCCESS) {
       call = "cublasLtMatmulAlgoGetHeuristic";
-      s = g_lt.MatmulAlgoGetHeuristic(ctx->blaslt->handle, c.desc, c.la, c.lb, c.lc, c.lc, c.pref, 1, &res, &got);
+      s = g_lt.MatmulAlgoGetHeuristic(ctx->blaslt->handle, c.desc, c.la, c.lb, pres ? c.lr : c.lc, c.lc, c.pref, 1, &res,
+                                      &got);
       if (s == CUBLAS_STATUS_SUCCESS && (got < 1 || res.state != CUBLAS_STATUS_SUCCESS))
         s = got < 1 ? CUBLAS_STATUS_NOT_SUPPORTED : res.state;
     }
@@ -374,18 +411,22 @@ tc_error *icuda_blaslt_matmul(tc_plugin_ctx *ctx, tc_executable *exe, icuda_kern
     float f_one = 1.0f, f_zero = 0.0f;
     double d_one = 1.0, d_zero = 0.0;
     const void *alpha = dtype == TC_F64 ? (const void *)&d_one : (const void *)&f_one;
-    const void *beta = dtype == TC_F64 ? (const void *)&d_zero : (const void *)&f_zero;
+    const void *beta = dtype == TC_F64 ? (const void *)&d_zero : pres ? (const void *)&f_one : (const void *)&f_zero;
     void *ws = (void *)(uintptr_t)ctx->workspace;
     size_t ws_bytes = ctx->workspace ? ctx->workspace_bytes : 0;
     for (int64_t b2 = 0; b2 < B2 && s == CUBLAS_STATUS_SUCCESS; b2++) {
       const char *x1 = p1 + b2 * p1_s2 * es, *x2 = p2 + b2 * p2_s2 * es;
       char *y = pc + b2 * c_s2 * es;
-      s = g_lt.Matmul(ctx->blaslt->handle, c.desc, alpha, x1, c.la, x2, c.lb, beta, y, c.lc, y, c.lc, &slot->algo, ws,
-                      ws_bytes, (cudaStream_t)ctx->stream);
+      const char *r = pres ? pres + b2 * lt.res_stride_batch2 * es : y;
+      s = g_lt.Matmul(ctx->blaslt->handle, c.desc, alpha, x1, c.la, x2, c.lb, beta, r, pres ? c.lr : c.lc, y, c.lc,
+                      &slot->algo, ws, ws_bytes, (cudaStream_t)ctx->stream);
     }
   }
   mm_call_free(&c);
-  if (s == CUBLAS_STATUS_SUCCESS) return NULL;
+  if (s == CUBLAS_STATUS_SUCCESS) {
+    *epilogue_done = fused;
+    return NULL;
+  }
   if (s == CUBLAS_STATUS_EXECUTION_FAILED) {
     /* perhaps a sticky failure of earlier work: if the stream says so, report it as that */
     CUresult r = ctx->cu->cuStreamQuery(ctx->stream);

@@ -565,6 +565,11 @@ tc_status cg_matmul(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err
     tck_str_printf(s, "/* the epilogue of a matmul: one thread per element of the product (%s; float4: per 4\n"
                       " * neighbours along n), which cuBLASLt has written to %s; runs after it on the same stream */\n",
                    two ? "batch2, batch, m, n" : "batch, m, n", g->bname[mm->c]);
+    icuda_lt_epilogue lt;
+    icuda_lt_epilogue_find(k, &lt);
+    if (lt.possible)
+      tck_str_puts(s, "/* (acc plus a bias and/or a residual: cuBLASLt adds them in its own epilogue where the layouts at\n"
+                      " * launch allow, and this kernel is not launched; see blaslt_epilogue.c) */\n");
   }
   return points_kernel(s, g, inline_mm, err, cap);
 }

@@ -57,6 +57,7 @@ static tc_error *kernel_copy(tc_plugin_ctx *ctx, const tc_kernel_list *list, int
       return tck_error(ctx->host, TC_ERR_UNSUPPORTED,
                        "inductor-cuda compile '%s': cuBLASLt matmuls take f32 or f64 operands of one dtype (A %s, B %s, C %s)",
                        out->name, tck_dtype_name(dt), tck_dtype_name(out->dtype[m->b]), tck_dtype_name(out->dtype[m->c]));
+    icuda_lt_epilogue_find(k, &out->lt_epi);
     if (out->mm.batch_levels != 1 && out->mm.batch_levels != 2)
       return tck_error(ctx->host, TC_ERR_UNSUPPORTED, "inductor-cuda compile '%s': batch_levels %d (1 or 2)", out->name,
                        (int)out->mm.batch_levels);

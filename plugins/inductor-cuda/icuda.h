@@ -273,8 +273,36 @@ typedef struct icuda_mm_algo_slot icuda_mm_algo_slot; /* blaslt.c: one cached he
 #define ICUDA_GRAPHS 16 /* recorded CUDA graphs kept per executable (graphs.c) */
 typedef struct icuda_graph_slot icuda_graph_slot;
 
+/* blaslt_epilogue.c: a MATMUL epilogue of the form acc (+ load)* -> store, run by cuBLASLt
+ * (bias vector, residual as C with beta = 1) when the layouts at launch allow it. */
+#define ICUDA_LT_MAX_LOADS 2
+typedef struct icuda_lt_operand {
+  int32_t buffer, offset, n_vars;
+  int32_t strides[TC_MAX_RANK + 1]; /* expr ids per outer var (and the unused inner one) */
+} icuda_lt_operand;
+typedef struct icuda_lt_epilogue {
+  bool possible; /* the ops have that form */
+  int32_t n_loads;
+  icuda_lt_operand loads[ICUDA_LT_MAX_LOADS];
+  icuda_lt_operand store;
+} icuda_lt_epilogue;
+/* The product's extents at launch. */
+typedef struct icuda_lt_shape {
+  int64_t m, n, b1, b2;
+} icuda_lt_shape;
+/* The epilogue as cuBLASLt takes it, evaluated at one launch (offsets and strides in elements). */
+typedef struct icuda_lt_bound {
+  bool has_bias, has_res;
+  int32_t bias_buffer, res_buffer;
+  int64_t bias_offset, res_offset, res_stride_m, res_stride_batch, res_stride_batch2;
+} icuda_lt_bound;
+void icuda_lt_epilogue_find(const tc_kernel_desc *k, icuda_lt_epilogue *out);
+typedef struct icuda_kernel icuda_kernel;
+/* True when cuBLASLt can run k's epilogue at this launch (vals: every expr evaluated). */
+bool icuda_lt_epilogue_bind(const icuda_kernel *k, const int64_t *vals, const icuda_lt_shape *sh, icuda_lt_bound *out);
+
 /* One compiled kernel: what launch needs, copied out of the borrowed list. */
-typedef struct icuda_kernel {
+struct icuda_kernel {
   char name[128];             /* the tc kernel's name, for messages */
   icuda_kernel_plan plan;
   CUfunction fn;              /* NULL for a MATMUL without epilogue */
@@ -290,7 +318,8 @@ typedef struct icuda_kernel {
   icuda_mm_algo_slot *algos;  /* MATMUL: ICUDA_MM_ALGO_SLOTS heuristic answers, by shape */
   int32_t next_algo;
   tck_launch_stats profile;   /* TC_LOGS=profile: device time per launch (cuBLASLt + epilogue) */
-} icuda_kernel;
+  icuda_lt_epilogue lt_epi;   /* MATMUL: the epilogue cuBLASLt may run instead of the kernel */
+};
 
 struct tc_executable {
   char *name;
@@ -350,7 +379,7 @@ tc_error *icuda_launch_points(tc_plugin_ctx *ctx, const icuda_kernel *k, uint64_
 /* C = A.B of kernel k through cuBLASLt, sizes and strides from vals (every expr evaluated),
  * operands from args (the kernel's buffers). Queued on ctx->stream. */
 tc_error *icuda_blaslt_matmul(tc_plugin_ctx *ctx, tc_executable *exe, icuda_kernel *k, const int64_t *vals,
-                              const icuda_args *args);
+                              const icuda_args *args, bool *epilogue_done);
 void icuda_blaslt_release(tc_plugin_ctx *ctx);
 /* cuBLASLt's handle and workspace now (made at the first matmul otherwise): before a capture. */
 tc_error *icuda_blaslt_prepare(tc_plugin_ctx *ctx);

@@ -141,12 +141,15 @@ tc_error *icuda_launch(tc_plugin_ctx *ctx, const tc_launch_args *a) {
       break;
     }
     case ICUDA_LAUNCH_MATMUL:
-      if (!k->plan.inline_product) e = icuda_blaslt_matmul(ctx, exe, k, vals, &args);
+    {
+      bool epilogue_done = false; /* cuBLASLt ran the epilogue too (blaslt_epilogue.c) */
+      if (!k->plan.inline_product) e = icuda_blaslt_matmul(ctx, exe, k, vals, &args, &epilogue_done);
       queued = true;
       /* an inline product takes a warp per element of the product */
-      if (!e && k->plan.has_epilogue)
+      if (!e && k->plan.has_epilogue && !epilogue_done)
         e = icuda_launch_points(ctx, k, outer_points(k, vals) * (k->plan.inline_product ? 32u : 1u), &args);
       break;
+    }
     default:
       e = tck_error(ctx->host, TC_ERR_INTERNAL, "inductor-cuda launch '%s': plan kind %d", k->name, (int)k->plan.kind);
     }

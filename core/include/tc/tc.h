@@ -345,6 +345,12 @@ TC_API tc_status tc_backend_register(tc_plugin_query_fn query);
 TC_API tc_status tc_backend_rescan(void);
 /* Name of the backend "auto" resolves to (highest score among the available). */
 TC_API const char *tc_backend_auto(void);
+/* Makes backend `name`'s context now (with $TC_OPTIONS), as the first tc_to_device, compile or
+ * tc_synchronize on it would: an application that opens its device at start-up overlaps the
+ * backend's own start-up with its work (inductor-cuda loads NVRTC and cuBLASLt on a thread from
+ * here; torch's analogue is torch.cuda.init()). Optional; "host" and "eager" do nothing. An
+ * unknown or unavailable backend is an error naming it. */
+TC_API tc_status tc_backend_open(const char *name);
 
 /* One option a backend declares (its plugin's table): what tc_compile_options.options and
  * $TC_OPTIONS may set, checked against this before the backend sees it. */
