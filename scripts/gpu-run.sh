@@ -18,6 +18,8 @@ export LD_LIBRARY_PATH=$PWD/$B/lib:${LD_LIBRARY_PATH:-}
 export TC_CACHE_DIR=/tmp/tc-cache
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 $B/bin/tc list-backends 2>&1
+# what the Vulkan driver promises about subnormals and signed zeros (float controls)
+TC_LOGS=init timeout 30 $B/bin/tc run ln_gelu --backend vulkan --size test --iters 1 2>&1 | grep -m1 "preserves" || true
 
 # TC_GPU_QUICK=1 fits one 10-minute call: the three single-kernel workloads only.
 # Every GPU backend that is available there (inductor-cuda, vulkan), unless named.
