@@ -204,7 +204,79 @@ static bool same_type(conf_ctx *c, const char *what, const tc_tensor *got, const
   return same;
 }
 
+static bool f32_subnormal(const unsigned char *raw) {
+  float f;
+  memcpy(&f, raw, sizeof f);
+  return f != 0 && fpclassify(f) == FP_SUBNORMAL;
+}
+
+/* Whether element i of the output reads an f32 subnormal, or is one in PyTorch's result. */
+static bool reads_subnormal(const pt_case *pc, const pt_tensor *want, size_t i) {
+  if (want->dtype == TC_F32 && f32_subnormal(want->data + i * 4)) return true;
+  size_t n_out = tc_dtype_size(want->dtype) ? want->bytes / tc_dtype_size(want->dtype) : 0;
+  for (int k = 0; k < pc->n_in; k++) {
+    const pt_tensor *t = &pc->in[k];
+    if (t->dtype != TC_F32) continue;
+    size_t n = t->bytes / 4;
+    if (n == n_out) {
+      if (f32_subnormal(t->data + i * 4)) return true;
+    } else {
+      for (size_t j = 0; j < n; j++)
+        if (f32_subnormal(t->data + j * 4)) return true;
+    }
+  }
+  return false;
+}
+
+static bool check(conf_ctx *c, const char *what, const tc_tensor *got, const pt_case *pc, const pt_tensor *want,
+                  pt_tol tol, bool flushes);
+
 bool pt_check(conf_ctx *c, const char *what, const tc_tensor *got, const pt_tensor *want, pt_tol tol) {
+  return check(c, what, got, NULL, want, tol, false);
+}
+
+bool pt_check_flushing(conf_ctx *c, const char *what, const tc_tensor *got, const pt_case *pc, const pt_tensor *want,
+                       bool flushes) {
+  return check(c, what, got, pc, want, pc->tol, flushes);
+}
+
+static tc_tensor *add2(tc_tensor *a, tc_tensor *b) { return tc_add(a, b); }
+
+bool pt_backend_flushes_subnormals(const char *backend) {
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  static char names[8][64];
+  static bool answers[8];
+  static int n;
+  if (!backend || !strcmp(backend, "eager")) return false;
+  pthread_mutex_lock(&lock);
+  for (int i = 0; i < n; i++)
+    if (!strcmp(names[i], backend)) {
+      bool a = answers[i];
+      pthread_mutex_unlock(&lock);
+      return a;
+    }
+  tc_compile_options o = {.struct_size = sizeof o, .backend = backend, .name = "subnormal_probe"};
+  tc_compiled *f = tc_compile(TC_FN(add2), 2, &o);
+  float x = 1e-40f, zero = 0.0f, r = -1.0f;
+  int64_t one = 1;
+  tc_tensor *a = tc_from_host(&x, TC_F32, 1, &one), *b = tc_from_host(&zero, TC_F32, 1, &one);
+  tc_tensor *y = f && a && b ? tc_call(f, (tc_tensor *[]){a, b}) : NULL;
+  bool flushes = y && tc_to_host(y, &r, sizeof r) == TC_OK && r == 0.0f;
+  tc_release(y);
+  tc_release(a);
+  tc_release(b);
+  tc_compiled_free(f);
+  tc_error_clear();
+  if (n < 8) {
+    snprintf(names[n], sizeof names[n], "%s", backend);
+    answers[n++] = flushes;
+  }
+  pthread_mutex_unlock(&lock);
+  return flushes;
+}
+
+static bool check(conf_ctx *c, const char *what, const tc_tensor *got, const pt_case *pc, const pt_tensor *want,
+                  pt_tol tol, bool flushes) {
   if (!got) {
     conf_fail(c, "%s: no result", what);
     return false;
@@ -224,8 +296,13 @@ bool pt_check(conf_ctx *c, const char *what, const tc_tensor *got, const pt_tens
     if (isfinite(w) && w > scale) scale = w;
   }
   bool ok = true;
+  size_t flushed = 0, first_flushed = 0;
   for (size_t i = 0; ok && i < n; i++)
     if (!element_ok(want->dtype, host + i * size, want->data + i * size, tol, scale)) {
+      if (flushes && pc && reads_subnormal(pc, want, i)) {
+        if (!flushed++) first_flushed = i;
+        continue;
+      }
       static const char *const kinds[] = {"exact", "ulp", "close"};
       int digits = want->dtype == TC_F64 ? 17 : 9; /* enough to tell neighbouring values apart */
       conf_fail(c, "%s: element %zu of %zu: got %.*g, PyTorch %.*g (%s %g %g)", what, i, n, digits,
@@ -233,6 +310,15 @@ bool pt_check(conf_ctx *c, const char *what, const tc_tensor *got, const pt_tens
                 conf_element_as_double(want->dtype, want->data + i * size), kinds[tol.kind], tol.a, tol.b);
       ok = false;
     }
+  if (ok && flushed) {
+    int digits = want->dtype == TC_F64 ? 17 : 9;
+    conf_known_difference(c, "this device flushes f32 subnormals to zero (its driver cannot preserve them: Vulkan's "
+                             "shaderDenormPreserveFloat32 is false); only elements that read or make a subnormal differ");
+    conf_fail(c, "%s: %zu of %zu elements differ, each reading or making a subnormal; the first, %zu: got %.*g, PyTorch %.*g",
+              what, flushed, n, first_flushed, digits, conf_element_as_double(want->dtype, host + first_flushed * size),
+              digits, conf_element_as_double(want->dtype, want->data + first_flushed * size));
+    ok = false;
+  }
   free(host);
   return ok;
 }

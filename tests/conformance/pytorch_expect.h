@@ -56,5 +56,15 @@ tc_tensor *pt_tensor_make(const pt_tensor *t);
  * for exact tolerance, every bit but NaN payloads: +-0 and denormals as PyTorch has them).
  * Fails the case with `what`, the first mismatching index, got and want; returns false. */
 bool pt_check(conf_ctx *c, const char *what, const tc_tensor *got, const pt_tensor *want, pt_tol tol);
+/* pt_check for a backend that flushes f32 subnormals (pt_backend_flushes_subnormals): an element
+ * that differs where PyTorch's result or an input the element reads (the same element of an
+ * input of the output's size, any element of another) is an f32 subnormal is the flush, not a
+ * failure; when only such elements differ the case is a known difference saying so. */
+bool pt_check_flushing(conf_ctx *c, const char *what, const tc_tensor *got, const pt_case *pc, const pt_tensor *want,
+                       bool flushes);
+/* Whether `backend` flushes f32 subnormals to zero: 1e-40 + 0 computed there (a compiled add,
+ * once per backend and process). A driver may: NVIDIA's Vulkan driver does not offer
+ * shaderDenormPreserveFloat32, and flushes. "eager" never does. */
+bool pt_backend_flushes_subnormals(const char *backend);
 
 #endif
