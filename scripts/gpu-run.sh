@@ -95,7 +95,7 @@ PY
   # TC_LOGS=init: where a warm first call's time goes (libraries, cuBLASLt's handle, modules)
   for pass in cold warm warm; do
     TC_LOGS=init TC_CACHE_DIR=/tmp/tc-cache-first timeout 60 $B/bin/tc run attn_block --backend inductor-cuda --size gpu --iters 3 2>&1 |
-      grep -E "^first call|cuBLASLt|modules loaded" | sed "s/^/$pass: /"
+      grep -E "^first call|cuBLASLt|modules loaded|first launch" | sed "s/^/$pass: /"
   done
   if [[ " $gpu_backends " == *" vulkan "* ]]; then
     echo "=== attn_block first call on vulkan, new processes: cold cache, then warm"

@@ -319,6 +319,7 @@ struct icuda_kernel {
   int32_t next_algo;
   tck_launch_stats profile;   /* TC_LOGS=profile: device time per launch (cuBLASLt + epilogue) */
   icuda_lt_epilogue lt_epi;   /* MATMUL: the epilogue cuBLASLt may run instead of the kernel */
+  bool launched;              /* once: TC_LOGS=init times the first launch */
 };
 
 struct tc_executable {

@@ -102,6 +102,8 @@ tc_error *icuda_launch(tc_plugin_ctx *ctx, const tc_launch_args *a) {
     return tck_error(ctx->host, TC_ERR_INVALID_ARGUMENT, "inductor-cuda launch: kernel %d out of range (%d kernels)",
                      (int)a->kernel, exe ? (int)exe->n_kernels : 0);
   icuda_kernel *k = &exe->kernels[a->kernel];
+  /* a kernel's first launch may load code (cuBLASLt's kernels load lazily): TC_LOGS=init times it */
+  const double t_first = k->launched ? 0 : tck_now_s();
   int64_t local[256];
   int64_t *vals = exe->n_exprs <= 256 ? local : malloc(sizeof(int64_t) * (size_t)exe->n_exprs);
   if (!vals) return tck_error(ctx->host, TC_ERR_OUT_OF_MEMORY, "inductor-cuda launch: out of memory");
@@ -156,6 +158,11 @@ tc_error *icuda_launch(tc_plugin_ctx *ctx, const tc_launch_args *a) {
   }
   if (vals != local) free(vals);
   if (timed && !e) icuda_profile_end(ctx, k);
+  if (!k->launched && !e) {
+    k->launched = true;
+    tck_log(ctx->host, TC_LOG_INFO, "init", "inductor-cuda: first launch of '%s': %.2f ms on the host", k->name,
+            (tck_now_s() - t_first) * 1e3);
+  }
   if (e || !queued) return e;
   ctx->pending = true;
   ctx->pending_call = a->call_id;
