@@ -150,9 +150,9 @@ Test(modes, inductor_cpu_reduce_overhead_small_kernels_skip_openmp) {
     char *src = inductor_cpu_source(m);
     if (m == TC_MODE_REDUCE_OVERHEAD || m == TC_MODE_MAX_AUTOTUNE) {
       /* every kernel has a twin without OpenMP, chosen when its sizes keep it small */
-      assert_contains(src, "static void k_matmul_add_serial(");
-      assert_contains(src, "static int k_matmul_add_is_small(const int64_t *syms)");
-      assert_contains(src, "(k_matmul_add_is_small(syms) ? k_matmul_add_serial : k_matmul_add)(");
+      assert_contains(src, "static void k_matmul_add_where_serial(");
+      assert_contains(src, "static int k_matmul_add_where_is_small(const int64_t *syms)");
+      assert_contains(src, "(k_matmul_add_where_is_small(syms) ? k_matmul_add_where_serial : k_matmul_add_where)(");
     } else {
       assert_lacks(src, "_serial(");
     }

@@ -206,6 +206,31 @@ Test(schedule, views_fold_into_loads) {
   graph_free(&b.g);
 }
 
+/* relu after a linear layer, as tc_relu decomposes: where(x <= 0, where(x < 0, 0, x), x). The
+ * comparisons' bools stay inside the epilogue, so the product, bias and relu are one kernel
+ * (tiny_mlp_b1 was 8 kernels, half its launches, while bools ended the epilogue). */
+Test(schedule, relu_epilogue_with_comparisons_is_one_kernel) {
+  gb b;
+  graph_init(&b.g, "linear_relu");
+  int32_t N = C(&b, 8), one = C(&b, 1);
+  tc_vtype row = T(TC_F32, 2, (int32_t[]){one, N}), sq = T(TC_F32, 2, (int32_t[]){N, N});
+  tc_vtype flags = T(TC_BOOL, 2, (int32_t[]){one, N});
+  int32_t x = IN(&b, row), w = IN(&b, sq), bias = IN(&b, row);
+  int32_t mm = NODE(&b, TC_PRIM_MATMUL, row, 2, (int32_t[]){x, w}, 0, NULL, 0);
+  int32_t z = NODE(&b, TC_PRIM_ADD, row, 2, (int32_t[]){mm, bias}, 0, NULL, 0);
+  int32_t zero = CONSTANT(&b, row, 0.0);
+  int32_t lt = NODE(&b, TC_PRIM_LT, flags, 2, (int32_t[]){z, zero}, 0, NULL, 0);
+  int32_t w1 = NODE(&b, TC_PRIM_WHERE, row, 3, (int32_t[]){lt, zero, z}, 0, NULL, 0);
+  int32_t le = NODE(&b, TC_PRIM_LE, flags, 2, (int32_t[]){z, zero}, 0, NULL, 0);
+  int32_t y = NODE(&b, TC_PRIM_WHERE, row, 3, (int32_t[]){le, w1, z}, 0, NULL, 0);
+  graph_set_outputs(&b.g, 1, &y);
+  tc_schedule *s = sched(&b);
+  cr_assert_eq(s->n_kernels, 1, "matmul, bias and relu in one kernel: %d kernels", s->n_kernels);
+  cr_assert_eq(s->kernels[0].desc.kind, TC_KERNEL_MATMUL);
+  schedule_release(s);
+  graph_free(&b.g);
+}
+
 /* Three chained matmuls: the two temporaries with disjoint lifetimes share a slot. */
 Test(schedule, temporaries_reuse_memory) {
   gb b;

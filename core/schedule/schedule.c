@@ -69,15 +69,16 @@ static int32_t epilogue_end(driver *d, int32_t M, int32_t limit) {
   region[M] = true;
   for (int32_t v = M + 1; v < c->n_values; v++) {
     const tc_node *n = graph_value_node(g, v);
-    /* Elementwise work, and reshapes/permutes that the product's strides can absorb. */
-    bool ok = (prim_elementwise(n->prim) && n->out.dtype == tm->dtype) || n->prim == TC_PRIM_RESHAPE ||
-              n->prim == TC_PRIM_PERMUTE;
+    /* Elementwise work (comparisons' bools included: relu is where(x <= 0, 0, x)), and
+     * reshapes/permutes that the product's strides can absorb. */
+    bool ok = prim_elementwise(n->prim) || n->prim == TC_PRIM_RESHAPE || n->prim == TC_PRIM_PERMUTE;
     if (!ok) continue;
     for (int32_t i = 0; i < n->n_in; i++)
       if (region[n->in[i]]) region[v] = true;
   }
   for (int32_t E = M + 1; E < limit; E++) {
-    if (!region[E]) continue;
+    /* the end is stored where the product lies (cuBLASLt writes it there first): its dtype */
+    if (!region[E] || graph_value_type(g, E)->dtype != tm->dtype) continue;
     memset(anc, 0, sizeof(bool) * (size_t)c->n_values);
     anc[E] = true;
     for (int32_t v = E; v >= M; v--) {
