@@ -240,6 +240,121 @@ static cublasStatus_t layout(cublasLtMatrixLayout_t *l, cudaDataType dt, const m
   return s;
 }
 
+/* ---------------------------------------------------------------- max-autotune
+ * cuBLASLt's heuristic gives its candidates best first; max-autotune times up to
+ * ICUDA_TUNE_ALGOS of them on scratch operands of the same layouts (zeros: the call's own
+ * buffers may hold another kernel's live data, and in-place residuals would be overwritten)
+ * and keeps the fastest, by its place in the heuristic's list, in the disk cache (the kit's
+ * tck_tune_choose: the key is the device, cuBLASLt's version and everything the list depends
+ * on), so a later process times nothing. */
+#define ICUDA_TUNE_ALGOS 8
+
+typedef struct algo_tuning {
+  tc_plugin_ctx *ctx;
+  mm_call *call;
+  const cublasLtMatmulHeuristicResult_t *res;
+  int n;
+  const void *alpha, *beta;
+  CUdeviceptr a, b, c, d;
+  bool has_res;
+  CUevent begin, end;
+} algo_tuning;
+
+static cublasStatus_t algo_run(algo_tuning *t, int variant) {
+  mm_call *c = t->call;
+  void *ws = (void *)(uintptr_t)t->ctx->workspace;
+  size_t ws_bytes = t->ctx->workspace ? t->ctx->workspace_bytes : 0;
+  void *d = (void *)(uintptr_t)t->d;
+  const void *cin = t->has_res ? (const void *)(uintptr_t)t->c : d;
+  return g_lt.Matmul(t->ctx->blaslt->handle, c->desc, t->alpha, (const void *)(uintptr_t)t->a, c->la,
+                     (const void *)(uintptr_t)t->b, c->lb, t->beta, cin, t->has_res ? c->lr : c->lc, d, c->lc,
+                     &t->res[variant].algo, ws, ws_bytes, (cudaStream_t)t->ctx->stream);
+}
+
+/* One run to warm up, then the mean of three between two events; < 0 when it cannot run. */
+static double algo_measure(void *arg, int32_t variant) {
+  algo_tuning *t = arg;
+  const icuda_driver *cu = t->ctx->cu;
+  if (variant < 0 || variant >= t->n || algo_run(t, variant) != CUBLAS_STATUS_SUCCESS) return -1;
+  if (cu->cuEventRecord(t->begin, t->ctx->stream) != CUDA_SUCCESS) return -1;
+  for (int i = 0; i < 3; i++)
+    if (algo_run(t, variant) != CUBLAS_STATUS_SUCCESS) return -1;
+  float ms = 0;
+  if (cu->cuEventRecord(t->end, t->ctx->stream) != CUDA_SUCCESS || cu->cuEventSynchronize(t->end) != CUDA_SUCCESS ||
+      cu->cuEventElapsedTime(&ms, t->begin, t->end) != CUDA_SUCCESS)
+    return -1;
+  return 1e-3 * (double)ms / 3;
+}
+
+/* Elements a column-major operand spans, batches included. */
+static int64_t mat_span(const mm_mat *m, int64_t batch, int64_t stride) {
+  return m->ld * (m->cols - 1) + m->rows + (batch > 1 ? (batch - 1) * stride : 0);
+}
+
+/* The place in res[0 .. n) to run: the disk cache's, else the fastest as timed. Any failure of
+ * the timing machinery keeps the heuristic's first. */
+static int algo_choose(tc_plugin_ctx *ctx, const icuda_kernel *k, mm_call *call, const cublasLtMatmulHeuristicResult_t *res,
+                       int n, const int64_t *key, int64_t es, const mm_mat *m1, const mm_mat *m2, const mm_mat *mc,
+                       const mm_mat *mr, int64_t B1, int64_t s1, int64_t s2, int64_t sc, int64_t sr, bool has_res,
+                       const void *real_bias, const void *alpha, const void *beta) {
+  const bool has_bias = real_bias != NULL;
+  const icuda_driver *cu = ctx->cu;
+  algo_tuning t = {.ctx = ctx, .call = call, .res = res, .n = n, .alpha = alpha, .beta = beta, .has_res = has_res};
+  CUdeviceptr bias = 0;
+  const int64_t spans[5] = {mat_span(m1, B1, s1), mat_span(m2, B1, s2), has_res ? mat_span(mr, B1, sr) : 0,
+                            mat_span(mc, B1, sc), has_bias ? mc->rows : 0};
+  CUdeviceptr *bufs[5] = {&t.a, &t.b, &t.c, &t.d, &bias};
+  bool ok = cu->cuEventCreate && cu->cuEventCreate(&t.begin, CU_EVENT_DEFAULT) == CUDA_SUCCESS;
+  if (ok && cu->cuEventCreate(&t.end, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
+    cu->cuEventDestroy(t.begin);
+    ok = false;
+  }
+  bool events = ok;
+  for (int i = 0; i < 5 && ok; i++) {
+    if (spans[i] <= 0) continue;
+    tc_error *e = icuda_device_alloc(ctx, (size_t)(spans[i] * es), bufs[i], "max-autotune (cuBLASLt scratch operands)");
+    if (e) {
+      ctx->host->error_free(ctx->host->host_ctx, e);
+      ok = false;
+    } else {
+      ok = cu->cuMemsetD8Async(*bufs[i], 0, (size_t)(spans[i] * es), ctx->stream) == CUDA_SUCCESS;
+    }
+  }
+  const void *scratch_bias = (const void *)(uintptr_t)bias;
+  if (ok && has_bias)
+    ok = g_lt.MatmulDescSetAttribute(call->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &scratch_bias, sizeof scratch_bias) ==
+         CUBLAS_STATUS_SUCCESS;
+  int chosen = 0;
+  if (ok) {
+    int32_t variants[ICUDA_TUNE_ALGOS];
+    for (int i = 0; i < n; i++) variants[i] = i;
+    tck_str kt = {0}, what = {0};
+    tck_str_printf(&kt, "inductor-cuda cuBLASLt algorithm\n%s sm_%d\ncuBLASLt %zu\n", ctx->facts.name, (int)ctx->facts.sm,
+                   g_lt.version);
+    for (int i = 0; i < MM_KEY_LEN; i++) tck_str_printf(&kt, "%lld ", (long long)key[i]);
+    tck_str_printf(&what, "matmul '%s' (%lld x %lld, %s%s; the heuristic's first %d algorithms)", k->name,
+                   (long long)mc->cols, (long long)mc->rows, has_bias ? "bias, " : "", has_res ? "residual" : "no residual",
+                   n);
+    bool from_cache = false;
+    tck_tune_request req = {.who = "inductor-cuda", .what = what.data ? what.data : "matmul", .key = kt.data ? kt.data : "",
+                            .key_len = kt.len, .variants = variants, .n = n, .measure = algo_measure, .arg = &t};
+    if (!kt.oom && !what.oom) chosen = tck_tune_choose(ctx->host, &req, &from_cache);
+    tck_str_free(&kt);
+    tck_str_free(&what);
+    if (chosen < 0 || chosen >= n) chosen = 0;
+  }
+  if (has_bias)
+    g_lt.MatmulDescSetAttribute(call->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &real_bias, sizeof real_bias);
+  cu->cuStreamSynchronize(ctx->stream); /* the scratch's last use */
+  for (int i = 0; i < 5; i++)
+    if (*bufs[i]) icuda_device_free(ctx, *bufs[i]);
+  if (events) {
+    cu->cuEventDestroy(t.begin);
+    cu->cuEventDestroy(t.end);
+  }
+  return chosen;
+}
+
 tc_error *icuda_blaslt_matmul(tc_plugin_ctx *ctx, tc_executable *exe, icuda_kernel *k, const int64_t *vals,
                               const icuda_args *args, bool *epilogue_done) {
   const tc_matmul_desc *d = &k->mm;
@@ -387,25 +502,42 @@ tc_error *icuda_blaslt_matmul(tc_plugin_ctx *ctx, tc_executable *exe, icuda_kern
     uint32_t a4 = (uint32_t)alr;
     if (s == CUBLAS_STATUS_SUCCESS) s = g_lt.MatmulPreferenceSetAttribute(c.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &a4, sizeof a4);
     if (s == CUBLAS_STATUS_SUCCESS) s = g_lt.MatmulPreferenceSetAttribute(c.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &a3, sizeof a3);
-    cublasLtMatmulHeuristicResult_t res;
-    memset(&res, 0, sizeof res);
+    cublasLtMatmulHeuristicResult_t res[ICUDA_TUNE_ALGOS];
+    memset(res, 0, sizeof res);
     int got = 0;
     if (s == CUBLAS_STATUS_SUCCESS) {
       call = "cublasLtMatmulAlgoGetHeuristic";
-      s = g_lt.MatmulAlgoGetHeuristic(ctx->blaslt->handle, c.desc, c.la, c.lb, pres ? c.lr : c.lc, c.lc, c.pref, 1, &res,
-                                      &got);
-      if (s == CUBLAS_STATUS_SUCCESS && (got < 1 || res.state != CUBLAS_STATUS_SUCCESS))
-        s = got < 1 ? CUBLAS_STATUS_NOT_SUPPORTED : res.state;
+      s = g_lt.MatmulAlgoGetHeuristic(ctx->blaslt->handle, c.desc, c.la, c.lb, pres ? c.lr : c.lc, c.lc, c.pref,
+                                      exe->autotune ? ICUDA_TUNE_ALGOS : 1, res, &got);
+      if (s == CUBLAS_STATUS_SUCCESS && (got < 1 || res[0].state != CUBLAS_STATUS_SUCCESS))
+        s = got < 1 ? CUBLAS_STATUS_NOT_SUPPORTED : res[0].state;
+    }
+    int chosen = 0;
+    if (s == CUBLAS_STATUS_SUCCESS && got > 1) {
+      /* only the usable answers, in the heuristic's order */
+      int n = 0;
+      for (int i = 0; i < got; i++)
+        if (res[i].state == CUBLAS_STATUS_SUCCESS) res[n++] = res[i];
+      float f_one = 1.0f, f_zero = 0.0f;
+      double d_one = 1.0, d_zero = 0.0;
+      const bool f64 = dtype == TC_F64;
+      chosen = algo_choose(ctx, k, &c, res, n, key, es, &mx1, &mx2, &mc, &mr, B1, s1, s2, c_sb, pres ? lt.res_stride_batch : 0,
+                           pres != NULL, pbias, f64 ? (const void *)&d_one : &f_one,
+                           f64 ? (const void *)&d_zero : pres ? &f_one : &f_zero);
     }
     if (s == CUBLAS_STATUS_SUCCESS) {
       slot = &k->algos[k->next_algo];
       k->next_algo = (k->next_algo + 1) % ICUDA_MM_ALGO_SLOTS;
       slot->used = true;
       memcpy(slot->key, key, sizeof key);
-      slot->algo = res.algo;
+      slot->algo = res[chosen].algo;
     }
   }
 
+  if (s == CUBLAS_STATUS_SUCCESS && ctx->dry_run) { /* graphs.c: the algorithm was all it wanted */
+    mm_call_free(&c);
+    return NULL;
+  }
   if (s == CUBLAS_STATUS_SUCCESS) {
     call = "cublasLtMatmul";
     float f_one = 1.0f, f_zero = 0.0f;

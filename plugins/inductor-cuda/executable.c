@@ -101,6 +101,7 @@ tc_error *icuda_compile(tc_plugin_ctx *ctx, const tc_kernel_list *list, const ic
   exe->name = tck_strdup(graph);
   exe->allow_tf32 = o->allow_tf32;
   exe->graph_mode = o->mode == TC_MODE_REDUCE_OVERHEAD || o->mode == TC_MODE_MAX_AUTOTUNE;
+  exe->autotune = o->mode == TC_MODE_MAX_AUTOTUNE || o->mode == TC_MODE_MAX_AUTOTUNE_NO_CUDAGRAPHS;
   exe->n_exprs = list->n_exprs;
   exe->n_syms = list->n_syms;
   exe->exprs = calloc((size_t)list->n_exprs + 1, sizeof *exe->exprs);

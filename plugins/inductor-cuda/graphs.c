@@ -179,6 +179,17 @@ static tc_error *record(tc_plugin_ctx *ctx, icuda_held *h, CUgraphExec *out) {
       if (e) return e;
       break;
     }
+  if (exe->autotune) { /* max-autotune: cuBLASLt's algorithms timed now, as nothing can wait inside a capture */
+    ctx->dry_run = true;
+    tc_error *e = NULL;
+    for (int32_t i = 0; i < h->n && !e; i++) {
+      tc_launch_args a = held_args(h, &h->launches[i]);
+      a.ctx = ctx;
+      e = icuda_launch(ctx, &a);
+    }
+    ctx->dry_run = false;
+    if (e) return e;
+  }
   CUresult r = ctx->cu->cuStreamBeginCapture(ctx->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
   if (r != CUDA_SUCCESS) return icuda_cu_error(ctx, r, "cuStreamBeginCapture", "launch '%s' (recording a CUDA graph)", exe->name);
   tc_error *e = NULL;

@@ -226,6 +226,7 @@ struct tc_plugin_ctx {
   bool pending;
   uint64_t pending_call;
   icuda_held *held;            /* graphs.c: the current call's launches, held (or NULL) */
+  bool dry_run;                /* graphs.c: launches only choose (and tune) cuBLASLt's algorithms */
   /* TC_LOGS=profile (profile.c): each launch waited for between two events */
   bool profiling;
   CUevent prof_begin, prof_end;
@@ -335,6 +336,7 @@ struct tc_executable {
   icuda_kernel *kernels;
   /* reduce-overhead / max-autotune: calls replayed as CUDA graphs (graphs.c) */
   bool graph_mode;
+  bool autotune;               /* max-autotune(-no-cudagraphs): cuBLASLt's algorithms timed per shape */
   bool graphs_off;             /* stopped recording: calls kept missing */
   icuda_graph_slot *graphs;    /* ICUDA_GRAPHS slots, or NULL */
   uint64_t graph_clock, graph_hits, graph_misses;

@@ -110,6 +110,12 @@ tc_error *icuda_launch(tc_plugin_ctx *ctx, const tc_launch_args *a) {
   icuda_args args;
   tc_error *e = eval_sizes(ctx, exe, a, vals);
   if (!e) e = fill_args(ctx, exe, k, a, vals, &args);
+  if (ctx->dry_run) { /* graphs.c, before a capture: only cuBLASLt's algorithm is chosen */
+    bool unused;
+    if (!e && k->kind == TC_KERNEL_MATMUL && !k->plan.inline_product) e = icuda_blaslt_matmul(ctx, exe, k, vals, &args, &unused);
+    if (vals != local) free(vals);
+    return e;
+  }
   bool queued = false;
   bool timed = !e && icuda_profile_begin(ctx);
   if (!e) {
