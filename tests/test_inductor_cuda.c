@@ -24,6 +24,8 @@ typedef struct icuda_codegen_check_ext {
                                  char **source_out);
   tc_error *(*check_attention_tiles)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t queries,
                                      int32_t keys, char **source_out);
+  tc_error *(*check_attention_variant)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t queries,
+                                       int32_t keys, int32_t thread_queries, char **source_out);
 } icuda_codegen_check_ext;
 
 static tck_test_host *th;
@@ -392,24 +394,28 @@ static tc_kernel_list attention_list(kl *l, int64_t d, bool causal) {
 
 /* Flash attention compiles for sm_90 at the GPU shapes' head size (float4 rows, the p.v slice
  * as float4s) and at the test size's (4: scalar values), with and without the causal mask, in
- * every tile shape the options allow. */
+ * every tile shape and queries per thread the options allow. */
 Test(inductor_cuda, flash_attention_compiles) {
   const int64_t dims[2] = {64, 4};
-  const int32_t tiles[3][2] = {{0, 0}, {64, 64}, {128, 64}};
-  cr_assert(ext->base.struct_size >= sizeof(icuda_codegen_check_ext) && ext->check_attention_tiles);
-  for (int i = 0; i < 6; i++) {
+  const int32_t tiles[5][3] = {{0, 0, 0}, {64, 64, 4}, {128, 64, 4}, {128, 32, 8}, {64, 64, 8}};
+  cr_assert(ext->base.struct_size >= sizeof(icuda_codegen_check_ext) && ext->check_attention_variant);
+  for (int i = 0; i < 10; i++) {
     kl l = {0};
     tc_kernel_list list = attention_list(&l, dims[i % 2], i % 2 == 0);
     char *src = NULL;
     const char *msg = NULL;
-    tc_status st = tck_test_host_take(
-        th, ext->check_attention_tiles(tck_test_host_api(th), &list, 90, tiles[i / 2][0], tiles[i / 2][1], &src), &msg);
+    const int32_t *t = tiles[i / 2];
+    tc_status st = tck_test_host_take(th, ext->check_attention_variant(tck_test_host_api(th), &list, 90, t[0], t[1], t[2], &src),
+                                      &msg);
     cr_assert_eq(st, TC_OK, "%s\n--- source ---\n%s", msg, src ? src : "(none)");
     if (getenv("TC_TEST_DUMP_CUDA")) fprintf(stderr, "%s\n", src);
-    char tile[64];
-    snprintf(tile, sizeof tile, "%d queries a\n * block, %d keys a tile", tiles[i / 2][0] ? tiles[i / 2][0] : 128,
-             tiles[i / 2][1] ? tiles[i / 2][1] : 32);
+    char tile[96];
+    snprintf(tile, sizeof tile, "%d queries a\n * block, %d keys a tile, %d queries a thread", t[0] ? t[0] : 128,
+             t[1] ? t[1] : 32, t[2] ? t[2] : 4);
     assert_has(src, tile);
+    char block[64];
+    snprintf(block, sizeof block, "__launch_bounds__(%d)", (t[0] ? t[0] : 128) / (t[2] ? t[2] : 4) * 8);
+    assert_has(src, block);
     assert_has(src, i % 2 == 0 ? "k_causal_attention(const tc_cu_args a)" : "k_attention(const tc_cu_args a)");
     assert_has(src, "extern __shared__ float4 tc_smem4[];");
     assert_has(src, "alpha[i] = mn == -INFINITY ? 1.0f : expf(m[i] - mn);");

@@ -2,16 +2,17 @@
  * probabilities never leave the block.
  *
  * A block takes BM queries of one (batch2, batch) head (128 or 64, cuda.attention_queries; 8
- * threads per 4 queries) and walks the keys in tiles of BN (32 or 64, cuda.attention_keys): q·kT
- * of the tile (each thread 4 queries x BN/8 keys, fp32 FMAs from shared memory), the mask, the
+ * threads per QPT queries, QPT 4 or 8: cuda.attention_thread_queries) and walks the keys in tiles
+ * of BN (32 or 64, cuda.attention_keys): q·kT of the tile (each thread QPT queries x BN/8 keys,
+ * fp32 FMAs from shared memory), the mask, the
  * online softmax (running max m and sum l per query, the accumulator rescaled by
- * exp(m_old - m_new)), then p·v into the thread's 4 x DV/8 slice of the output. Key tiles are
+ * exp(m_old - m_new)), then p·v into the thread's QPT x DV/8 slice of the output. Key tiles are
  * copied by cp.async into two buffers: tile kt + 1 is in flight while tile kt is computed. Tiles wholly masked by the causal mask are skipped, and blocks start with the
  * heaviest query tiles (the last ones) so the short ones fill the tail of the grid.
  *
  * Shared memory: q (BM x D), twice k then p (BN x D, then BN x BM: p reuses its tile's k space
  * once the scores are made) and v (BN x DV); rows padded by 4 floats so a phase of 8 lanes reading float4 rows
- * hits 8 different bank groups. Thread t owns queries 4*(t/8) .. +3 and keys t%8 + 8j (keys
+ * hits 8 different bank groups. Thread t owns queries QPT*(t/8) .. +QPT-1 and keys t%8 + 8j (keys
  * interleaved: the transposed p store is then conflict-free); a query's 8 threads are
  * consecutive lanes, so its max and sum are 3 shuffles.
  *
@@ -68,7 +69,11 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
   /* 128 x 32 by default: of the four, the fastest attn_block on the H200 (1.674 ms against
    * 1.688-1.713 ms, `tc run`, 2026-12-01): 85 KB of shared memory, two 8-warp blocks an SM */
   const int32_t bm = g->o->attn_queries == 64 ? 64 : 128, bn = g->o->attn_keys == 64 ? 64 : 32;
-  const int32_t threads = bm / 4 * 8;
+  /* queries per thread (cuda.attention_thread_queries): 8 reads fewer shared-memory bytes per FMA
+   * (12 float4 loads per 128 FMAs of q.kT against 8 per 64, 4 per 64 of p.v against 3 per 32) on
+   * half the threads */
+  const int32_t qpt = g->o->attn_thread_queries == 8 ? 8 : 4;
+  const int32_t threads = bm / qpt * 8;
   const int32_t smem = attention_smem(bm, bn, d4, dv8);
   const bool two = a->batch2 >= 0;
   plan->kind = ICUDA_LAUNCH_ATTENTION;
@@ -79,13 +84,13 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
 
   tck_str_printf(s,
                  "/* flash attention: %lld-dim queries and keys, %lld-dim values; %s; scale %.9g; %d queries a\n"
-                 " * block, %d keys a tile */\n",
-                 (long long)d, (long long)dv, a->causal ? "causal" : "no mask", a->scale, (int)bm, (int)bn);
+                 " * block, %d keys a tile, %d queries a thread */\n",
+                 (long long)d, (long long)dv, a->causal ? "causal" : "no mask", a->scale, (int)bm, (int)bn, (int)qpt);
   cg_prologue(s, g, threads);
   tck_str_printf(s,
-                 "  enum { BM = %d, BN = %d, KPT = BN / 8, D = %lld, D4 = %d, DV = %lld, DV8 = %d, DVT = DV8 / 8 };\n"
+                 "  enum { BM = %d, BN = %d, QPT = %d, KPT = BN / 8, D = %lld, D4 = %d, DV = %lld, DV8 = %d, DVT = DV8 / 8 };\n"
                  "  enum { QROW = D4 + 4, KROW = D4 + 4, PROW = BM + 4, KP = KROW > PROW ? KROW : PROW };\n",
-                 bm, bn, (long long)d, d4, (long long)dv, dv8);
+                 bm, bn, qpt, (long long)d, d4, (long long)dv, dv8);
   def(s, g, "tq", a->tq);
   def(s, g, "tk", a->tk);
   def(s, g, "heads", a->batch);
@@ -120,11 +125,11 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
       "      for (int f4 = 0; f4 < DVT / 4; f4++) {\n"
       "        const float4 vv = *(const float4 *)&vs[c * DV8 + tx * DVT + f4 * 4];\n"
       "#pragma unroll\n"
-      "        for (int i = 0; i < 4; i++) {\n"
-      "          acc[i][f4 * 4 + 0] = fmaf(p4[i], vv.x, acc[i][f4 * 4 + 0]);\n"
-      "          acc[i][f4 * 4 + 1] = fmaf(p4[i], vv.y, acc[i][f4 * 4 + 1]);\n"
-      "          acc[i][f4 * 4 + 2] = fmaf(p4[i], vv.z, acc[i][f4 * 4 + 2]);\n"
-      "          acc[i][f4 * 4 + 3] = fmaf(p4[i], vv.w, acc[i][f4 * 4 + 3]);\n"
+      "        for (int i = 0; i < QPT; i++) {\n"
+      "          acc[i][f4 * 4 + 0] = fmaf(pq[i], vv.x, acc[i][f4 * 4 + 0]);\n"
+      "          acc[i][f4 * 4 + 1] = fmaf(pq[i], vv.y, acc[i][f4 * 4 + 1]);\n"
+      "          acc[i][f4 * 4 + 2] = fmaf(pq[i], vv.z, acc[i][f4 * 4 + 2]);\n"
+      "          acc[i][f4 * 4 + 3] = fmaf(pq[i], vv.w, acc[i][f4 * 4 + 3]);\n"
       "        }\n"
       "      }\n";
   static const char pv_scalar[] =
@@ -132,7 +137,7 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
       "      for (int f = 0; f < DVT; f++) {\n"
       "        const float vv = vs[c * DV8 + tx * DVT + f];\n"
       "#pragma unroll\n"
-      "        for (int i = 0; i < 4; i++) acc[i][f] = fmaf(p4[i], vv, acc[i][f]);\n"
+      "        for (int i = 0; i < QPT; i++) acc[i][f] = fmaf(pq[i], vv, acc[i][f]);\n"
       "      }\n";
   tck_str_printf(s,
       "\n"
@@ -151,13 +156,13 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
       "  float *qs = (float *)tc_smem4;           /* BM x QROW: q rows */\n"
       "  float *kbuf = qs + BM * QROW;             /* 2 x BN x KP: k rows; then p, key-major (BN x PROW) */\n"
       "  float *vbuf = kbuf + 2 * BN * KP;         /* 2 x BN x DV8: v rows */\n"
-      "  const int tid = threadIdx.x, tx = tid & 7, ty = tid >> 3; /* queries 4ty..4ty+3, keys tx + 8j (j < KPT) */\n"
+      "  const int tid = threadIdx.x, tx = tid & 7, ty = tid >> 3; /* queries QPT*ty .. +QPT-1, keys tx + 8j (j < KPT) */\n"
       "\n"
       "  /* q, then every key tile, copied by cp.async (zeros past the ends): tile kt + 1 is in\n"
       "   * flight while tile kt is computed */\n"
-      "  float m[4], l[4], acc[4][DVT];\n"
+      "  float m[QPT], l[QPT], acc[QPT][DVT];\n"
       "#pragma unroll\n"
-      "  for (int i = 0; i < 4; i++) {\n"
+      "  for (int i = 0; i < QPT; i++) {\n"
       "    m[i] = -INFINITY;\n"
       "    l[i] = 0.0f;\n"
       "#pragma unroll\n"
@@ -218,22 +223,22 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
       "    const int n = (int)(tk - k0 < BN ? tk - k0 : BN);\n"
       "    const long long dq0 = k0 - q0 - causal_offset;\n"
       "    const int dq = dq0 > (1 << 20) ? (1 << 20) : dq0 < -(1 << 20) ? -(1 << 20) : (int)dq0;\n"
-      "    /* scores: 4 queries x KPT keys per thread */\n"
-      "    float sc[4][KPT];\n"
+      "    /* scores: QPT queries x KPT keys per thread */\n"
+      "    float sc[QPT][KPT];\n"
       "#pragma unroll\n"
-      "    for (int i = 0; i < 4; i++)\n"
+      "    for (int i = 0; i < QPT; i++)\n"
       "#pragma unroll\n"
       "      for (int j = 0; j < KPT; j++) sc[i][j] = 0.0f;\n"
       "#pragma unroll 1\n");
   tck_str_puts(s,
       "    for (int e = 0; e < D4; e += 4) {\n"
-      "      float4 qv[4], kv[KPT];\n"
+      "      float4 qv[QPT], kv[KPT];\n"
       "#pragma unroll\n"
-      "      for (int i = 0; i < 4; i++) qv[i] = *(const float4 *)&qs[(ty * 4 + i) * QROW + e];\n"
+      "      for (int i = 0; i < QPT; i++) qv[i] = *(const float4 *)&qs[(ty * QPT + i) * QROW + e];\n"
       "#pragma unroll\n"
       "      for (int j = 0; j < KPT; j++) kv[j] = *(const float4 *)&ks[(tx + 8 * j) * KROW + e];\n"
       "#pragma unroll\n"
-      "      for (int i = 0; i < 4; i++)\n"
+      "      for (int i = 0; i < QPT; i++)\n"
       "#pragma unroll\n"
       "        for (int j = 0; j < KPT; j++) {\n"
       "          sc[i][j] = fmaf(qv[i].x, kv[j].x, sc[i][j]);\n"
@@ -243,14 +248,14 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
       "        }\n"
       "    }\n"
       "    /* mask, then the online softmax of each query over its 8 threads */\n"
-      "    float alpha[4];\n"
+      "    float alpha[QPT];\n"
       "#pragma unroll\n"
-      "    for (int i = 0; i < 4; i++) {\n"
+      "    for (int i = 0; i < QPT; i++) {\n"
       "      float mt = -INFINITY;\n"
       "#pragma unroll\n"
       "      for (int j = 0; j < KPT; j++) {\n"
       "        const int kj = tx + 8 * j; /* the key's place in the tile */\n"
-      "        const bool gone = kj >= n || (causal && kj - (ty * 4 + i) + dq >= 0);\n"
+      "        const bool gone = kj >= n || (causal && kj - (ty * QPT + i) + dq >= 0);\n"
       "        sc[i][j] = gone ? -INFINITY : sc[i][j] * scale;\n"
       "        mt = tc_max_f32(mt, sc[i][j]);\n"
       "      }\n"
@@ -277,18 +282,24 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
       "    float *ps = ks;\n"
       "#pragma unroll\n"
       "    for (int j = 0; j < KPT; j++)\n"
-      "      *(float4 *)&ps[(tx + 8 * j) * PROW + ty * 4] = make_float4(sc[0][j], sc[1][j], sc[2][j], sc[3][j]);\n"
-      "    __syncthreads();\n"
-      "    /* acc = acc * alpha + p . v over the tile's keys: 4 queries x DVT values per thread */\n"
       "#pragma unroll\n"
-      "    for (int i = 0; i < 4; i++)\n"
+      "      for (int h = 0; h < QPT; h += 4)\n"
+      "        *(float4 *)&ps[(tx + 8 * j) * PROW + ty * QPT + h] = make_float4(sc[h][j], sc[h + 1][j], sc[h + 2][j], sc[h + 3][j]);\n"
+      "    __syncthreads();\n"
+      "    /* acc = acc * alpha + p . v over the tile's keys: QPT queries x DVT values per thread */\n"
+      "#pragma unroll\n"
+      "    for (int i = 0; i < QPT; i++)\n"
       "#pragma unroll\n"
       "      for (int f = 0; f < DVT; f++) acc[i][f] *= alpha[i];\n"
 
       "#pragma unroll 2\n"
       "    for (int c = 0; c < n; c++) {\n"
-      "      const float4 pv = *(const float4 *)&ps[c * PROW + ty * 4];\n"
-      "      const float p4[4] = {pv.x, pv.y, pv.z, pv.w};\n");
+      "      float pq[QPT];\n"
+      "#pragma unroll\n"
+      "      for (int h = 0; h < QPT; h += 4) {\n"
+      "        const float4 pv = *(const float4 *)&ps[c * PROW + ty * QPT + h];\n"
+      "        pq[h] = pv.x, pq[h + 1] = pv.y, pq[h + 2] = pv.z, pq[h + 3] = pv.w;\n"
+      "      }\n");
   tck_str_puts(s, dv8 / 8 % 4 == 0 ? pv_vector : pv_scalar);
   tck_str_puts(s,
       "    }\n"
@@ -297,8 +308,8 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
       "  tc_cp_async_wait0(); /* no copy outlives the block (q's, when every key is masked) */\n"
       "  /* out = acc / l; a query with keys but every one masked is NaN, as softmax of all -inf */\n"
       "#pragma unroll\n"
-      "  for (int i = 0; i < 4; i++) {\n"
-      "    const long long qi = q0 + ty * 4 + i;\n"
+      "  for (int i = 0; i < QPT; i++) {\n"
+      "    const long long qi = q0 + ty * QPT + i;\n"
       "    if (qi >= tq) continue;\n"
       "    const float inv_none = tk > 0 && m[i] == -INFINITY ? NAN : 0.0f;\n"
       "#pragma unroll\n"

@@ -49,6 +49,12 @@ static tc_error *check_attention_tiles(const tc_host_api *host, const tc_kernel_
   return check_options(host, list, &o, source_out);
 }
 
+static tc_error *check_attention_variant(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t queries,
+                                         int32_t keys, int32_t thread_queries, char **source_out) {
+  const icuda_codegen_options o = {.sm = sm, .attn_queries = queries, .attn_keys = keys, .attn_thread_queries = thread_queries};
+  return check_options(host, list, &o, source_out);
+}
+
 static tc_error *check(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, char **source_out) {
   return check_row_threads(host, list, sm, 0, source_out);
 }
@@ -58,4 +64,5 @@ const icuda_codegen_check_ext icuda_codegen_check = {
     .check = check,
     .check_row_threads = check_row_threads,
     .check_attention_tiles = check_attention_tiles,
+    .check_attention_variant = check_attention_variant,
 };

@@ -67,6 +67,7 @@ typedef struct icuda_codegen_options {
   int32_t row_threads; /* ROWS kernels' threads per row (cuda.row_threads); 0: chosen from the row */
   int32_t attn_queries; /* ATTENTION: queries per block, 64 or 128 (cuda.attention_queries; 0: 128) */
   int32_t attn_keys;    /* ATTENTION: keys per tile, 32 or 64 (cuda.attention_keys; 0: 32) */
+  int32_t attn_thread_queries; /* ATTENTION: queries per thread, 4 or 8 (cuda.attention_thread_queries; 0: 4) */
 } icuda_codegen_options;
 
 /* The CUDA C of every kernel of a validated list, as one module (readable: kernels named after
@@ -115,6 +116,9 @@ typedef struct icuda_codegen_check_ext {
   /* The same with the attention tiles (cuda.attention_queries, cuda.attention_keys; 0: 128, 32). */
   tc_error *(*check_attention_tiles)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t queries,
                                      int32_t keys, char **source_out);
+  /* ... and queries per thread (cuda.attention_thread_queries; 0: 4). */
+  tc_error *(*check_attention_variant)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t queries,
+                                       int32_t keys, int32_t thread_queries, char **source_out);
 } icuda_codegen_check_ext;
 /* codegen_check.c: the extension (next = NULL); the plugin table chains it after its
  * capabilities extension. */
@@ -346,6 +350,7 @@ typedef struct icuda_compile_opts {
   bool allow_tf32;
   int32_t row_threads; /* cuda.row_threads; 0: automatic */
   int32_t attn_queries, attn_keys; /* cuda.attention_queries / cuda.attention_keys (128, 32) */
+  int32_t attn_thread_queries;     /* cuda.attention_thread_queries (4) */
   int32_t mode;        /* tc_mode: reduce-overhead and max-autotune replay calls as CUDA graphs */
 } icuda_compile_opts;
 tc_error *icuda_compile(tc_plugin_ctx *ctx, const tc_kernel_list *list, const icuda_compile_opts *o,

@@ -138,6 +138,8 @@ static const tc_option_decl k_options[] = {
         "fused attention: queries per block (4 per 8 threads: 128 or 256 threads)"),
     OPT("cuda.attention_keys", TC_OPTION_ENUM, TC_OPTION_COMPILE, "32", 0, 0, "32|64",
         "fused attention: keys per tile (8 threads split a tile's keys; smaller tiles take less shared memory)"),
+    OPT("cuda.attention_thread_queries", TC_OPTION_ENUM, TC_OPTION_COMPILE, "4", 0, 0, "4|8",
+        "fused attention: queries per thread (8 halves the threads and reads fewer shared-memory bytes per FMA)"),
 };
 #undef OPT
 
@@ -419,6 +421,8 @@ static tc_error *icuda_compile_entry(tc_compile_args *a) {
       .row_threads = (int32_t)tck_option_int(a->options, a->n_options, a->option_size, "cuda.row_threads", 0),
       .attn_queries = (int32_t)tck_option_int(a->options, a->n_options, a->option_size, "cuda.attention_queries", 128),
       .attn_keys = (int32_t)tck_option_int(a->options, a->n_options, a->option_size, "cuda.attention_keys", 32),
+      .attn_thread_queries =
+          (int32_t)tck_option_int(a->options, a->n_options, a->option_size, "cuda.attention_thread_queries", 4),
       .mode = a->mode};
   ENTER(ctx, "compile");
   tc_error *e = icuda_compile(ctx, a->kernels, &o, &a->exe);
