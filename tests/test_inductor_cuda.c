@@ -397,7 +397,7 @@ static tc_kernel_list attention_list(kl *l, int64_t d, bool causal) {
  * every tile shape and queries per thread the options allow. */
 Test(inductor_cuda, flash_attention_compiles) {
   const int64_t dims[2] = {64, 4};
-  const int32_t tiles[5][3] = {{0, 0, 0}, {64, 64, 4}, {128, 64, 4}, {128, 32, 8}, {64, 64, 8}};
+  const int32_t tiles[5][3] = {{0, 0, 0}, {64, 64, 4}, {128, 64, 4}, {128, 32, 4}, {128, 32, 8}};
   cr_assert(ext->base.struct_size >= sizeof(icuda_codegen_check_ext) && ext->check_attention_variant);
   for (int i = 0; i < 10; i++) {
     kl l = {0};
@@ -410,11 +410,11 @@ Test(inductor_cuda, flash_attention_compiles) {
     cr_assert_eq(st, TC_OK, "%s\n--- source ---\n%s", msg, src ? src : "(none)");
     if (getenv("TC_TEST_DUMP_CUDA")) fprintf(stderr, "%s\n", src);
     char tile[96];
-    snprintf(tile, sizeof tile, "%d queries a\n * block, %d keys a tile, %d queries a thread", t[0] ? t[0] : 128,
-             t[1] ? t[1] : 32, t[2] ? t[2] : 4);
+    snprintf(tile, sizeof tile, "%d queries a\n * block, %d keys a tile, %d queries a thread", t[0] ? t[0] : 64,
+             t[1] ? t[1] : 32, t[2] ? t[2] : 8);
     assert_has(src, tile);
     char block[64];
-    snprintf(block, sizeof block, "__launch_bounds__(%d)", (t[0] ? t[0] : 128) / (t[2] ? t[2] : 4) * 8);
+    snprintf(block, sizeof block, "__launch_bounds__(%d)", (t[0] ? t[0] : 64) / (t[2] ? t[2] : 8) * 8);
     assert_has(src, block);
     assert_has(src, i % 2 == 0 ? "k_causal_attention(const tc_cu_args a)" : "k_attention(const tc_cu_args a)");
     assert_has(src, "extern __shared__ float4 tc_smem4[];");

@@ -65,14 +65,14 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
     return TC_ERR_UNSUPPORTED;
   }
   const int32_t d4 = round_up((int32_t)d, 4), dv8 = round_up((int32_t)dv, 8);
-  /* queries per block (4 per 8 threads) and keys per tile (8 threads split them) */
-  /* 128 x 32 by default: of the four, the fastest attn_block on the H200 (1.674 ms against
-   * 1.688-1.713 ms, `tc run`, 2026-12-01): 85 KB of shared memory, two 8-warp blocks an SM */
-  const int32_t bm = g->o->attn_queries == 64 ? 64 : 128, bn = g->o->attn_keys == 64 ? 64 : 32;
-  /* queries per thread (cuda.attention_thread_queries): 8 reads fewer shared-memory bytes per FMA
-   * (12 float4 loads per 128 FMAs of q.kT against 8 per 64, 4 per 64 of p.v against 3 per 32) on
-   * half the threads */
-  const int32_t qpt = g->o->attn_thread_queries == 8 ? 8 : 4;
+  /* queries per block, keys per tile (8 threads split them) and queries per thread. 64 x 32 with
+   * 8 a thread by default: of five shapes the fastest on the H200 (flash kernel 177 µs against
+   * 188-230 µs, attn_block 1.528 ms against 1.532-1.612 ms, `tc run`, session 7): 51 KB of shared
+   * memory and 64 threads a block, four blocks an SM. 8 queries a thread read fewer
+   * shared-memory bytes per FMA (12 float4 loads per 128 FMAs of q.kT against 8 per 64; 4 per 64
+   * of p.v against 3 per 32) in 168 registers. */
+  const int32_t bm = g->o->attn_queries == 128 ? 128 : 64, bn = g->o->attn_keys == 64 ? 64 : 32;
+  const int32_t qpt = g->o->attn_thread_queries == 4 ? 4 : 8;
   const int32_t threads = bm / qpt * 8;
   const int32_t smem = attention_smem(bm, bn, d4, dv8);
   const bool two = a->batch2 >= 0;

@@ -134,11 +134,11 @@ static const tc_option_decl k_options[] = {
     OPT("cuda.row_threads", TC_OPTION_ENUM, TC_OPTION_COMPILE, "0", 0, 0, "0|32|64|128|256|512|1024",
         "threads per row of the row kernels (layer_norm, softmax), a block per row; 0: automatic (a warp per row for rows "
         "of a multiple of 128 up to 1024 elements, else a block of about 4 float4 per thread)"),
-    OPT("cuda.attention_queries", TC_OPTION_ENUM, TC_OPTION_COMPILE, "128", 0, 0, "64|128",
-        "fused attention: queries per block (4 per 8 threads: 128 or 256 threads)"),
+    OPT("cuda.attention_queries", TC_OPTION_ENUM, TC_OPTION_COMPILE, "64", 0, 0, "64|128",
+        "fused attention: queries per block (8 threads per cuda.attention_thread_queries of them)"),
     OPT("cuda.attention_keys", TC_OPTION_ENUM, TC_OPTION_COMPILE, "32", 0, 0, "32|64",
         "fused attention: keys per tile (8 threads split a tile's keys; smaller tiles take less shared memory)"),
-    OPT("cuda.attention_thread_queries", TC_OPTION_ENUM, TC_OPTION_COMPILE, "4", 0, 0, "4|8",
+    OPT("cuda.attention_thread_queries", TC_OPTION_ENUM, TC_OPTION_COMPILE, "8", 0, 0, "4|8",
         "fused attention: queries per thread (8 halves the threads and reads fewer shared-memory bytes per FMA)"),
 };
 #undef OPT
@@ -419,10 +419,10 @@ static tc_error *icuda_compile_entry(tc_compile_args *a) {
   icuda_compile_opts o = {
       .allow_tf32 = tck_option_bool(a->options, a->n_options, a->option_size, "cuda.allow_tf32", false),
       .row_threads = (int32_t)tck_option_int(a->options, a->n_options, a->option_size, "cuda.row_threads", 0),
-      .attn_queries = (int32_t)tck_option_int(a->options, a->n_options, a->option_size, "cuda.attention_queries", 128),
+      .attn_queries = (int32_t)tck_option_int(a->options, a->n_options, a->option_size, "cuda.attention_queries", 64),
       .attn_keys = (int32_t)tck_option_int(a->options, a->n_options, a->option_size, "cuda.attention_keys", 32),
       .attn_thread_queries =
-          (int32_t)tck_option_int(a->options, a->n_options, a->option_size, "cuda.attention_thread_queries", 4),
+          (int32_t)tck_option_int(a->options, a->n_options, a->option_size, "cuda.attention_thread_queries", 8),
       .mode = a->mode};
   ENTER(ctx, "compile");
   tc_error *e = icuda_compile(ctx, a->kernels, &o, &a->exe);
