@@ -58,10 +58,13 @@ int cmd_options(int argc, char **argv) {
     printf("%s declares no options\n", name);
     return 0;
   }
-  printf("%-22s %-7s %-8s %-10s %-16s %s\n", "OPTION", "TYPE", "SCOPE", "DEFAULT", "ALLOWED", "MEANING");
+  int w = 22; /* the name column fits the longest name */
+  for (int i = 0; i < n; i++)
+    if (opts[i].name && (int)strlen(opts[i].name) > w) w = (int)strlen(opts[i].name);
+  printf("%-*s %-7s %-8s %-10s %-16s %s\n", w, "OPTION", "TYPE", "SCOPE", "DEFAULT", "ALLOWED", "MEANING");
   for (int i = 0; i < n; i++) {
     allowed(&opts[i], buf, sizeof buf);
-    printf("%-22s %-7s %-8s %-10s %-16s %s\n", opts[i].name, opts[i].type, opts[i].scope,
+    printf("%-*s %-7s %-8s %-10s %-16s %s\n", w, opts[i].name, opts[i].type, opts[i].scope,
            opts[i].default_value ? opts[i].default_value : "-", buf, opts[i].meaning ? opts[i].meaning : "");
   }
   printf("\nSet them in tc_compile_options.options or $TC_OPTIONS: \"%s=VALUE,...\"; context options pick the "
