@@ -56,6 +56,8 @@ for b in $gpu_backends; do
   tail -3 /tmp/conformance_$b.txt
   { echo "=== conformance $b"; cat /tmp/conformance_$b.txt; } >>"$LOG"
   [ -n "${TC_GPU_NO_BENCH:-}" ] && continue
+  # TC_GPU_BENCH_BACKENDS="a b": bench only these (the others get conformance only)
+  [ -n "${TC_GPU_BENCH_BACKENDS:-}" ] && [[ " $TC_GPU_BENCH_BACKENDS " != *" $b "* ]] && continue
   echo "=== bench $b"
   timeout $t_bench $B/bin/tc bench --backend "$b" --size gpu $bench_models --json >"$OUT/bench_$b.json" 2>/tmp/bench_$b.log
   tail -5 /tmp/bench_$b.log
