@@ -362,6 +362,7 @@ typedef struct vk_gen {
   tck_exprs x; /* the list's size expressions in GLSL syntax; marks what the shader uses */
   const bool *percomp; /* per op: its value varies per vector component in the current emission */
   bool uses_f64, uses_i64, uses_u8, uses_subgroups, uses_atomic, uses_unroll;
+  bool uses_index_error; /* TC_KOP_INDEX_CHECK ops (ABI 2.3): their record buffers get a helper */
   /* ROWS: what must be a multiple of 4 for the vec4 bodies (the launch checks it and picks
    * the body through a specialization constant): buffers' element offsets, size expressions */
   bool rows_vec;
