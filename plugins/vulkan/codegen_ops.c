@@ -87,6 +87,29 @@ static void gen_index_error_helpers(const vk_gen *g, tck_str *h) {
   }
 }
 
+void vk_gen_index_locals(vk_gen *g, tck_str *t) {
+  const tc_kernel_desc *k = g->k;
+  for (int32_t b = 0; g->uses_index_error && b < k->n_buffers; b++) {
+    if (!is_index_record(k, b)) continue;
+    tck_str_printf(t, "  // an out-of-range index of this invocation, recorded once at the end (ABI 2.3)\n");
+    tck_str_printf(t, "  bool bad%d = false;\n  int64_t bad%d_site = 0l, bad%d_value = 0l, bad%d_bound = 0l;\n", (int)b, (int)b,
+                   (int)b, (int)b);
+    g->index_local = true;
+  }
+}
+
+void vk_gen_index_flush(vk_gen *g, tck_str *t, int indent) {
+  const tc_kernel_desc *k = g->k;
+  for (int32_t b = 0; g->index_local && b < k->n_buffers; b++) {
+    if (!is_index_record(k, b)) continue;
+    char id[64];
+    vk_buffer_ident(k, b, id, sizeof id);
+    tck_str_indent(t, indent);
+    tck_str_printf(t, "if (bad%d) tc_index_error_%s(bad%d_site, bad%d_value, bad%d_bound);\n", (int)b, id, (int)b, (int)b,
+                   (int)b);
+  }
+}
+
 void vk_gen_prologue(vk_gen *g, tck_str *h, const tck_str *body) {
   const tc_kernel_desc *k = g->k;
   tck_str_printf(h, "#version 450\n");
@@ -422,13 +445,20 @@ void vk_gen_op(vk_gen *g, tck_str *t, int indent, int32_t i, const char *const *
     }
     arg_name(g, &a, op->args[0], suffix, pc);
     arg_name(g, &b, op->args[1], suffix, pc);
-    tck_str_printf(t, "// index check (site %lld): out of range -> record the call's first error, then read 0 / skip\n",
-                   (long long)op->iconst);
+    tck_str_printf(t, "// index check (site %lld): out of range -> %s the call's first error, then read 0 / skip\n",
+                   (long long)op->iconst, g->index_local ? "note it for" : "record");
     tck_str_indent(t, indent);
-    tck_str_printf(t, "bool v%d%s = %s >= 0l && %s < %s;\n", (int)i, suffix, a.data, a.data, b.data);
+    /* One unsigned compare (a negative index reads as a huge one; bounds are sizes, >= 0), not
+     * GLSL's &&, which short-circuits into a branch. */
+    tck_str_printf(t, "bool v%d%s = uint64_t(%s) < uint64_t(%s);\n", (int)i, suffix, a.data, b.data);
     tck_str_indent(t, indent);
-    tck_str_printf(t, "if (!v%d%s) tc_index_error_%s(%lldl, %s, %s);\n", (int)i, suffix, bufid, (long long)op->iconst,
-                   a.data, b.data);
+    const int B = (int)op->buffer;
+    if (g->index_local) /* noted in registers, recorded when the invocation ends (vk_gen_index_flush) */
+      tck_str_printf(t, "if (!v%d%s) { bad%d = true; bad%d_site = %lldl; bad%d_value = %s; bad%d_bound = %s; }\n", (int)i,
+                     suffix, B, B, (long long)op->iconst, B, a.data, B, b.data);
+    else
+      tck_str_printf(t, "if (!v%d%s) tc_index_error_%s(%lldl, %s, %s);\n", (int)i, suffix, bufid, (long long)op->iconst,
+                     a.data, b.data);
     free(a.data);
     free(b.data);
     return;
