@@ -37,7 +37,7 @@ extern "C" {
 #endif
 
 #define TC_ABI_MAJOR 2
-#define TC_ABI_MINOR 2
+#define TC_ABI_MINOR 3
 #define TC_PLUGIN_ENTRY_SYMBOL "tc_plugin_query"
 
 /* Size of a struct up to and including `field` (PJRT's trick): what a writer of an older minor
@@ -413,7 +413,12 @@ typedef enum tc_kop_kind {
   TC_KOP_REDUCE = 5,    /* fold args[0] over the op's inner loop with `prim` */
   TC_KOP_STORE = 6,     /* buffer[index] = args[0] */
   TC_KOP_STORE_ADD = 7, /* buffer[index] += args[0]; atomic where the outer domain may race */
-  TC_KOP_ACC = 8        /* MATMUL epilogue: the product's value at (batch, m, n) */
+  TC_KOP_ACC = 8,       /* MATMUL epilogue: the product's value at (batch, m, n) */
+  TC_KOP_INDEX_CHECK = 9 /* ABI 2.3: bool value = (0 <= args[0] < args[1]), both i64 (an index
+                            value and the size of the dim it indexes); where false, the first
+                            such failure of the call is recorded in `buffer` (a tc_index_error
+                            record, at the buffer's start) with site `iconst`. The kernel keeps
+                            the prims' rule with the value (gather reads 0, scatter skips). */
 } tc_kop_kind;
 
 typedef enum tc_kop_flag {
@@ -447,6 +452,23 @@ typedef struct tc_kop {
 } tc_kop;
 
 typedef enum tc_buffer_role { TC_BUF_INPUT = 0, TC_BUF_OUTPUT = 1, TC_BUF_INOUT = 2 } tc_buffer_role;
+
+/* ABI 2.3: where a compiled graph records the first out-of-range index of a call (gather,
+ * scatter_add: PyTorch raises there, the prims read 0 / skip). A fixed memory layout, not a
+ * struct that crosses the boundary by pointer: four little-endian 64-bit words at the start of
+ * the record buffer, which the host zeroes before the call and reads after it (host memory) or
+ * at the next wait for the backend's work (device memory). A kernel that finds an index out of
+ * range swaps `flag` from 0 to 1 atomically (a compare-and-swap on its low 32-bit word suffices:
+ * the high word stays 0) and, only when it won, writes the other three: concurrent threads and
+ * kernels agree on one error. Handed over as a kernel buffer (dtype i64, role OUTPUT, numel 4)
+ * that TC_KOP_INDEX_CHECK ops name, or as tc_run_graph_args.index_error; only to plugins of
+ * ABI 2.3 or newer, and only for graphs with GATHER or SCATTER_ADD. */
+typedef struct tc_index_error {
+  int64_t flag;  /* 0: no error; 1: recorded */
+  int64_t site;  /* TC_KOP_INDEX_CHECK's iconst; for run_graph, the GATHER/SCATTER_ADD node's index */
+  int64_t value; /* the index value found */
+  int64_t bound; /* the size of the dim it indexes: valid values are 0 .. bound - 1 */
+} tc_index_error;
 
 typedef struct tc_kbuffer {
   size_t struct_size;
@@ -618,6 +640,9 @@ typedef struct tc_run_graph_args {
   const tc_tensor_ref *outputs; /* contiguous, allocated by the host */
   size_t output_size;
   uint64_t call_id;
+  /* ABI 2.3 (TC_HAS_FIELD): a tc_index_error record, zeroed, where the run records its first
+   * out-of-range GATHER / SCATTER_ADD index (site: the node's index); NULL: no record wanted. */
+  tc_buffer *index_error;
 } tc_run_graph_args;
 
 /* synchronize waits for all queued work; flush makes sure queued work runs without any further

@@ -50,17 +50,24 @@ tc_status backend_buffer_write(tc_backend *be, tc_buffer *dst, size_t offset, co
   return take(be, err);
 }
 
-tc_status backend_buffer_read(tc_backend *be, tc_buffer *src, size_t offset, void *dst, size_t bytes) {
+static tc_status run_wait_checks(tc_backend *be);
+
+tc_status backend_buffer_read_raw(tc_backend *be, tc_buffer *src, size_t offset, void *dst, size_t bytes) {
   if (!be->api->buffer_read) return core_error(TC_ERR_INTERNAL, "%s: cannot read buffers", be->name);
   tc_buffer_copy_args a = {
       .struct_size = sizeof a, .ctx = be->ctx, .buffer = src, .offset = offset, .host = dst, .bytes = bytes};
   lock(be);
   tc_error *err = be->api->buffer_read(&a);
   unlock(be);
+  return take(be, err);
+}
+
+tc_status backend_buffer_read(tc_backend *be, tc_buffer *src, size_t offset, void *dst, size_t bytes) {
+  tc_status s = backend_buffer_read_raw(be, src, offset, dst, bytes);
   /* A read waits for the work before it: a failure of that work belongs to this result. */
-  tc_status s = take(be, err);
   tc_status a_s = backend_take_async_error(be);
-  return s != TC_OK ? s : a_s;
+  if (s != TC_OK) return s;
+  return a_s != TC_OK ? a_s : run_wait_checks(be);
 }
 
 tc_status backend_compile(tc_backend *be, const tc_kernel_list *kernels, const tc_graph_desc *graph,
@@ -114,7 +121,7 @@ tc_status backend_launch(tc_backend *be, tc_executable *exe, int32_t kernel, con
 
 tc_status backend_run_graph(tc_backend *be, tc_executable *exe, const int64_t *syms, int32_t n_syms,
                             const tc_tensor_ref *inputs, int32_t n_inputs, const tc_tensor_ref *outputs,
-                            int32_t n_outputs, uint64_t call_id) {
+                            int32_t n_outputs, uint64_t call_id, tc_buffer *index_error) {
   tc_run_graph_args a = {.struct_size = sizeof a,
                          .ctx = be->ctx,
                          .exe = exe,
@@ -126,7 +133,8 @@ tc_status backend_run_graph(tc_backend *be, tc_executable *exe, const int64_t *s
                          .n_outputs = n_outputs,
                          .outputs = outputs,
                          .output_size = sizeof(tc_tensor_ref),
-                         .call_id = call_id};
+                         .call_id = call_id,
+                         .index_error = index_error};
   lock(be);
   tc_error *err = be->api->run_graph(&a);
   unlock(be);
@@ -151,7 +159,8 @@ tc_status backend_synchronize(tc_backend *be) {
   unlock(be);
   tc_status s = take(be, err);
   tc_status a_s = backend_take_async_error(be);
-  return s != TC_OK ? s : a_s;
+  if (s != TC_OK) return s;
+  return a_s != TC_OK ? a_s : run_wait_checks(be);
 }
 
 void backend_executable_free(tc_backend *be, tc_executable *exe) {
@@ -203,6 +212,62 @@ tc_status backend_take_async_error(tc_backend *be) {
   tc_status s = core_error(TC_ERR_DEVICE, "%s: call %llu%s failed on the device: %s", be->name,
                          (unsigned long long)a->call_id, what, a->message);
   free(a);
+  return s;
+}
+
+/* ---------------------------------------------------------------- checks at waits */
+typedef struct backend_wait_check {
+  struct backend_wait_check *next;
+  backend_wait_check_fn fn;
+  void *ctx;
+} backend_wait_check;
+
+/* One lock for every context's list: checks are few (one per compiled graph with an index read
+ * on a device backend) and run only at waits. Held while a check runs, so that removing one
+ * waits for it to finish. */
+static pthread_mutex_t wait_checks_lock = PTHREAD_MUTEX_INITIALIZER;
+
+tc_status backend_wait_check_add(tc_backend *be, backend_wait_check_fn fn, void *ctx) {
+  backend_wait_check *w = malloc(sizeof *w);
+  if (!w) return core_error(TC_ERR_OUT_OF_MEMORY, "%s: out of memory registering a check", be->name);
+  *w = (backend_wait_check){.next = NULL, .fn = fn, .ctx = ctx};
+  pthread_mutex_lock(&wait_checks_lock);
+  backend_wait_check **tail = &be->wait_checks;
+  while (*tail) tail = &(*tail)->next;
+  __atomic_store_n(tail, w, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&wait_checks_lock);
+  return TC_OK;
+}
+
+void backend_wait_check_remove(tc_backend *be, void *ctx) {
+  pthread_mutex_lock(&wait_checks_lock);
+  for (backend_wait_check **p = &be->wait_checks; *p; p = &(*p)->next)
+    if ((*p)->ctx == ctx) {
+      backend_wait_check *w = *p;
+      __atomic_store_n(p, w->next, __ATOMIC_RELEASE);
+      free(w);
+      break;
+    }
+  pthread_mutex_unlock(&wait_checks_lock);
+}
+
+static tc_status run_wait_checks(tc_backend *be) {
+  /* Host-memory backends never register one: their waits stay lock-free. */
+  if (!__atomic_load_n(&be->wait_checks, __ATOMIC_ACQUIRE)) return TC_OK;
+  tc_status s = TC_OK;
+  pthread_mutex_lock(&wait_checks_lock);
+  for (backend_wait_check **p = &be->wait_checks; *p && s == TC_OK;) {
+    backend_wait_check *w = *p;
+    bool drop = false;
+    s = w->fn(w->ctx, &drop);
+    if (!drop) {
+      p = &w->next;
+      continue;
+    }
+    __atomic_store_n(p, w->next, __ATOMIC_RELEASE);
+    free(w);
+  }
+  pthread_mutex_unlock(&wait_checks_lock);
   return s;
 }
 

@@ -464,7 +464,7 @@ Test(core_prims, error_messages) {
   cr_assert_null(prim_slice(a, (int64_t[]){0, 60}, (int64_t[]){1, 2}, (tc_sz[]){{8, -1}, {3, -1}}));
   cr_assert(strstr(tc_last_error(), "prim slice: dim 1: 3 elements from 60 by 2 run past size 64"), "%s",
             tc_last_error());
-  cr_assert_null(prim_gather(a, 1, b));
+  cr_assert_null(prim_gather(a, 1, b, GRAPH_INDEX_PRIM));
   cr_assert_str_eq(tc_last_error(), "prim gather: index: dtype f32 not supported (i32 or i64 only)");
   cr_assert_null(prim_random(1, 0, TC_I32, 1, (tc_sz[]){{4, -1}}));
   cr_assert_str_eq(tc_last_error(), "prim random: dtype i32 not supported (f32 or f64 only)");

@@ -767,7 +767,7 @@ Test(kit_host, debug_eager_runs_a_graph) {
   int64_t syms[1] = {3};
   tc_tensor_ref xr = {sizeof xr, (tc_buffer *)x, 0, TC_F32, 2, {3, 2}, {2, 1}};
   tc_tensor_ref yr = {sizeof yr, (tc_buffer *)y, 0, TC_F32, 2, {3, 2}, {2, 1}};
-  tc_run_graph_args ra = {sizeof ra, ia.ctx, ca.exe, 1, syms, 1, &xr, sizeof xr, 1, &yr, sizeof yr, 1};
+  tc_run_graph_args ra = {sizeof ra, ia.ctx, ca.exe, 1, syms, 1, &xr, sizeof xr, 1, &yr, sizeof yr, 1, NULL};
   cr_assert_eq(tck_test_host_take(th, api.run_graph(&ra), &msg), TC_OK, "%s", msg);
   cr_assert_eq(y[5], -12.0f);
   tc_executable_info_args info = {sizeof info, ia.ctx, ca.exe, NULL, 0, false, 0};

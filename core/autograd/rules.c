@@ -165,7 +165,7 @@ static tc_tensor *unslice_dim(tc_tensor *g, int d, int64_t start, int64_t step, 
   tc_tensor *index = prim_iota(TC_I64, g->rank, shape, d);
   index = ops_binary_scalar(TC_PRIM_ADD, ops_binary_scalar(TC_PRIM_MUL, index, (double)step), (double)start);
   shape[d] = full;
-  return prim_scatter_add(prim_constant(0.0, g->dtype, g->rank, shape), d, index, g);
+  return prim_scatter_add(prim_constant(0.0, g->dtype, g->rank, shape), d, index, g, GRAPH_INDEX_PRIM);
 }
 
 static tc_tensor *slice_rule(const tape_node *nd, tc_tensor *x, tc_tensor *g) {
@@ -263,10 +263,13 @@ static tc_status rule_of(const tape_node *nd, tc_tensor *y, tc_tensor *g, const 
   case TC_PRIM_PAD: dx[0] = pad_rule(nd, x, g); return TC_OK;
   case TC_PRIM_CONCATENATE: return concat_rule(nd, g, need, dx);
   case TC_PRIM_REVERSE: dx[0] = prim_reverse(g, attrs_int(nd, dims), dims); return TC_OK;
-  case TC_PRIM_GATHER: dx[0] = prim_scatter_add(zeros_like(x), (int)nd->node.iattrs[0], nd->in[1], g); return TC_OK;
+  /* The gradient reads the forward's index: an out-of-range value is named as the forward op. */
+  case TC_PRIM_GATHER:
+    dx[0] = prim_scatter_add(zeros_like(x), (int)nd->node.iattrs[0], nd->in[1], g, (graph_index_op)nd->node.index_op);
+    return TC_OK;
   case TC_PRIM_SCATTER_ADD:
     if (need[0]) dx[0] = g;
-    if (need[2]) dx[2] = prim_gather(g, (int)nd->node.iattrs[0], nd->in[1]);
+    if (need[2]) dx[2] = prim_gather(g, (int)nd->node.iattrs[0], nd->in[1], (graph_index_op)nd->node.index_op);
     return TC_OK;
   case TC_PRIM_MATMUL:
     if (need[0]) dx[0] = prim_matmul(g, matmul_t(nd->in[1]));

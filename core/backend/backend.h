@@ -29,6 +29,7 @@ typedef struct tc_backend {
   struct reg_plugin *plugin;   /* the registry's record */
   pthread_mutex_t lock;        /* serializes calls unless the plugin is TC_PLUGIN_THREAD_SAFE */
   bool serialize;
+  struct backend_wait_check *wait_checks; /* backend_wait_check_add; NULL: none */
 } tc_backend;
 
 /* ---------------------------------------------------------------- finding backends */
@@ -63,16 +64,21 @@ void options_describe(const tc_options *opts, const char *prefix, char *buf, siz
 tc_status backend_buffer_alloc(tc_backend *be, size_t bytes, tc_buffer **buf /* out */);
 void backend_buffer_free(tc_backend *be, tc_buffer *buf);
 tc_status backend_buffer_write(tc_backend *be, tc_buffer *dst, size_t offset, const void *src, size_t bytes);
+/* A read waits for every launch before it, so it also delivers what that work left to report:
+ * an asynchronous failure (backend_take_async_error), then the wait checks below. */
 tc_status backend_buffer_read(tc_backend *be, tc_buffer *src, size_t offset, void *dst, size_t bytes);
+/* The plugin's read alone: no asynchronous failure taken, no wait check run (for the checks). */
+tc_status backend_buffer_read_raw(tc_backend *be, tc_buffer *src, size_t offset, void *dst, size_t bytes);
 /* Compiles a kernel list (kernels != NULL) or a graph. opts: the call's options (NULL: the
  * environment's); mode: tc_mode. */
 tc_status backend_compile(tc_backend *be, const tc_kernel_list *kernels, const tc_graph_desc *graph,
                           const tc_options *opts, int32_t mode, tc_executable **exe /* out */);
 tc_status backend_launch(tc_backend *be, tc_executable *exe, int32_t kernel, const tc_buffer_arg *args, int32_t n_args,
                          const int64_t *syms, int32_t n_syms, uint64_t call_id);
+/* index_error: the run's tc_index_error record (ABI 2.3; a host pointer on host memory), or NULL. */
 tc_status backend_run_graph(tc_backend *be, tc_executable *exe, const int64_t *syms, int32_t n_syms,
                             const tc_tensor_ref *inputs, int32_t n_inputs, const tc_tensor_ref *outputs,
-                            int32_t n_outputs, uint64_t call_id);
+                            int32_t n_outputs, uint64_t call_id, tc_buffer *index_error);
 /* After a call on a device backend: starts queued work without waiting (flush), or waits when
  * the plugin has no flush. */
 tc_status backend_flush(tc_backend *be);
@@ -92,6 +98,17 @@ uint64_t backend_call_begin(tc_backend *be, const char *what);
 /* An asynchronous failure reported for be's work since the last check, as an error naming the
  * call (TC_ERR_DEVICE), or TC_OK. Called by the calls that wait. */
 tc_status backend_take_async_error(tc_backend *be);
+
+/* Checks at waits: what a device kernel leaves in memory for the host (ABI 2.3's index error
+ * record) is looked at when the host next waits for the backend's work anyway: after
+ * backend_buffer_read and backend_synchronize, every registered check runs (in registration
+ * order, under one lock, outside the context lock) and the first error fails the waiting call.
+ * A check reads with backend_buffer_read_raw. fn(ctx, &drop) returns TC_OK or an error it set;
+ * setting drop unregisters it (it has freed ctx, or will). */
+typedef tc_status (*backend_wait_check_fn)(void *ctx, bool *drop);
+tc_status backend_wait_check_add(tc_backend *be, backend_wait_check_fn fn, void *ctx);
+/* Unregisters ctx's check; when it returns, fn(ctx) is not running and never runs again. */
+void backend_wait_check_remove(tc_backend *be, void *ctx);
 
 /* What the backend accepts (the capabilities extension): whether it takes `prim` producing
  * or consuming `dtype`, and kernel kind `kind` (-1: not asked). True without the extension,

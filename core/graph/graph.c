@@ -314,6 +314,7 @@ uint64_t graph_hash(const tc_graph *g) {
     int64_t bits;
     memcpy(&bits, &n->fattr, sizeof bits); /* exact bits: -0 and +0 are different constants */
     fnv_i64(&h, bits);
+    fnv_i64(&h, n->index_op); /* the op an out-of-range index is reported as */
   }
   fnv_i64(&h, g->n_outputs);
   for (int32_t i = 0; i < g->n_outputs; i++)

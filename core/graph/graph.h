@@ -38,6 +38,19 @@ typedef struct tc_vtype {
   int32_t shape[TC_MAX_RANK]; /* expr ids */
 } tc_vtype;
 
+/* The public op an index-reading node (GATHER, SCATTER_ADD) implements, so that an out-of-range
+ * index a compiled kernel finds (ABI 2.3's index error record) is reported in that op's terms,
+ * as eager mode reports it. GRAPH_INDEX_PRIM: the core's own uses (gradients, slices), whose
+ * indices are in range by construction; named by the prim. */
+typedef enum graph_index_op {
+  GRAPH_INDEX_PRIM = 0,
+  GRAPH_INDEX_GATHER = 1,
+  GRAPH_INDEX_INDEX_SELECT = 2,
+  GRAPH_INDEX_EMBEDDING = 3,
+  GRAPH_INDEX_SCATTER_ADD = 4,
+  GRAPH_INDEX_CROSS_ENTROPY = 5
+} graph_index_op;
+
 #define TC_NODE_MAX_IATTRS (3 * TC_MAX_RANK + 2)
 typedef struct tc_node {
   tc_prim prim;
@@ -47,6 +60,7 @@ typedef struct tc_node {
   int32_t n_iattrs;
   int64_t iattrs[TC_NODE_MAX_IATTRS];
   double fattr;
+  int32_t index_op; /* GATHER, SCATTER_ADD: the graph_index_op it implements; 0 elsewhere */
 } tc_node;
 
 /* Symbols a guard ties to one value (a reshape into constant sizes, tc_size): the scheduler
@@ -69,6 +83,16 @@ typedef struct tc_graph {
    * no kernel reads the old values after it (schedule_inplace.c); otherwise the caller copies. */
   int32_t *output_into;
 } tc_graph;
+
+/* True for the prims that read an index tensor (GATHER, SCATTER_ADD): what ABI 2.3 checks. */
+bool graph_node_reads_index(const tc_node *n);
+/* True when g has such a node. */
+bool graph_reads_index(const tc_graph *g);
+/* The message for an out-of-range index `value` of a GATHER or SCATTER_ADD node along `dim`,
+ * of size `bound`, in the terms of the public op it implements (index_op: graph_index_op):
+ * "tc_embedding: indices value 7 is out of range for dim 0 of weight of size 5". */
+void graph_index_error_text(int32_t prim, int32_t index_op, int dim, int64_t value, int64_t bound, char *buf,
+                            size_t cap);
 
 void graph_init(tc_graph *g, const char *name);
 void graph_free(tc_graph *g);

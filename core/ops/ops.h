@@ -61,8 +61,10 @@ tc_tensor *prim_slice(tc_tensor *x, const int64_t *start, const int64_t *step, c
 tc_tensor *prim_pad(tc_tensor *x, const int64_t *lo, const int64_t *hi, double value);
 tc_tensor *prim_concatenate(int n, tc_tensor *const *xs, int dim);
 tc_tensor *prim_reverse(tc_tensor *x, int n_dims, const int *dims);
-tc_tensor *prim_gather(tc_tensor *x, int dim, tc_tensor *index);
-tc_tensor *prim_scatter_add(tc_tensor *x, int dim, tc_tensor *index, tc_tensor *src);
+/* op: the public op the index read belongs to, named when a compiled kernel finds an index out
+ * of range (graph_index_op; GRAPH_INDEX_PRIM for the core's own, in-range uses). */
+tc_tensor *prim_gather(tc_tensor *x, int dim, tc_tensor *index, graph_index_op op);
+tc_tensor *prim_scatter_add(tc_tensor *x, int dim, tc_tensor *index, tc_tensor *src, graph_index_op op);
 tc_tensor *prim_iota(tc_dtype dtype, int rank, const tc_sz *shape, int dim);
 tc_tensor *prim_constant(double value, tc_dtype dtype, int rank, const tc_sz *shape);
 /* A constant whose value is a size (e.g. the element count a mean divides by). */

@@ -34,15 +34,16 @@ tc_tensor *tc_gather(tc_tensor *x, int dim, tc_tensor *index) {
   if (d < 0 || !check_same_rank("tc_gather", "x", x, index) || !check_index_fits("tc_gather", "x", x, index, d) ||
       !ops_check_index_values("tc_gather", "index", index, x->sizes[d], false, 0, DIM_OF(d, "x", x)))
     return NULL;
-  return prim_gather(x, d, index);
+  return prim_gather(x, d, index, GRAPH_INDEX_GATHER);
 }
 
-/* Rows of x along d picked by a 1-D index: the index broadcast over the other dims, gathered. */
-static tc_tensor *select_along(tc_tensor *x, int d, tc_tensor *index) {
+/* Rows of x along d picked by a 1-D index: the index broadcast over the other dims, gathered.
+ * op: the public op, for a compiled kernel's out-of-range message. */
+static tc_tensor *select_along(tc_tensor *x, int d, tc_tensor *index, graph_index_op op) {
   tc_sz shape[TC_MAX_RANK];
   ops_shape_sz(x, shape);
   shape[d] = sz_of(index, 0);
-  return prim_gather(x, d, prim_broadcast_in_dim(index, x->rank, shape, &d));
+  return prim_gather(x, d, prim_broadcast_in_dim(index, x->rank, shape, &d), op);
 }
 
 tc_tensor *tc_index_select(tc_tensor *x, int dim, tc_tensor *index) {
@@ -57,7 +58,7 @@ tc_tensor *tc_index_select(tc_tensor *x, int dim, tc_tensor *index) {
     return NULL;
   tc_scope *s = ops_begin();
   tc_tensor *idx = index->rank == 0 ? prim_reshape(index, 1, (tc_sz[]){sz_const(1)}) : index;
-  return ops_end(s, select_along(x, d, idx));
+  return ops_end(s, select_along(x, d, idx, GRAPH_INDEX_INDEX_SELECT));
 }
 
 /* weight (V, D) and indices of any shape: result indices.shape + (D). */
@@ -72,7 +73,7 @@ tc_tensor *tc_embedding(tc_tensor *weight, tc_tensor *indices) {
     return NULL;
   tc_scope *s = ops_begin();
   tc_sz flat[1] = {sz_numel(indices)}, shape[TC_MAX_RANK];
-  tc_tensor *rows = select_along(weight, 0, prim_reshape(indices, 1, flat));
+  tc_tensor *rows = select_along(weight, 0, prim_reshape(indices, 1, flat), GRAPH_INDEX_EMBEDDING);
   ops_shape_sz(indices, shape);
   shape[indices->rank] = sz_of(weight, 1);
   return ops_end(s, prim_reshape(rows, indices->rank + 1, shape));
@@ -99,7 +100,8 @@ tc_tensor *tc_scatter_add(tc_tensor *x, int dim, tc_tensor *index, tc_tensor *sr
     whole = whole && ops_sz_same(shape[k], sz_of(src, k));
   }
   tc_scope *s = ops_begin();
-  return ops_end(s, prim_scatter_add(x, d, index, whole ? src : prim_slice(src, start, step, shape)));
+  return ops_end(s, prim_scatter_add(x, d, index, whole ? src : prim_slice(src, start, step, shape),
+                                     GRAPH_INDEX_SCATTER_ADD));
 }
 
 /* Keeps x where (col - row) compares with diagonal (<= for tril, >= for triu), else 0. The

@@ -213,7 +213,7 @@ tc_tensor *tc_cross_entropy(tc_tensor *logits, tc_tensor *target) {
   tc_tensor *kept = ops_binary_scalar(TC_PRIM_NE, target, CROSS_ENTROPY_IGNORE); /* (N) bool */
   tc_tensor *safe = prim_where(kept, target, ops_full_like(target, 0.0, target->dtype));
   tc_tensor *kept_col = tc_unsqueeze(kept, 1);
-  tc_tensor *picked = prim_gather(logp, 1, tc_unsqueeze(safe, 1)); /* (N, 1) */
+  tc_tensor *picked = prim_gather(logp, 1, tc_unsqueeze(safe, 1), GRAPH_INDEX_CROSS_ENTROPY); /* (N, 1) */
   picked = prim_where(kept_col, picked, picked ? ops_full_like(picked, 0.0, picked->dtype) : NULL);
   tc_tensor *total = prim_reduce(TC_PRIM_REDUCE_SUM, picked, 2, (int[]){0, 1});
   tc_tensor *count = prim_reduce(TC_PRIM_REDUCE_SUM, ops_convert(kept, logits->dtype), 1, (int[]){0});

@@ -491,7 +491,7 @@ static bool check_index(tc_prim p, const tc_tensor *x, int d, const tc_tensor *i
   return true;
 }
 
-tc_tensor *prim_gather(tc_tensor *x, int dim, tc_tensor *index) {
+tc_tensor *prim_gather(tc_tensor *x, int dim, tc_tensor *index, graph_index_op op) {
   if (!x || !index) return NULL;
   const tc_prim p = TC_PRIM_GATHER;
   int d = tensor_dim("prim gather", dim, x->rank);
@@ -499,13 +499,14 @@ tc_tensor *prim_gather(tc_tensor *x, int dim, tc_tensor *index) {
   tc_node n = node_make(p, x->dtype, index->rank);
   n.iattrs[0] = d;
   n.n_iattrs = 1;
+  n.index_op = op;
   tc_sz shape[TC_MAX_RANK];
   sizes_of(index, shape);
   tc_tensor *in[2] = {x, index};
   return dispatch(&n, 2, in, shape, false);
 }
 
-tc_tensor *prim_scatter_add(tc_tensor *x, int dim, tc_tensor *index, tc_tensor *src) {
+tc_tensor *prim_scatter_add(tc_tensor *x, int dim, tc_tensor *index, tc_tensor *src, graph_index_op op) {
   if (!x || !index || !src) return NULL;
   const tc_prim p = TC_PRIM_SCATTER_ADD;
   int d = tensor_dim("prim scatter_add", dim, x->rank);
@@ -515,6 +516,7 @@ tc_tensor *prim_scatter_add(tc_tensor *x, int dim, tc_tensor *index, tc_tensor *
   tc_node n = node_make(p, x->dtype, x->rank);
   n.iattrs[0] = d;
   n.n_iattrs = 1;
+  n.index_op = op;
   tc_sz shape[TC_MAX_RANK];
   sizes_of(x, shape);
   tc_tensor *in[3] = {x, index, src};

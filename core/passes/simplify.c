@@ -232,8 +232,8 @@ static uint64_t node_hash(const tc_node *n) {
 
 static bool node_same(const tc_node *a, const tc_node *b) {
   if (a->prim != b->prim || a->out.dtype != b->out.dtype || !same_shape(&a->out, &b->out) || a->n_in != b->n_in ||
-      a->n_iattrs != b->n_iattrs || memcmp(&a->fattr, &b->fattr, sizeof a->fattr) != 0)
-    return false;
+      a->n_iattrs != b->n_iattrs || memcmp(&a->fattr, &b->fattr, sizeof a->fattr) != 0 || a->index_op != b->index_op)
+    return false; /* index_op: two ops' gathers keep their own names for an out-of-range index */
   for (int32_t i = 0; i < a->n_in; i++)
     if (a->in[i] != b->in[i]) return false;
   for (int32_t i = 0; i < a->n_iattrs; i++)

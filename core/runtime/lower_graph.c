@@ -11,6 +11,8 @@
 typedef struct graph_lowered {
   tc_lowered base;
   tc_executable *exe;
+  bool checks_index;    /* the plugin records out-of-range indices (ABI 2.3) and g has some */
+  index_record *record; /* device memory: the record on the device */
 } graph_lowered;
 
 /* x where the backend can read it: x itself, or a copy on the backend's memory. */
@@ -70,12 +72,21 @@ static tc_status graph_run(tc_lowered *l, const int64_t *syms, tc_tensor *const 
     else ref_of(outputs[k], &out_refs[k]);
   }
   if (s == TC_OK) {
-    s = backend_run_graph(be, gl->exe, syms, g->n_syms, in_refs, ni, out_refs, no, backend_call_begin(be, g->name));
+    /* The index error record (ABI 2.3): this call's own on host memory, read when it returns;
+     * on a device, the executable's, read at the backend's next wait (index_check.c). */
+    tc_index_error host_record = {0};
+    tc_buffer *record = !gl->checks_index ? NULL
+                        : gl->record      ? index_record_begin(gl->record)
+                                          : (tc_buffer *)&host_record;
+    const uint64_t call_id = backend_call_begin(be, g->name);
+    s = backend_run_graph(be, gl->exe, syms, g->n_syms, in_refs, ni, out_refs, no, call_id, record);
     if (s != TC_OK) lowered_plugin_fail(s, be, "running", g->name);
-  }
-  if (s == TC_OK) {
-    s = backend_flush(be);
-    if (s != TC_OK) lowered_plugin_fail(s, be, "starting the device work", g->name);
+    if (s == TC_OK) {
+      s = backend_flush(be);
+      if (s != TC_OK) lowered_plugin_fail(s, be, "starting the device work", g->name);
+    }
+    if (gl->record) index_record_end(gl->record, call_id, true);
+    else if (s == TC_OK && record) s = index_check_result(be, g, &host_record, call_id);
   }
   if (s != TC_OK)
     for (int32_t k = 0; k < no; k++) {
@@ -96,6 +107,7 @@ out:
 
 static void graph_lowered_free(tc_lowered *l) {
   graph_lowered *gl = (graph_lowered *)l;
+  index_record_free(gl->record);
   backend_executable_free(l->backend, gl->exe);
   free(gl);
 }
@@ -131,6 +143,11 @@ tc_status lower_graph_build(tc_backend *be, const tc_graph *g, const lower_optio
   gl->base.backend = be;
   gl->base.graph = g;
   gl->base.n_kernels = 1; /* one executable; how the plugin splits it is its own business */
+  gl->checks_index = be->api->abi_minor >= 3 && graph_reads_index(g);
+  if (gl->checks_index && !be->host_memory && (s = index_record_new(be, g, &gl->record)) != TC_OK) {
+    graph_lowered_free(&gl->base);
+    return s;
+  }
   backend_exe_info info;
   backend_executable_info(be, gl->exe, &info);
   if (info.source && tc_logs_on("output_code")) {

@@ -17,6 +17,7 @@ typedef struct kernels_lowered {
   tc_lowered base;
   tc_schedule *sched;
   tc_executable *exe;
+  index_record *record; /* device memory, when the plan checks indices (ABI 2.3) */
   pthread_mutex_t lock; /* guards the temporaries below (one run at a time uses them) */
   size_t *slot_bytes;   /* per slot: bytes held now */
   void **slot_host;     /* host-memory plugins */
@@ -170,11 +171,17 @@ static tc_status kernels_run(tc_lowered *l, const int64_t *syms, tc_tensor *cons
   locked = true;
   st = slots_reserve(kl, vals);
   if (st != TC_OK) goto out;
+  /* The index error record (ABI 2.3): this call's own on host memory, read when it returns; on
+   * a device, the executable's, read at the backend's next wait (index_check.c). */
+  tc_index_error host_record = {0};
+  tc_buffer *record = kl->record ? index_record_begin(kl->record) : (tc_buffer *)&host_record;
+  bool launched = false;
   for (int32_t b = 0; b < s->n_bufs; b++) {
     const sched_buf *sb = &s->bufs[b];
     bargs[b].struct_size = sizeof bargs[b];
     if (sb->kind == SBUF_INPUT) arg_of_tensor(&bargs[b], ins[sb->index]);
     else if (sb->kind == SBUF_OUTPUT) arg_of_tensor(&bargs[b], outputs[sb->index]);
+    else if (sb->kind == SBUF_INDEX_ERROR) bargs[b].buffer = record;
     else if (sb->slot >= 0) bargs[b].buffer = be->host_memory ? (tc_buffer *)kl->slot_host[sb->slot] : kl->slot_dev[sb->slot];
     if (!bargs[b].buffer && be->host_memory) bargs[b].buffer = (tc_buffer *)dummy;
   }
@@ -198,6 +205,7 @@ static tc_status kernels_run(tc_lowered *l, const int64_t *syms, tc_tensor *cons
       }
     }
     st = backend_launch(be, kl->exe, k, kargs, sk->n_bufs, syms, s->n_syms, call_id);
+    launched |= st == TC_OK;
     if (st != TC_OK) {
       char what[96];
       snprintf(what, sizeof what, "launching kernel %d (%s)", k, sk->name);
@@ -208,6 +216,8 @@ static tc_status kernels_run(tc_lowered *l, const int64_t *syms, tc_tensor *cons
     st = backend_flush(be);
     if (st != TC_OK) lowered_plugin_fail(st, be, "starting the device work", g->name);
   }
+  if (kl->record) index_record_end(kl->record, call_id, launched);
+  else if (st == TC_OK && s->index_error_buf >= 0) st = index_check_result(be, g, &host_record, call_id);
   /* Outputs that are inputs, or repeat an earlier output, share its tensor. */
   for (int32_t k = 0; k < no && st == TC_OK; k++) {
     if (outputs[k]) continue;
@@ -249,6 +259,7 @@ static const char *kernels_source(const tc_lowered *l) {
 static void kernels_free(tc_lowered *l) {
   kernels_lowered *kl = (kernels_lowered *)l;
   tc_backend *be = l->backend;
+  index_record_free(kl->record);
   backend_executable_free(be, kl->exe);
   if (kl->sched) {
     for (int32_t i = 0; i < kl->sched->n_slots; i++) {
@@ -298,6 +309,10 @@ tc_status lower_kernels_bind(tc_backend *be, tc_schedule *s, const lower_options
       kernels_free(&kl->base);
       return st;
     }
+  }
+  if (s->index_error_buf >= 0 && !be->host_memory && (st = index_record_new(be, g, &kl->record)) != TC_OK) {
+    kernels_free(&kl->base);
+    return st;
   }
   backend_exe_info info;
   backend_executable_info(be, kl->exe, &info);

@@ -62,7 +62,10 @@ tc_status lowered_build(tc_backend *be, const tc_graph *g, const lower_options *
   if (be->api->handoff & TC_HANDOFF_GRAPH) return lower_graph_build(be, g, lo, out, stats);
   if (be->api->handoff & TC_HANDOFF_KERNELS) {
     tc_schedule *plan = NULL;
-    const sched_options so = {.matmul_batch2 = true, .attention = backend_accepts(be, -1, -1, TC_KERNEL_ATTENTION)};
+    /* Index checks (ABI 2.3): an older plugin would not know TC_KOP_INDEX_CHECK. */
+    const sched_options so = {.matmul_batch2 = true,
+                              .attention = backend_accepts(be, -1, -1, TC_KERNEL_ATTENTION),
+                              .index_check = be->api->abi_minor >= 3};
     TC_RETURN_IF_ERROR(schedule_build_opts(g, &so, &plan));
     tc_status s = lower_kernels_bind(be, plan, lo, out, stats);
     schedule_release(plan); /* the executable holds its own reference */

@@ -69,6 +69,25 @@ const char *lowered_source(const tc_lowered *l);
 const struct tc_schedule *lowered_schedule(const tc_lowered *l);
 void lowered_free(tc_lowered *l);
 
+/* ---------------------------------------------------------------- index checks (index_check.c)
+ * ABI 2.3: a compiled graph's gathers and scatters record the first out-of-range index of a call
+ * (tc_index_error); the host turns it into the error eager mode gives. For plugins of 2.3 or
+ * newer (be->api->abi_minor) and graphs that read an index (graph_reads_index). */
+/* Host memory: TC_OK when the record of call call_id of graph g has flag 0; else
+ * TC_ERR_INVALID_ARGUMENT naming the public op, the value, the dim and its size, the graph, the
+ * backend and the call. */
+tc_status index_check_result(const tc_backend *be, const tc_graph *g, const tc_index_error *rec, uint64_t call_id);
+/* Device memory: the record on the device, zeroed, checked at be's next wait (a read of a
+ * device tensor, tc_synchronize: backend_wait_check_add), with the same message. Freed with
+ * its executable; one with unread calls is freed by that wait instead. */
+typedef struct index_record index_record;
+tc_status index_record_new(tc_backend *be, const tc_graph *g, index_record **out);
+void index_record_free(index_record *r);
+/* Around queuing one call's work: begin returns the record's buffer (and holds its lock); end
+ * notes call_id as a call the next wait checks (when queued: some of its work was queued). */
+tc_buffer *index_record_begin(index_record *r);
+void index_record_end(index_record *r, uint64_t call_id, bool queued);
+
 /* Sets an error that prefixes the plugin's message with what the core was doing ("compiling",
  * "running") and the graph's name; returns the status to report (s, or INTERNAL for TC_OK). */
 tc_status lowered_plugin_fail(tc_status s, const tc_backend *be, const char *what, const char *graph);

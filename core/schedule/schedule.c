@@ -151,6 +151,11 @@ static void buffers_create(driver *d) {
       if (g->outputs[k] == v) out = k;
     sched_buffer_for(s, v, out >= 0 ? SBUF_OUTPUT : SBUF_TEMP, out, t->dtype, numel);
   }
+  /* One record for the whole call, shared by every kernel that checks an index. */
+  s->index_error_buf = -1;
+  if (c->opts.index_check && graph_reads_index(g))
+    s->index_error_buf = sched_buffer_for(s, -1, SBUF_INDEX_ERROR, -1, TC_I64,
+                                          sx_c(c, (int64_t)(sizeof(tc_index_error) / sizeof(int64_t))));
 }
 
 /* One attempt at building every kernel. Returns 1 when done, 0 to retry after realizing more,
@@ -281,6 +286,7 @@ tc_status schedule_build_opts(const tc_graph *g, const sched_options *opts, tc_s
   if (!s) return core_error(TC_ERR_OUT_OF_MEMORY, "scheduler: out of memory");
   s->g = g;
   s->n_syms = g->n_syms;
+  s->index_error_buf = -1;
   sxtab_init(&s->sx);
   sched_ctx *c = &d.c;
   c->g = g;

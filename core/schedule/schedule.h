@@ -16,7 +16,9 @@
 #include "tensor/tensor.h"
 
 /* ---------------------------------------------------------------- the result */
-typedef enum sched_buf_kind { SBUF_INPUT = 0, SBUF_OUTPUT = 1, SBUF_TEMP = 2 } sched_buf_kind;
+/* SBUF_INDEX_ERROR: ABI 2.3's record of a call's first out-of-range index (tc_index_error, four
+ * i64), which every kernel with a TC_KOP_INDEX_CHECK writes; the runtime zeroes and reads it. */
+typedef enum sched_buf_kind { SBUF_INPUT = 0, SBUF_OUTPUT = 1, SBUF_TEMP = 2, SBUF_INDEX_ERROR = 3 } sched_buf_kind;
 
 typedef struct sched_buf {
   sched_buf_kind kind;
@@ -86,6 +88,7 @@ typedef struct tc_schedule {
   tc_kernel_desc *descs; /* the kernels' descriptors, contiguous, for list */
   tc_kernel_list list;
   int32_t n_slots;
+  int32_t index_error_buf; /* the SBUF_INDEX_ERROR buffer, or -1 (no index checks) */
 } tc_schedule;
 
 /* What the scheduler may hand the backend. Zero-initialized: the conservative choices. */
@@ -95,13 +98,17 @@ typedef struct sched_options {
   bool matmul_batch2;
   /* TC_KERNEL_ATTENTION (ABI 2.2, opt-in): softmax(mask(q.kT * scale)).v as one kernel. */
   bool attention;
+  /* TC_KOP_INDEX_CHECK (ABI 2.3): gathers and scatters check their index values and record the
+   * first out-of-range one in the schedule's SBUF_INDEX_ERROR buffer. Without it they only
+   * keep the prims' rule (read 0 / skip), in plain compares. */
+  bool index_check;
 } sched_options;
 
 /* Schedules g (borrowed; must outlive the schedule) for a plugin understanding opts (NULL:
  * everything this host's ABI has). */
 tc_status schedule_build_opts(const tc_graph *g, const sched_options *opts, tc_schedule **out);
-/* schedule_build_opts with two batch levels and no fused attention (the kernels every
- * kernel-level plugin takes). */
+/* schedule_build_opts with two batch levels, no fused attention and no index checks (the
+ * kernels every kernel-level plugin takes). */
 tc_status schedule_build(const tc_graph *g, tc_schedule **out);
 /* A plan is shared by every executable bound to it: retain adds a reference, release drops one
  * and frees the plan with the last. */

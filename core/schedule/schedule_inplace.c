@@ -65,7 +65,10 @@ static void kernel_merge_buffers(sched_kernel *sk, int32_t out, int32_t in) {
   if (ki < 0) return;
   for (int32_t i = 0; i < sk->n_ops; i++) {
     sched_op *op = &sk->ops[i];
-    if (op->kind != TC_KOP_LOAD && op->kind != TC_KOP_STORE && op->kind != TC_KOP_STORE_ADD) continue;
+    /* An index check names the record's buffer, never these two, but its number moves too. */
+    if (op->kind != TC_KOP_LOAD && op->kind != TC_KOP_STORE && op->kind != TC_KOP_STORE_ADD &&
+        op->kind != TC_KOP_INDEX_CHECK)
+      continue;
     if (op->buffer == ki) op->buffer = ko;
     if (op->buffer > ki) op->buffer--;
   }

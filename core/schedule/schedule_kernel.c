@@ -285,6 +285,25 @@ static int32_t emit_reduction(kbuild *k, int32_t v, const tc_node *n, const sche
   return id;
 }
 
+/* 0 <= iv < size as a bool op, for graph node value v (a GATHER or SCATTER_ADD). With index
+ * checks (ABI 2.3) a TC_KOP_INDEX_CHECK, which also records the call's first out-of-range value
+ * in the schedule's record with site = v's node index; otherwise plain compares. */
+static int32_t emit_in_range(kbuild *k, int32_t v, int32_t iv, int32_t zero, int32_t size) {
+  sched_ctx *c = k->c;
+  const int32_t record = c->s->index_error_buf;
+  if (record < 0)
+    return op_prim(k, TC_PRIM_AND, TC_BOOL, op_prim(k, TC_PRIM_GE, TC_BOOL, iv, zero, -1),
+                   op_prim(k, TC_PRIM_LT, TC_BOOL, iv, size, -1), -1);
+  if (iv < 0 || size < 0) return -1;
+  int32_t id = op_new(k, TC_KOP_INDEX_CHECK, TC_BOOL, lvl_of_args(k, iv, size, -1));
+  if (id < 0) return -1;
+  k->ops[id].args[0] = iv;
+  k->ops[id].args[1] = size;
+  k->ops[id].buffer = kbuf(k, record, true);
+  k->ops[id].iconst = v - c->g->n_inputs;
+  return id;
+}
+
 static int32_t emit_gather(kbuild *k, int32_t v, const tc_node *n, const sched_access *a) {
   sched_ctx *c = k->c;
   int32_t d = (int32_t)n->iattrs[0];
@@ -297,8 +316,7 @@ static int32_t emit_gather(kbuild *k, int32_t v, const tc_node *n, const sched_a
   int32_t size = op_new(k, TC_KOP_INDEX, TC_I64, -1);
   if (size < 0 || zero < 0) return -1;
   k->ops[size].index.offset = sx_g(c, tx->shape[d]);
-  int32_t ok = op_prim(k, TC_PRIM_AND, TC_BOOL, op_prim(k, TC_PRIM_GE, TC_BOOL, iv, zero, -1),
-                       op_prim(k, TC_PRIM_LT, TC_BOOL, iv, size, -1), -1);
+  int32_t ok = emit_in_range(k, v, iv, zero, size);
   int32_t safe = op_prim(k, TC_PRIM_WHERE, TC_I64, ok, iv, zero);
   if (safe < 0) return -1;
   sched_access x = *a;
@@ -700,6 +718,7 @@ static bool finish(kbuild *k, tc_kernel_kind kind, const tc_matmul_desc *mm) {
       sk->buf_ids[i] = k->bufs[i];
       if (b->kind == SBUF_INPUT) snprintf(sk->kbuf_names[i], 24, "in%d", b->index);
       else if (b->kind == SBUF_OUTPUT) snprintf(sk->kbuf_names[i], 24, "out%d", b->index);
+      else if (b->kind == SBUF_INDEX_ERROR) snprintf(sk->kbuf_names[i], 24, "index_error");
       else snprintf(sk->kbuf_names[i], 24, "buf%d", k->bufs[i]);
       sk->kbufs[i] = (tc_kbuffer){.struct_size = sizeof(tc_kbuffer), .name = sk->kbuf_names[i], .dtype = b->dtype,
                                   .role = k->stored[i] ? (k->loaded[i] ? TC_BUF_INOUT : TC_BUF_OUTPUT) : TC_BUF_INPUT,
@@ -1315,8 +1334,7 @@ static bool build_special(kbuild *k, const tc_node *n) {
   int32_t zero = op_const(k, TC_I64, 0), size = op_new(k, TC_KOP_INDEX, TC_I64, -1);
   if (zero < 0 || size < 0) return false;
   k->ops[size].index.offset = sx_g(c, to->shape[dim]);
-  int32_t ok = op_prim(k, TC_PRIM_AND, TC_BOOL, op_prim(k, TC_PRIM_GE, TC_BOOL, iv, zero, -1),
-                       op_prim(k, TC_PRIM_LT, TC_BOOL, iv, size, -1), -1);
+  int32_t ok = emit_in_range(k, k->root, iv, zero, size);
   /* Skipped indices add nothing: they land on a clamped index with a zero. */
   int32_t safe = op_prim(k, TC_PRIM_WHERE, TC_I64, ok, iv, zero);
   int32_t val = op_prim(k, TC_PRIM_WHERE, to->dtype, ok, sv, op_const(k, to->dtype, 0));

@@ -67,7 +67,10 @@ char *schedule_plan_string(const tc_schedule *s) {
   for (int32_t b = 0; b < s->n_bufs; b++) {
     const sched_buf *sb = &s->bufs[b];
     sxtab_str(&s->sx, sb->numel, sz, sizeof sz);
-    const char *kind = sb->kind == SBUF_INPUT ? "input" : sb->kind == SBUF_OUTPUT ? "output" : "temp";
+    const char *kind = sb->kind == SBUF_INPUT    ? "input"
+                       : sb->kind == SBUF_OUTPUT ? "output"
+                       : sb->kind == SBUF_TEMP   ? "temp"
+                                                 : "index error record";
     PUT("  buffer %d: %s %s[%s] value %d, kernels %d..%d", b, kind, tc_dtype_name(sb->dtype), sz, sb->value, sb->first,
         sb->last);
     if (sb->kind == SBUF_TEMP) PUT(", slot %d", sb->slot);

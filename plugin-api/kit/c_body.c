@@ -1,8 +1,9 @@
 /* c_body.c — the ops of a kernel body as C statements: what inductor-cpu's C and inductor-cuda's
  * CUDA C write alike for each op (loads and stores with their bounds-checked indices, literals,
  * prims through tck_c_prim_expr, index values, Philox draws, reduction steps, the matmul
- * accumulator). What the two targets write differently comes in the tck_c_body emitter: names,
- * the spelling of types, the atomic add. */
+ * accumulator, ABI 2.3's index checks). What the two targets write differently comes in the
+ * tck_c_body emitter (names, the spelling of types, the atomic add) and in their preludes
+ * (TC_UNLIKELY, tc_index_error: the record's compare-and-swap). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -202,6 +203,20 @@ tc_status tck_c_op(const tck_c_body *e, tck_str *s, int32_t i, const char *const
     tck_str_printf(s, "%s = %s;\n", elem, val);
     break;
   }
+  case TC_KOP_INDEX_CHECK:
+    /* ABI 2.3: the prims' value rule stays (the kernel uses the flag to read 0 / skip); an out-of-range
+     * index also records the call's first error, which the host reports naming the op. The branch
+     * is almost never taken, so the in-range path pays one predictable compare. */
+    tck_str_indent(s, d);
+    tck_str_printf(s,
+                   "/* index check (site %lld): out of range -> record the call's first error, then read 0 / skip */\n",
+                   (long long)op->iconst);
+    tck_str_indent(s, d);
+    tck_str_printf(s, "const %s %s = %s >= 0 && %s < %s;\n", e->bool_type, V, A, A, B);
+    tck_str_indent(s, d);
+    tck_str_printf(s, "if (TC_UNLIKELY(!%s)) tc_index_error(%s, %lld, %s, %s);\n", V, bname, (long long)op->iconst, A,
+                   B);
+    break;
   case TC_KOP_ACC:
     if (!acc_expr) {
       snprintf(err, cap, "op %d: ACC outside a matmul epilogue", (int)i);

@@ -406,7 +406,9 @@ struct tck_c_body {
 };
 /* Writes op i at depth d. vars: the outer vars then the inner var (an expression); sfx: as for
  * value_name; acc_expr: what TC_KOP_ACC reads (matmul epilogues), NULL elsewhere. Float max/min
- * reductions step through tc_max_<t> / tc_min_<t>. */
+ * reductions step through tc_max_<t> / tc_min_<t>. A TC_KOP_INDEX_CHECK writes
+ * `if (TC_UNLIKELY(!ok)) tc_index_error(record, site, value, bound);`: the target's prelude
+ * defines both (the record's compare-and-swap is the target's atomic). */
 tc_status tck_c_op(const tck_c_body *e, tck_str *s, int32_t i, const char *const *vars, int d, const char *sfx,
                    const char *acc_expr, char *err, size_t cap);
 /* Declares reduction op i's accumulator at depth: "T v<i> = identity;"; argmax / argmin:

@@ -124,7 +124,7 @@ static tc_status check_op(const kctx *c, int32_t i, int32_t *loop_prev, int32_t 
   const tc_kop *op = tck_kernel_op(k, i);
   if (op->struct_size < TC_STRUCT_SIZE(tc_kop, flags))
     return fail(v, TC_ERR_VERSION, "struct_size %zu is too small", op->struct_size);
-  if (op->kind < TC_KOP_LOAD || op->kind > TC_KOP_ACC)
+  if (op->kind < TC_KOP_LOAD || op->kind > TC_KOP_INDEX_CHECK)
     return fail(v, TC_ERR_INVALID_ARGUMENT, "kind = %d is not an op kind", op->kind);
   if (!dtype_known(op->dtype)) return fail(v, TC_ERR_INVALID_ARGUMENT, "dtype = %d is not a dtype", op->dtype);
   /* Loops: -1, or the current inner loop, or the next one; each loop one run of ops. */
@@ -159,6 +159,20 @@ static tc_status check_op(const kctx *c, int32_t i, int32_t *loop_prev, int32_t 
   case TC_KOP_STORE_ADD: want_args = 1; break;
   case TC_KOP_ACC:
     if (k->kind != TC_KERNEL_MATMUL) return fail(v, TC_ERR_INVALID_ARGUMENT, "an acc op outside a matmul kernel");
+    break;
+  case TC_KOP_INDEX_CHECK:
+    want_args = 2;
+    if (op->dtype != TC_BOOL)
+      return fail(v, TC_ERR_INVALID_ARGUMENT, "an index check's value is bool, not %s", tck_dtype_name(op->dtype));
+    for (int32_t a = 0; a < 2 && a < op->n_args; a++)
+      if (tck_kernel_op(k, op->args[a])->dtype != TC_I64)
+        return fail(v, TC_ERR_INVALID_ARGUMENT, "an index check's args[%d] = %d is %s, not i64", a, op->args[a],
+                    tck_dtype_name(tck_kernel_op(k, op->args[a])->dtype));
+    /* The record (tc_index_error): four i64 words at the buffer's start. */
+    if (op->buffer < 0 || op->buffer >= k->n_buffers || tck_kernel_buffer(k, op->buffer)->dtype != TC_I64 ||
+        tck_kernel_buffer(k, op->buffer)->role == TC_BUF_INPUT)
+      return fail(v, TC_ERR_INVALID_ARGUMENT, "an index check's buffer = %d is not a writable i64 buffer (%d buffers)",
+                  op->buffer, k->n_buffers);
     break;
   default: break;
   }

@@ -42,7 +42,14 @@ struct tc_plugin_ctx {
 typedef struct de_call {
   const tc_host_api *host;
   tc_error *err;
+  /* run_graph (ABI 2.3): where the first out-of-range GATHER / SCATTER_ADD index of the run is
+   * recorded (host memory), or NULL when the host wants no record. */
+  tc_index_error *index_error;
 } de_call;
+
+/* Records an out-of-range index of node `site` (value, and the size of the dim it indexes) in
+ * the call's record, unless there is none or it holds an earlier one (exec_index.c). */
+void de_index_error(de_call *call, int32_t site, int64_t value, int64_t bound);
 
 /* Records the first error of the call (message prefixed "debug-eager: ") and returns s. */
 tc_status de_error(de_call *call, tc_status s, const char *fmt, ...) DE_PRINTF(3, 4);

@@ -1,8 +1,19 @@
 /* exec_index.c — GATHER and SCATTER_ADD along one dim. An index outside [0, size) never
- * touches memory: GATHER reads 0 there, SCATTER_ADD skips the element. */
+ * touches memory: GATHER reads 0 there, SCATTER_ADD skips the element; and when the host asked
+ * for it (ABI 2.3), the first such index of the run is recorded, so the host reports it as the
+ * error PyTorch raises. */
 #include <string.h>
 
 #include "debug_eager.h"
+
+void de_index_error(de_call *call, int32_t site, int64_t value, int64_t bound) {
+  tc_index_error *r = call->index_error;
+  if (!r || r->flag) return; /* the first error of the run wins; one thread here, no atomics */
+  r->site = site;
+  r->value = value;
+  r->bound = bound;
+  r->flag = 1;
+}
 
 /* Outside `dim`, the index tensor must fit in x (as torch.gather requires). */
 static tc_status check_index_fits(const de_op *op, const de_tensor *x, const de_tensor *index, int64_t dim) {
@@ -28,6 +39,7 @@ static tc_status gather(const de_op *op) {
     int64_t at = de_load_i(index->dtype, de_at(index, o));
     char *q = out->data + (size_t)i * item;
     if (at < 0 || at >= x->sizes[dim]) {
+      de_index_error(op->call, op->index, at, x->sizes[dim]);
       de_store_i(out->dtype, q, 0);
       continue;
     }
@@ -59,7 +71,10 @@ static tc_status scatter_add(const de_op *op) {
   for (int64_t i = 0; i < n_src; i++) { /* row-major over src: the order of the additions */
     de_unravel(i, src->rank, src->sizes, p);
     int64_t at = de_load_i(index->dtype, de_at(index, p));
-    if (at < 0 || at >= x->sizes[dim]) continue;
+    if (at < 0 || at >= x->sizes[dim]) {
+      de_index_error(op->call, op->index, at, x->sizes[dim]);
+      continue;
+    }
     const char *v = de_at(src, p);
     p[dim] = at;
     char *q = de_at(&dst, p);

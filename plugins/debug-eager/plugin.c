@@ -55,7 +55,7 @@ static void de_release(const tc_release_args *a) {
 
 static tc_error *de_compile(tc_compile_args *a) {
   if (!a || a->struct_size < TC_STRUCT_SIZE(tc_compile_args, exe) || !a->ctx) return NULL; /* cannot answer */
-  de_call call = {&a->ctx->host, NULL};
+  de_call call = {&a->ctx->host, NULL, NULL};
   tc_status s = TC_OK;
   a->exe = NULL;
   if (!a->graph) s = de_error(&call, TC_ERR_INVALID_ARGUMENT, "compile: no graph (debug-eager takes graphs)");
@@ -68,7 +68,9 @@ static tc_error *de_compile(tc_compile_args *a) {
 
 static tc_error *de_run_graph(const tc_run_graph_args *a) {
   if (!a || a->struct_size < TC_STRUCT_SIZE(tc_run_graph_args, call_id) || !a->ctx) return NULL;
-  de_call call = {&a->ctx->host, NULL};
+  de_call call = {&a->ctx->host, NULL, NULL};
+  /* A host-memory plugin: the record is a host pointer. A 2.2 host has no such field. */
+  if (TC_HAS_FIELD(a, tc_run_graph_args, index_error)) call.index_error = (tc_index_error *)a->index_error;
   tc_status s = de_graph_run(&call, a->exe, a);
   return de_call_result(&call, s);
 }

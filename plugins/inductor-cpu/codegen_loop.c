@@ -100,6 +100,7 @@ static bool loop_is_simd_safe(const tc_kernel_desc *k, int32_t loop) {
     if (op->kind == TC_KOP_REDUCE && (op->prim == TC_PRIM_ARGMAX || op->prim == TC_PRIM_ARGMIN)) return false;
     if (op->kind == TC_KOP_STORE_ADD) return false;
     if (op->kind == TC_KOP_STORE && indirect_of(op) >= 0) return false;
+    if (op->kind == TC_KOP_INDEX_CHECK) return false; /* may call tc_index_error: not a simd body */
   }
   return true;
 }

@@ -108,6 +108,7 @@ static void gen_pointwise(vk_gen *g, tck_str *t) {
   tck_str_printf(t, "void main() {\n");
   tck_str body = {0};
   int32_t ind = 2;
+  vk_gen_index_locals(g, &body);
   tck_str_printf(&body, "  int total = 1;\n");
   for (int32_t d = 0; d < k->n_outer; d++) {
     tck_str_printf(&body, "  int n%d = ", (int)d);
@@ -167,6 +168,7 @@ static void gen_pointwise(vk_gen *g, tck_str *t) {
       tck_str_printf(&body, "] = %s(v%d_0, v%d_1, v%d_2, v%d_3);\n", op->dtype == TC_F32 ? "vec4" : "ivec4", a, a, a, a);
     }
     tck_str_printf(&body, "    }\n");
+    vk_gen_index_flush(g, &body, 4);
     tck_str_printf(&body, "    return;\n");
     tck_str_printf(&body, "  }\n");
   }
@@ -175,7 +177,9 @@ static void gen_pointwise(vk_gen *g, tck_str *t) {
   tck_str_printf(&body, "  for (int lin = gid; lin < total; lin += nthreads) {\n");
   gen_decompose(g, &body, ind + 2, "lin");
   for (int32_t i = 0; i < k->n_ops; i++) vk_gen_op(g, &body, 4, i, vars, "", NULL);
-  tck_str_printf(&body, "  }\n}\n");
+  tck_str_printf(&body, "  }\n");
+  vk_gen_index_flush(g, &body, 2);
+  tck_str_printf(&body, "}\n");
   vk_gen_exprs_declare(g, t, 2);
   tck_str_printf(t, "%s", body.data ? body.data : "");
   free(body.data);
@@ -682,6 +686,7 @@ static void gen_rows(vk_gen *g, tck_str *t) {
 
   tck_str body = {0};
   int32_t n_outer = k->n_outer;
+  vk_gen_index_locals(g, &body);
   tck_str_printf(&body, "  int rows = 1;\n");
   for (int32_t d = 0; d < n_outer; d++) {
     tck_str_printf(&body, "  int n%d = ", (int)d);
@@ -733,7 +738,9 @@ static void gen_rows(vk_gen *g, tck_str *t) {
     gen_row_body(g, &body, 0, &pl, vars);
     tck_str_printf(&body, "    }\n");
   }
-  tck_str_printf(&body, "  }\n}\n");
+  tck_str_printf(&body, "  }\n");
+  vk_gen_index_flush(g, &body, 2);
+  tck_str_printf(&body, "}\n");
   tck_str_printf(t, "void main() {\n");
   vk_gen_exprs_declare(g, t, 2);
   tck_str_printf(t, "%s", body.data ? body.data : "");

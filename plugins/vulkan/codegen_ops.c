@@ -61,6 +61,55 @@ static void gen_float_controls(const vk_gen *g, tck_str *h) {
   }
 }
 
+/* True when an index check of the kernel records its errors in buffer b. */
+static bool is_index_record(const tc_kernel_desc *k, int32_t b) {
+  for (int32_t i = 0; i < k->n_ops; i++)
+    if (tck_kernel_op(k, i)->kind == TC_KOP_INDEX_CHECK && tck_kernel_op(k, i)->buffer == b) return true;
+  return false;
+}
+
+/* ABI 2.3's record of the call's first out-of-range index (tc_index_error: flag, site, value,
+ * bound, 64-bit words at the buffer's offset), one helper per record buffer: the flag's low
+ * word is claimed with a 32-bit compare-and-swap (every Vulkan device has 32-bit buffer atomics;
+ * 64-bit ones are optional), so of the invocations that meet a bad index exactly one writes. */
+static void gen_index_error_helpers(const vk_gen *g, tck_str *h) {
+  const tc_kernel_desc *k = g->k;
+  for (int32_t b = 0; g->uses_index_error && b < k->n_buffers; b++) {
+    if (!is_index_record(k, b)) continue;
+    char id[64];
+    vk_buffer_ident(k, b, id, sizeof id);
+    tck_str_printf(h, "// the call's first out-of-range index: claim the flag, then write site, value, bound\n");
+    tck_str_printf(h, "void tc_index_error_%s(int64_t site, int64_t value, int64_t bound) {\n", id);
+    tck_str_printf(h, "  if (atomicCompSwap(%s_w[uint(p.o%d) * 2u], 0u, 1u) == 0u) {\n", id, (int)b);
+    for (int w = 1; w <= 3; w++)
+      tck_str_printf(h, "    %s[p.o%d + %d] = %s;\n", id, (int)b, w, w == 1 ? "site" : w == 2 ? "value" : "bound");
+    tck_str_printf(h, "  }\n}\n\n");
+  }
+}
+
+void vk_gen_index_locals(vk_gen *g, tck_str *t) {
+  const tc_kernel_desc *k = g->k;
+  for (int32_t b = 0; g->uses_index_error && b < k->n_buffers; b++) {
+    if (!is_index_record(k, b)) continue;
+    tck_str_printf(t, "  // an out-of-range index of this invocation, recorded once at the end (ABI 2.3)\n");
+    tck_str_printf(t, "  bool bad%d = false;\n  int64_t bad%d_site = 0l, bad%d_value = 0l, bad%d_bound = 0l;\n", (int)b, (int)b,
+                   (int)b, (int)b);
+    g->index_local = true;
+  }
+}
+
+void vk_gen_index_flush(vk_gen *g, tck_str *t, int indent) {
+  const tc_kernel_desc *k = g->k;
+  for (int32_t b = 0; g->index_local && b < k->n_buffers; b++) {
+    if (!is_index_record(k, b)) continue;
+    char id[64];
+    vk_buffer_ident(k, b, id, sizeof id);
+    tck_str_indent(t, indent);
+    tck_str_printf(t, "if (bad%d) tc_index_error_%s(bad%d_site, bad%d_value, bad%d_bound);\n", (int)b, id, (int)b, (int)b,
+                   (int)b);
+  }
+}
+
 void vk_gen_prologue(vk_gen *g, tck_str *h, const tck_str *body) {
   const tc_kernel_desc *k = g->k;
   tck_str_printf(h, "#version 450\n");
@@ -91,6 +140,8 @@ void vk_gen_prologue(vk_gen *g, tck_str *h, const tck_str *body) {
       tck_str_printf(h, "layout(std430, set = 0, binding = %d) buffer B%du { uint %s_u[]; };\n", (int)i, (int)i, id);
     if (b->dtype == TC_F64 && g->uses_atomic)
       tck_str_printf(h, "layout(std430, set = 0, binding = %d) buffer B%du { uint64_t %s_u[]; };\n", (int)i, (int)i, id);
+    if (g->uses_index_error && is_index_record(k, i)) /* the record's 32-bit words, for the flag's atomic */
+      tck_str_printf(h, "layout(std430, set = 0, binding = %d) buffer B%dw { uint %s_w[]; };\n", (int)i, (int)i, id);
   }
   tck_str_printf(h, "\n// sizes: symbols s*, and each buffer's element offset o* (bound at a coarser offset)\n");
   tck_str_printf(h, "layout(push_constant) uniform tc_push {\n");
@@ -100,6 +151,7 @@ void vk_gen_prologue(vk_gen *g, tck_str *h, const tck_str *body) {
   tck_str_printf(h, "} p;\n\n");
   vk_gen_math_helpers(g, h, body ? body->data : NULL);
   vk_gen_atomic_helpers(g, h);
+  gen_index_error_helpers(g, h);
   if (body && body->data) tck_str_printf(h, "%s", body->data);
 }
 
@@ -264,7 +316,8 @@ void vk_gen_op(vk_gen *g, tck_str *t, int indent, int32_t i, const char *const *
   const tc_kop *op = tck_kernel_op(k, i);
   const char *T = vk_glsl_type(op->dtype);
   char bufid[64] = "";
-  if (op->kind == TC_KOP_LOAD || op->kind == TC_KOP_STORE || op->kind == TC_KOP_STORE_ADD) {
+  if (op->kind == TC_KOP_LOAD || op->kind == TC_KOP_STORE || op->kind == TC_KOP_STORE_ADD ||
+      op->kind == TC_KOP_INDEX_CHECK) {
     if (op->buffer < 0 || op->buffer >= k->n_buffers) {
       snprintf(g->err, sizeof g->err, "op %d: buffer %d out of range", (int)i, (int)op->buffer);
       return;
@@ -382,6 +435,34 @@ void vk_gen_op(vk_gen *g, tck_str *t, int indent, int32_t i, const char *const *
     free(idx.data);
     return;
   }
+  case TC_KOP_INDEX_CHECK: {
+    /* ABI 2.3: the value keeps the prims' rule (the kernel reads 0 / skips with it); an
+     * out-of-range index also records the call's first error, which the host reports. */
+    tck_str a = {0}, b = {0};
+    if (op->n_args < 2 || op->args[0] < 0 || op->args[0] >= i || op->args[1] < 0 || op->args[1] >= i) {
+      snprintf(g->err, sizeof g->err, "op %d: index check of missing values", (int)i);
+      return;
+    }
+    arg_name(g, &a, op->args[0], suffix, pc);
+    arg_name(g, &b, op->args[1], suffix, pc);
+    tck_str_printf(t, "// index check (site %lld): out of range -> %s the call's first error, then read 0 / skip\n",
+                   (long long)op->iconst, g->index_local ? "note it for" : "record");
+    tck_str_indent(t, indent);
+    /* One unsigned compare (a negative index reads as a huge one; bounds are sizes, >= 0), not
+     * GLSL's &&, which short-circuits into a branch. */
+    tck_str_printf(t, "bool v%d%s = uint64_t(%s) < uint64_t(%s);\n", (int)i, suffix, a.data, b.data);
+    tck_str_indent(t, indent);
+    const int B = (int)op->buffer;
+    if (g->index_local) /* noted in registers, recorded when the invocation ends (vk_gen_index_flush) */
+      tck_str_printf(t, "if (!v%d%s) { bad%d = true; bad%d_site = %lldl; bad%d_value = %s; bad%d_bound = %s; }\n", (int)i,
+                     suffix, B, B, (long long)op->iconst, B, a.data, B, b.data);
+    else
+      tck_str_printf(t, "if (!v%d%s) tc_index_error_%s(%lldl, %s, %s);\n", (int)i, suffix, bufid, (long long)op->iconst,
+                     a.data, b.data);
+    free(a.data);
+    free(b.data);
+    return;
+  }
   case TC_KOP_ACC:
     snprintf(g->err, sizeof g->err, "op %d: ACC outside a matmul epilogue", (int)i);
     return;
@@ -403,6 +484,7 @@ bool vk_gen_check_kernel(vk_gen *g) {
     int32_t d = op->dtype;
     if (d == TC_I64 || d == TC_F64) g->uses_i64 = true;
     if (op->kind == TC_KOP_STORE_ADD) g->uses_atomic = true;
+    if (op->kind == TC_KOP_INDEX_CHECK) g->uses_index_error = g->uses_i64 = true;
     if (d != TC_F32 && d != TC_F64 && d != TC_I32 && d != TC_I64 && d != TC_BOOL) {
       snprintf(g->err, sizeof g->err, "op %d: dtype %d is not supported", (int)i, (int)d);
       return false;

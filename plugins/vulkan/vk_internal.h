@@ -362,6 +362,8 @@ typedef struct vk_gen {
   tck_exprs x; /* the list's size expressions in GLSL syntax; marks what the shader uses */
   const bool *percomp; /* per op: its value varies per vector component in the current emission */
   bool uses_f64, uses_i64, uses_u8, uses_subgroups, uses_atomic, uses_unroll;
+  bool uses_index_error; /* TC_KOP_INDEX_CHECK ops (ABI 2.3): their record buffers get a helper */
+  bool index_local;      /* checks note a bad index in registers (vk_gen_index_locals), else call the helper */
   /* ROWS: what must be a multiple of 4 for the vec4 bodies (the launch checks it and picks
    * the body through a specialization constant): buffers' element offsets, size expressions */
   bool rows_vec;
@@ -386,6 +388,13 @@ void vk_gen_prologue(vk_gen *g, tck_str *head, const tck_str *body);
  * vec_load: a GLSL expression already holding this op's value (vector component), or NULL. */
 void vk_gen_op(vk_gen *g, tck_str *t, int indent, int32_t i, const char *const *vars, const char *suffix,
                const char *value_override);
+/* ABI 2.3's index checks in pointwise and row kernels: an out-of-range index is noted in
+ * registers (declared by vk_gen_index_locals at the top of main) and recorded once, by
+ * vk_gen_index_flush before main returns: with the record's atomic inside the loop lavapipe ran
+ * an embedding 2x slower, never taken as it was. Both write nothing for a kernel without
+ * checks; other kernels (matmul epilogues) call the record's helper at the check. */
+void vk_gen_index_locals(vk_gen *g, tck_str *t);
+void vk_gen_index_flush(vk_gen *g, tck_str *t, int indent);
 /* The element index of op i's tc_index over vars, as GLSL (without the buffer's element offset). */
 void vk_gen_index(vk_gen *g, tck_str *t, const tc_index *ix, const char *const *vars, const char *suffix);
 /* Scalar literal for a constant op. */

@@ -1100,12 +1100,21 @@ CONF_CASE(ops, nn_cross_entropy) {
   run_check(c, "tc_cross_entropy all rows ignored (0/0)", TC_FN(m_cross_entropy), 2,
             (tc_tensor *[]){mk(TC_F32, x, 2, SIZES(8, 5)), mk(TC_I64, all_ignored, 1, SIZES(8))}, 0, NULL, &nan_want, 0,
             0);
-  if (!strcmp(conf_backend(c), "eager")) { /* a traced target has no values to check */
-    double bad[8] = {0, 4, 2, 77777, 3, 3, 0, 4};
-    conf_expect_error(c, TC_FN(m_cross_entropy), 2,
-                      (tc_tensor *[]){mk(TC_F32, x, 2, SIZES(8, 5)), mk(TC_I64, bad, 1, SIZES(8))},
-                      "tc_cross_entropy: target[3] is 77777, out of range for the classes of logits");
-  }
+  /* Out of range is an error (PyTorch's too), -100 is not: eager mode checks the values on the
+   * host, a compiled graph's kernels on the device (ABI 2.3), reported when the host waits. */
+  const bool eager = !strcmp(conf_backend(c), "eager");
+  double bad[8] = {0, 4, 2, 77777, 3, -100, 0, 4}, neg[8] = {0, 4, -1, 1, 3, -100, 0, 4};
+  conf_expect_error(c, TC_FN(m_cross_entropy), 2,
+                    (tc_tensor *[]){mk(TC_F32, x, 2, SIZES(8, 5)), mk(TC_I64, bad, 1, SIZES(8))},
+                    eager ? "tc_cross_entropy: target[3] is 77777, out of range for the classes of logits"
+                          : "tc_cross_entropy: target value 77777 is out of range for the classes of logits of size 5");
+  conf_expect_error(c, TC_FN(m_cross_entropy), 2,
+                    (tc_tensor *[]){mk(TC_F32, x, 2, SIZES(8, 5)), mk(TC_I32, neg, 1, SIZES(8))},
+                    eager ? "tc_cross_entropy: target[2] is -1, out of range for the classes of logits"
+                          : "tc_cross_entropy: target value -1 is out of range for the classes of logits of size 5");
+  run_check(c, "tc_cross_entropy after an out-of-range target", TC_FN(m_cross_entropy), 2,
+            (tc_tensor *[]){mk(TC_F32, x, 2, SIZES(8, 5)), mk(TC_I64, ti, 1, SIZES(8))}, 0, NULL, &want_kept, 1e-5,
+            1e-6);
   free(x);
 }
 
@@ -1164,13 +1173,31 @@ CONF_CASE(ops, index_select_embedding) {
   run_check(c, "tc_embedding", TC_FN(m_embedding), 2,
             (tc_tensor *[]){mk(TC_F32, x, 2, SIZES(4, 5)), mk(TC_I64, idx, 2, SIZES(2, 3))}, 3, SIZES(2, 3, 5), want, 0,
             0);
-  if (!strcmp(conf_backend(c), "eager")) { /* PyTorch: no wrapping, out of range is an error */
-    double neg[1] = {-1}, big[2] = {0, 4};
-    conf_expect_error(c, TC_FN(m_index_select_0), 2, (tc_tensor *[]){mk(TC_F32, x, 2, SIZES(4, 5)), mk(TC_I64, neg, 1, SIZES(1))},
-                      "tc_index_select: index[0] is -1, out of range for dim 0 of x (x: 4x5) of size 4");
-    conf_expect_error(c, TC_FN(m_embedding), 2, (tc_tensor *[]){mk(TC_F32, x, 2, SIZES(4, 5)), mk(TC_I64, big, 1, SIZES(2))},
-                      "tc_embedding: indices[1] is 4, out of range for dim 0 of weight");
-  }
+  /* PyTorch: no wrapping, out of range is an error: eager mode checks the values on the host, a
+   * compiled graph's kernels on the device (ABI 2.3), reported when the host waits. */
+  const bool eager = !strcmp(conf_backend(c), "eager");
+  double neg[1] = {-1}, big[2] = {0, 4}, big_sel[3] = {1, 9, 0};
+  conf_expect_error(c, TC_FN(m_index_select_0), 2,
+                    (tc_tensor *[]){mk(TC_F32, x, 2, SIZES(4, 5)), mk(TC_I64, neg, 1, SIZES(1))},
+                    eager ? "tc_index_select: index[0] is -1, out of range for dim 0 of x (x: 4x5) of size 4"
+                          : "tc_index_select: index value -1 is out of range for dim 0 of x of size 4");
+  conf_expect_error(c, TC_FN(m_index_select_last), 2,
+                    (tc_tensor *[]){mk(TC_F32, x, 2, SIZES(4, 5)), mk(TC_I32, big_sel, 1, SIZES(3))},
+                    eager ? "tc_index_select: index[1] is 9, out of range for dim 1 of x (x: 4x5) of size 5"
+                          : "tc_index_select: index value 9 is out of range for dim 1 of x of size 5");
+  conf_expect_error(c, TC_FN(m_embedding), 2,
+                    (tc_tensor *[]){mk(TC_F32, x, 2, SIZES(4, 5)), mk(TC_I64, big, 1, SIZES(2))},
+                    eager ? "tc_embedding: indices[1] is 4, out of range for dim 0 of weight"
+                          : "tc_embedding: indices value 4 is out of range for dim 0 of weight of size 4");
+  conf_expect_error(c, TC_FN(m_embedding), 2,
+                    (tc_tensor *[]){mk(TC_F32, x, 2, SIZES(4, 5)), mk(TC_I64, neg, 1, SIZES(1))},
+                    eager ? "tc_embedding: indices[0] is -1, out of range for dim 0 of weight"
+                          : "tc_embedding: indices value -1 is out of range for dim 0 of weight of size 4");
+  for (int i = 0; i < 6; i++) /* and good indices work after them */
+    for (int k = 0; k < 5; k++) want[i * 5 + k] = x[(int)idx[i] * 5 + k];
+  run_check(c, "tc_embedding after out-of-range indices", TC_FN(m_embedding), 2,
+            (tc_tensor *[]){mk(TC_F32, x, 2, SIZES(4, 5)), mk(TC_I64, idx, 2, SIZES(2, 3))}, 3, SIZES(2, 3, 5), want, 0,
+            0);
   free(x), free(idx);
 }
 

@@ -508,16 +508,23 @@ CONF_CASE(prims, gather) {
   conf_check(c, conf_run(c, TC_FN(m_gather0), 2, in0), 2, (int64_t[]){1, 3}, D(4, 2, NAN), 0, 0);
 }
 static tc_tensor *m_gather_prim(tc_tensor *x, tc_tensor *index) { return tc_gather(x, 1, index); }
-/* Eager mode checks index values as PyTorch does; a compiled graph cannot see them while
- * tracing, so its kernels keep the prim's rule (out of range reads 0) until the device-side
- * error flag lands (issue 13). Both halves are checked. */
-CONF_CASE(prims, gather_out_of_range_reads_zero) {
+/* An out-of-range index is an error, as in PyTorch: eager mode checks the values on the host; a
+ * compiled graph cannot see them while tracing, so its kernels check them (ABI 2.3's index
+ * error record) and the host reports the first at the call (host memory) or at the next wait
+ * (a device). Too large and negative (never wrapped); then a good call works. */
+CONF_CASE(prims, gather_out_of_range_is_an_error) {
+  const bool eager = !strcmp(conf_backend(c), "eager");
   tc_tensor *x = tensor_of(TC_F32, 2, S23, D(1, 2, 3, 4, 5, 6));
-  tc_tensor *in[2] = {x, tensor_of(TC_I64, 2, (int64_t[]){2, 2}, D(-1, 0, 3, 1000000))};
-  if (!strcmp(conf_backend(c), "eager"))
-    conf_expect_error(c, TC_FN(m_gather_prim), 2, in, "tc_gather: index[0, 0] is -1, out of range for dim 1 of x");
-  else
-    conf_check(c, conf_run(c, TC_FN(m_gather_prim), 2, in), 2, (int64_t[]){2, 2}, D(0, 1, 0, 0), 0, 0);
+  tc_tensor *big[2] = {x, tensor_of(TC_I64, 2, (int64_t[]){2, 2}, D(2, 0, 3, 1))};
+  conf_expect_error(c, TC_FN(m_gather_prim), 2, big,
+                    eager ? "tc_gather: index[1, 0] is 3, out of range for dim 1 of x (x: 2x3) of size 3"
+                          : "tc_gather: index value 3 is out of range for dim 1 of x of size 3");
+  tc_tensor *neg[2] = {x, tensor_of(TC_I32, 2, (int64_t[]){2, 2}, D(0, 0, 1, -1))};
+  conf_expect_error(c, TC_FN(m_gather_prim), 2, neg,
+                    eager ? "tc_gather: index[1, 1] is -1, out of range for dim 1 of x"
+                          : "tc_gather: index value -1 is out of range for dim 1 of x of size 3");
+  tc_tensor *good[2] = {x, tensor_of(TC_I64, 2, (int64_t[]){2, 2}, D(2, 0, 1, 2))};
+  conf_check(c, conf_run(c, TC_FN(m_gather_prim), 2, good), 2, (int64_t[]){2, 2}, D(3, 1, 5, 6), 0, 0);
 }
 
 static tc_tensor *m_scatter_add(tc_tensor *x, tc_tensor *index, tc_tensor *src) { return tc_scatter_add(x, 1, index, src); }
@@ -533,13 +540,20 @@ CONF_CASE(prims, scatter_add) {
 static tc_tensor *m_scatter_add_prim(tc_tensor *x, tc_tensor *index, tc_tensor *src) {
   return tc_scatter_add(x, 1, index, src);
 }
-CONF_CASE(prims, scatter_add_out_of_range_skipped) {
-  tc_tensor *in[3] = {tensor_of(TC_F32, 2, S23, D(1, 2, 3, 4, 5, 6)), tensor_of(TC_I64, 2, S23, D(0, -1, 3, 2, 99, 2)),
-                      tensor_of(TC_F32, 2, S23, D(10, 20, 30, 40, 50, 60))};
-  if (!strcmp(conf_backend(c), "eager"))
-    conf_expect_error(c, TC_FN(m_scatter_add_prim), 3, in, "tc_scatter_add: index[0, 1] is -1, out of range for dim 1");
-  else
-    conf_check(c, conf_run(c, TC_FN(m_scatter_add_prim), 3, in), 2, S23, D(11, 2, 3, 4, 5, 106), 0, 0);
+CONF_CASE(prims, scatter_add_out_of_range_is_an_error) {
+  const bool eager = !strcmp(conf_backend(c), "eager");
+  tc_tensor *x = tensor_of(TC_F32, 2, S23, D(1, 2, 3, 4, 5, 6));
+  tc_tensor *src = tensor_of(TC_F32, 2, S23, D(10, 20, 30, 40, 50, 60));
+  tc_tensor *big[3] = {x, tensor_of(TC_I64, 2, S23, D(0, 2, 1, 2, 99, 2)), src};
+  conf_expect_error(c, TC_FN(m_scatter_add_prim), 3, big,
+                    eager ? "tc_scatter_add: index[1, 1] is 99, out of range for dim 1"
+                          : "tc_scatter_add: index value 99 is out of range for dim 1 of x of size 3");
+  tc_tensor *neg[3] = {x, tensor_of(TC_I32, 2, S23, D(0, -1, 1, 2, 0, 2)), src};
+  conf_expect_error(c, TC_FN(m_scatter_add_prim), 3, neg,
+                    eager ? "tc_scatter_add: index[0, 1] is -1, out of range for dim 1"
+                          : "tc_scatter_add: index value -1 is out of range for dim 1 of x of size 3");
+  tc_tensor *good[3] = {x, tensor_of(TC_I64, 2, S23, D(0, 0, 2, 2, 1, 2)), src};
+  conf_check(c, conf_run(c, TC_FN(m_scatter_add_prim), 3, good), 2, S23, D(31, 2, 33, 4, 55, 106), 0, 0);
 }
 
 /* ================================================================ creation */

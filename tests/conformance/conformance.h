@@ -46,7 +46,9 @@ tc_tensor *conf_call(conf_ctx *c, tc_compiled *compiled, tc_tensor *const *input
  * on NULL the case has already been failed with tc_last_error(). */
 tc_tensor *conf_run(conf_ctx *c, tc_model_fn fn, int n_inputs, tc_tensor *const *inputs);
 /* Evaluates fn(inputs) expecting it to fail with an error whose text contains needle; fails
- * the case (and returns false) on a result or another error. */
+ * the case (and returns false) on a result or another error. A compiled call that returns a
+ * result passes when the backend's next wait (tc_synchronize) gives the error: a device
+ * backend reports what its kernels found there. */
 bool conf_expect_error(conf_ctx *c, tc_model_fn fn, int n_inputs, tc_tensor *const *inputs, const char *needle);
 /* Fails the case with a message (printf-style). */
 void conf_fail(conf_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -96,6 +96,40 @@ static inline double tc_unkey_f64(int64_t k) {
 TC_RECIP(f32, float, 0x1p-125, 0x1p125)
 TC_RECIP(f64, double, 0x1p-1021, 0x1p1021)
 
+/* ABI 2.3's index checks (TC_KOP_INDEX_CHECK): the record of a call's first out-of-range index,
+ * {flag, site, value, bound} (tc_index_error), claimed by a compare-and-swap on the flag so that
+ * of racing threads exactly one writes it. Cold and out of line: the in-range path is one
+ * compare and a branch predicted not taken.
+ * On x86-64 the whole record is written by one asm statement that takes its address in a
+ * register and declares no memory access. Declared writes (the __atomic builtin, or even a
+ * precise "m" operand) made GCC assume the call may change what the loop reads (OpenMP's
+ * outlined bodies lose `restrict`), so a loop that merely contained the call reloaded its
+ * invariant loads and lost its memcpy form: an embedding ran 2-3x slower. Nothing in a kernel
+ * reads the record (the host reads it after the call returns), so hiding the writes is safe;
+ * `volatile` keeps the statement. Elsewhere the builtin (correct, maybe slower there). */
+#define TC_UNLIKELY(x) __builtin_expect(!!(x), 0)
+__attribute__((cold, noinline, unused)) static void tc_index_error(int64_t *rec, int64_t site, int64_t value,
+                                                                   int64_t bound) {
+  int64_t none = 0;
+#if defined(__x86_64__)
+  __asm__ volatile("lock cmpxchgq %[one], (%[rec])\n\t" /* flag 0 -> 1, or ZF = 0: someone was first */
+                   "jne 1f\n\t"
+                   "movq %[site], 8(%[rec])\n\t"
+                   "movq %[value], 16(%[rec])\n\t"
+                   "movq %[bound], 24(%[rec])\n"
+                   "1:"
+                   : "+a"(none)
+                   : [one] "r"((int64_t)1), [rec] "r"(rec), [site] "r"(site), [value] "r"(value), [bound] "r"(bound)
+                   : "cc");
+#else
+  if (__atomic_compare_exchange_n(&rec[0], &none, 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    rec[1] = site;
+    rec[2] = value;
+    rec[3] = bound;
+  }
+#endif
+}
+
 /* Threads for every parallel region; set once by tc_module_init. */
 static int tc_nthreads = 1;
 

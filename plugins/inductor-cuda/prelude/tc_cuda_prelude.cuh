@@ -78,6 +78,19 @@ TC_FN void tc_atomic_add(uint8_t *p, uint8_t v) {
   atomicOr((unsigned int *)(addr & ~3ull), 1u << (8 * (unsigned)(addr & 3ull)));
 }
 
+/* ABI 2.3's index checks (TC_KOP_INDEX_CHECK): the record of a call's first out-of-range index,
+ * {flag, site, value, bound} (tc_index_error), claimed by atomicCAS on the flag so that of the
+ * racing threads exactly one writes it. Out of line: the in-range path is one compare and a
+ * branch predicted not taken. */
+#define TC_UNLIKELY(x) __builtin_expect(!!(x), 0)
+static __device__ __noinline__ void tc_index_error(int64_t *rec, long long site, long long value, long long bound) {
+  if (atomicCAS((unsigned long long *)rec, 0ull, 1ull) == 0ull) {
+    rec[1] = site;
+    rec[2] = value;
+    rec[3] = bound;
+  }
+}
+
 /* Asynchronous 4-byte copies global -> shared (sm_80+: cp.async, in flight while the block
  * computes; zeros when !valid, src then only has to be a valid address), committed as groups and
  * waited for with all but the newest (wait1) or none (wait0) outstanding. Older devices copy
