@@ -105,8 +105,8 @@ PY
     echo "=== attn_block first call on vulkan, new processes: cold cache, then warm"
     rm -rf /tmp/tc-cache-first-vk
     for pass in cold warm; do
-      TC_CACHE_DIR=/tmp/tc-cache-first-vk timeout 60 $B/bin/tc run attn_block --backend vulkan --size gpu --iters 3 2>&1 |
-        grep -E "^first call" | sed "s/^/$pass: /"
+      TC_LOGS=cache TC_CACHE_DIR=/tmp/tc-cache-first-vk timeout 60 $B/bin/tc run attn_block --backend vulkan --size gpu --iters 3 2>&1 |
+        grep -E "^first call|pipelines created|created at its launch|kernels, [0-9]+ from the SPIR-V cache" | sed "s/^/$pass: /"
     done
   fi
   if [[ " $gpu_backends " == *" vulkan "* ]] || $B/bin/tc list-backends 2>/dev/null | grep -q "^vulkan .* yes"; then

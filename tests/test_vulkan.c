@@ -34,6 +34,10 @@ static const char *g_matmul_tile; /* vulkan.matmul_tile for the next init */
 static const char *g_device_opt;  /* vulkan.device for the next init */
 static int g_sets_dropped; /* "dropping them" lines: an executable's descriptor sets were dropped */
 static char g_init_line[512]; /* the "init" log line of the last init */
+/* "cache" lines about pipelines: how many compile made ahead (the last compile's line; -1:
+ * none logged) and how many a launch had to create because compile had not */
+static int g_prepared = -1, g_prepared_threads;
+static int g_lazy_pipelines;
 
 static tck_test_host *g_th;
 static void *g_dl;
@@ -56,6 +60,11 @@ static void logs_pump(void) {
     if (strncmp(l, "[profile]", 9) == 0) snprintf(g_profile_last, sizeof g_profile_last, "%.500s", m);
     if (strncmp(l, "[init]", 6) == 0) snprintf(g_init_line, sizeof g_init_line, "%.500s", m);
     if (strncmp(l, "[vulkan]", 8) == 0 && strstr(m, "descriptor sets; dropping them")) g_sets_dropped++;
+    const char *made = strncmp(l, "[cache]", 7) == 0 ? strstr(m, "': ") : NULL;
+    int n_made, n_threads;
+    if (made && strstr(m, " pipelines created in ") && sscanf(made, "': %d pipelines created in %*f ms on %d threads", &n_made, &n_threads) == 2)
+      g_prepared = n_made, g_prepared_threads = n_threads;
+    if (strncmp(l, "[cache]", 7) == 0 && strstr(m, " created at its launch in ")) g_lazy_pipelines++;
     if (getenv("TC_VK_TEST_VERBOSE")) fprintf(stderr, "%s\n", l);
     line = end ? end + 1 : NULL;
   }
@@ -325,9 +334,10 @@ static tc_kernel_desc kdesc(kbuild *b, const char *name, int32_t kind, int32_t n
                           .buffer_size = sizeof(tc_kbuffer), .n_ops = b->n_ops, .ops = b->ops, .op_size = sizeof(tc_kop)};
 }
 
-static tc_executable *compile1(kbuild *b, tc_kernel_desc *k, int32_t n_syms) {
-  tc_kernel_list list = {.struct_size = sizeof list, .name = k->name, .n_exprs = b->n_ex, .exprs = b->ex,
-                         .expr_size = sizeof(tc_size_expr), .n_syms = n_syms, .n_kernels = 1, .kernels = k,
+/* Compiles kernels k[0..n_kernels-1] over b's expressions as graph `name`. */
+static tc_executable *compile_list(const char *name, kbuild *b, tc_kernel_desc *k, int32_t n_kernels, int32_t n_syms) {
+  tc_kernel_list list = {.struct_size = sizeof list, .name = name, .n_exprs = b->n_ex, .exprs = b->ex,
+                         .expr_size = sizeof(tc_size_expr), .n_syms = n_syms, .n_kernels = n_kernels, .kernels = k,
                          .kernel_size = sizeof(tc_kernel_desc)};
   tc_option opts[2] = {
       {.struct_size = sizeof(tc_option), .name = "vulkan.dump_spirv", .value = g_dump_dir, .set = true},
@@ -336,7 +346,7 @@ static tc_executable *compile1(kbuild *b, tc_kernel_desc *k, int32_t n_syms) {
   tc_compile_args a = {.struct_size = sizeof a, .ctx = g_ctx, .kernels = &list, .n_options = 2, .options = opts,
                        .option_size = sizeof(tc_option)};
   tc_status st = took(g_api.compile(&a));
-  cr_assert_eq(st, TC_OK, "compile(%s): %s", k->name, g_err);
+  cr_assert_eq(st, TC_OK, "compile(%s): %s", name, g_err);
   const char *src = api_source(a.exe);
   cr_assert(src && strstr(src, "#version 450"));
   if (getenv("TC_VK_TEST_SOURCE")) fprintf(stderr, "%s\n", src);
@@ -344,6 +354,8 @@ static tc_executable *compile1(kbuild *b, tc_kernel_desc *k, int32_t n_syms) {
   g_exe_syms[next++ % 64].exe = a.exe, g_exe_syms[(next - 1) % 64].n_syms = n_syms;
   return a.exe;
 }
+
+static tc_executable *compile1(kbuild *b, tc_kernel_desc *k, int32_t n_syms) { return compile_list(k->name, b, k, 1, n_syms); }
 
 /* ------------------------------------------------------------------ device buffers */
 
@@ -1033,6 +1045,84 @@ static void gather_case(bool idx32) {
 VK_TEST(gather_indirect) {
   gather_case(false);
   gather_case(true); /* i32 indices, converted */
+}
+
+/* A graph of three kernels with constant sizes: y = tanh(rowsum(A B)), a matmul (70x48 by
+ * 48x96), a row kernel and a pointwise one. Compile makes the pipeline each kernel's launch binds
+ * (on its threads), so the first call creates none: a driver takes ~0.4 s per pipeline, and
+ * made one by one at each first launch they were most of a cold first call on the H200. */
+VK_TEST(pipelines_made_at_compile) {
+  enum { M = 70, KD = 48, N = 96 };
+  kbuild b[3];
+  memset(b, 0, sizeof b);
+  tc_kernel_desc k[3];
+  /* kernel 0: C = A B (1 batch of 70x96: one tile, 64-row tiles by the tile count) */
+  kbuild *m = &b[0];
+  int32_t B_ = E_c(m, 1), Me = E_c(m, M), Ke = E_c(m, KD), Ne = E_c(m, N), one = E_c(m, 1), z = E_c(m, 0);
+  int32_t MN = E_c(m, M * N);
+  int32_t ba = buf(m, "in_a", TC_F32, TC_BUF_INPUT, E_c(m, M * KD)), bb = buf(m, "in_b", TC_F32, TC_BUF_INPUT, E_c(m, KD * N));
+  int32_t bc = buf(m, "out_c", TC_F32, TC_BUF_OUTPUT, MN);
+  store(m, -1, bc, TC_F32, IX(z, MN, Ne, one), op(m, TC_KOP_ACC, TC_F32, -1, 0, -1, -1, -1));
+  int32_t mm_outer[3] = {B_, Me, Ne};
+  k[0] = kdesc(m, "matmul", TC_KERNEL_MATMUL, 3, mm_outer, -1);
+  m->mm = (tc_matmul_desc){.struct_size = sizeof(tc_matmul_desc), .a = ba, .b = bb, .c = bc, .batch = B_, .m = Me, .n = Ne,
+                           .k = Ke, .a_offset = z, .a_stride_batch = z, .a_stride_m = Ke, .a_stride_k = one,
+                           .b_offset = z, .b_stride_batch = z, .b_stride_k = Ne, .b_stride_n = one,
+                           .c_offset = z, .c_stride_batch = z, .c_stride_m = Ne, .c_stride_n = one,
+                           .batch_levels = 1, .batch2 = -1, .a_stride_batch2 = -1, .b_stride_batch2 = -1, .c_stride_batch2 = -1};
+  k[0].matmul = &m->mm;
+  /* kernel 1: s[i] = sum_j C[i, j] (rows of 96: vec4 body in registers); the list's
+   * expressions are the last builder's, each builder starting from the one before */
+  kbuild *r = &b[1];
+  memcpy(r->ex, m->ex, sizeof m->ex);
+  r->n_ex = m->n_ex;
+  int32_t rx = buf(r, "in_c", TC_F32, TC_BUF_INPUT, MN), rs = buf(r, "out_s", TC_F32, TC_BUF_OUTPUT, Me);
+  int32_t sum = reduce(r, 0, TC_PRIM_REDUCE_SUM, TC_F32, load(r, 0, rx, TC_F32, IX(z, Ne, one, -1)));
+  store(r, -1, rs, TC_F32, IX(z, one, -1, -1), sum);
+  k[1] = kdesc(r, "row_sum", TC_KERNEL_LOOP, 1, &Me, Ne);
+  /* kernel 2: y = tanh(s) */
+  kbuild *p = &b[2];
+  memcpy(p->ex, r->ex, sizeof r->ex);
+  p->n_ex = r->n_ex;
+  int32_t ps = buf(p, "in_s", TC_F32, TC_BUF_INPUT, Me), py = buf(p, "out_y", TC_F32, TC_BUF_OUTPUT, Me);
+  store(p, -1, py, TC_F32, IX(z, one, -1, -1), prim1(p, -1, TC_PRIM_TANH, TC_F32, load(p, -1, ps, TC_F32, IX(z, one, -1, -1))));
+  k[2] = kdesc(p, "tanh", TC_KERNEL_LOOP, 1, &Me, -1);
+
+  g_prepared = -1;
+  g_lazy_pipelines = 0;
+  tc_executable *exe = compile_list("prepared", p, k, 3, 0);
+  cr_assert_eq(g_prepared, 3, "compile made %d pipelines ahead (-1: it logged none), want one per kernel", g_prepared);
+  cr_assert(g_prepared_threads >= 1, "on %d threads", g_prepared_threads);
+
+  float *ha = malloc(sizeof(float) * M * KD), *hb = malloc(sizeof(float) * KD * N), hy[M];
+  unsigned seed = 3;
+  for (int i = 0; i < M * KD; i++) ha[i] = frand(&seed) * 0.1f;
+  for (int i = 0; i < KD * N; i++) hb[i] = frand(&seed) * 0.1f;
+  tc_buffer *da = dev_from(ha, sizeof(float) * M * KD), *db = dev_from(hb, sizeof(float) * KD * N);
+  tc_buffer *dc = dev_from(NULL, sizeof(float) * M * N), *ds = dev_from(NULL, sizeof(float) * M), *dy = dev_from(NULL, sizeof hy);
+  tc_buffer_arg a0[3] = {A(da), A(db), A(dc)}, a1[2] = {A(dc), A(ds)}, a2[2] = {A(ds), A(dy)};
+  cr_assert_eq(api_launch(exe, 0, a0, 3, NULL, 1), TC_OK, "%s", g_err);
+  cr_assert_eq(api_launch(exe, 1, a1, 2, NULL, 1), TC_OK, "%s", g_err);
+  cr_assert_eq(api_launch(exe, 2, a2, 2, NULL, 1), TC_OK, "%s", g_err);
+  cr_assert_eq(api_flush(), TC_OK, "%s", g_err);
+  dev_read(dy, hy, sizeof hy);
+  cr_assert_eq(g_lazy_pipelines, 0, "the first call created %d pipelines that compile had not made", g_lazy_pipelines);
+  double want[M];
+  for (int i = 0; i < M; i++) {
+    double row = 0;
+    for (int j = 0; j < N; j++)
+      for (int t = 0; t < KD; t++) row += (double)ha[i * KD + t] * hb[t * N + j];
+    want[i] = tanh(row);
+  }
+  expect_close(hy, want, M, 1e-4, 1e-5, "tanh(rowsum(A B))");
+  api_buffer_free(da);
+  api_buffer_free(db);
+  api_buffer_free(dc);
+  api_buffer_free(ds);
+  api_buffer_free(dy);
+  api_executable_free(exe);
+  free(ha);
+  free(hb);
 }
 
 /* A second compile of the same kernels in a fresh context is served from the disk cache

@@ -1,5 +1,6 @@
-/* executable.c — compile: GLSL per kernel (codegen_*), SPIR-V from the disk cache or
- * shaderc, then modules, layouts and pipelines; and the executable's lifetime and source. */
+/* executable.c — compile: GLSL per kernel (codegen_*); then, on a few threads (parallel.c),
+ * SPIR-V from the disk cache or shaderc, modules and layouts per kernel, and the pipelines the
+ * first call binds (prepare.c); and the executable's lifetime and source. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,8 +8,9 @@
 
 #include "vk_internal.h"
 
-static tc_status kernel_build(tc_plugin_ctx *ctx, const vk_compile_opts *o, const tc_kernel_list *list, int32_t ki,
-                              vk_kernel *out) {
+/* Kernel ki's description and GLSL, on the calling thread (code generation is cheap next to
+ * shaderc and the driver, which run on compile's threads). */
+static tc_status kernel_describe(tc_plugin_ctx *ctx, const tc_kernel_list *list, int32_t ki, vk_kernel *out) {
   const tc_kernel_desc *k = tck_list_kernel(list, ki);
   char name[160];
   snprintf(name, sizeof name, "%s", k->name && *k->name ? k->name : "kernel");
@@ -78,28 +80,63 @@ static tc_status kernel_build(tc_plugin_ctx *ctx, const vk_compile_opts *o, cons
   memcpy(out->vec_bufs, g.vec_bufs, sizeof(int32_t) * (size_t)g.n_vec_bufs);
   memcpy(out->vec_exprs, g.vec_exprs, sizeof(int32_t) * (size_t)g.n_vec_exprs);
   out->vec_width = (out->shape == VK_SHAPE_POINTWISE && strstr(out->glsl, "vec_ok")) ? 4 : 1;
+  return TC_OK;
+}
 
+/* One kernel's SPIR-V (the disk cache, else shaderc), shader module and layouts: a job on
+ * vk_parallel_run's threads. It writes only its own kernel and job; what a miss compiled is
+ * stored in the disk cache afterwards, on the calling thread, in kernel order. */
+typedef struct module_job {
+  tc_plugin_ctx *ctx;
+  const vk_compile_opts *o;
+  vk_kernel *k;
+  uint32_t *spirv; /* a miss's SPIR-V, to store */
+  size_t n_words;
+  double shaderc_s;
+  vk_fail fail;
+} module_job;
+
+static void module_build(void *arg, int32_t i) {
+  module_job *j = &((module_job *)arg)[i];
+  vk_kernel *k = j->k;
   uint32_t *spirv = NULL;
   size_t n_words = 0;
-  double t0 = tck_now_s();
-  if (vk_cache_spirv_load(ctx, o, out->glsl, &spirv, &n_words)) {
-    out->cache_hit = true;
+  if (vk_cache_spirv_load(j->ctx, j->o, k->glsl, &spirv, &n_words)) {
+    k->cache_hit = true;
   } else {
-    st = vk_shader_compile(ctx, o, name, out->glsl, &spirv, &n_words);
-    if (st != TC_OK) return st;
-    tck_log(ctx->host, TC_LOG_INFO, "cache", "vulkan cache miss: '%s' compiled by shaderc in %.1f ms", name, (tck_now_s() - t0) * 1e3);
-    vk_cache_spirv_store(ctx, o, out->glsl, spirv, n_words);
+    double t0 = tck_now_s();
+    if (vk_shader_compile(j->ctx, j->o, k->name, k->glsl, &spirv, &n_words, &j->fail) != TC_OK) return;
+    j->shaderc_s = tck_now_s() - t0;
   }
-  vk_spirv_dump(ctx, o, name, spirv, n_words);
-  st = vk_kernel_pipeline_layout(ctx, out, spirv, n_words);
-  free(spirv);
-  if (st != TC_OK) return st;
-  /* Row kernels make their pipelines per threads-per-row on first launch; the others now, so
-   * driver compile errors show at compile time. */
-  if (out->shape != VK_SHAPE_ROWS) {
-    VkPipeline p;
-    st = vk_kernel_pipeline(ctx, out, 0, 0, &p);
+  vk_spirv_dump(j->ctx, j->o, k->name, spirv, n_words);
+  vk_kernel_pipeline_layout(j->ctx, k, spirv, n_words, &j->fail);
+  if (k->cache_hit) {
+    free(spirv);
+  } else {
+    j->spirv = spirv;
+    j->n_words = n_words;
   }
+}
+
+/* Every kernel's module, in parallel; then the misses stored. The first failure, in kernel
+ * order, becomes the compile's error. */
+static tc_status modules_build(tc_plugin_ctx *ctx, const vk_compile_opts *o, tc_executable *exe) {
+  module_job *jobs = calloc((size_t)exe->n_kernels + 1, sizeof *jobs);
+  if (!jobs) return vk_err(ctx, TC_ERR_OUT_OF_MEMORY, "vulkan compile: out of memory");
+  for (int32_t i = 0; i < exe->n_kernels; i++) jobs[i] = (module_job){.ctx = ctx, .o = o, .k = &exe->kernels[i]};
+  vk_parallel_run(exe->n_kernels, module_build, jobs);
+  tc_status st = TC_OK;
+  for (int32_t i = 0; i < exe->n_kernels; i++) {
+    module_job *j = &jobs[i];
+    if (j->fail.st != TC_OK && st == TC_OK) st = vk_err(ctx, j->fail.st, "%s", j->fail.msg);
+    if (j->spirv) {
+      tck_log(ctx->host, TC_LOG_INFO, "cache", "vulkan cache miss: '%s' compiled by shaderc in %.1f ms", j->k->name,
+              j->shaderc_s * 1e3);
+      vk_cache_spirv_store(ctx, o, j->k->glsl, j->spirv, j->n_words);
+    }
+    free(j->spirv);
+  }
+  free(jobs);
   return st;
 }
 
@@ -126,15 +163,23 @@ tc_status vk_compile_kernels(tc_plugin_ctx *ctx, const vk_compile_opts *o, const
   tck_str src = {0};
   for (int32_t i = 0; i < list->n_kernels; i++) {
     exe->n_kernels = i + 1;
-    tc_status st = kernel_build(ctx, o, list, i, &exe->kernels[i]);
+    tc_status st = kernel_describe(ctx, list, i, &exe->kernels[i]);
     if (st != TC_OK) {
       tck_str_free(&src);
       vk_executable_free(ctx, exe);
       return st;
     }
-    hits += exe->kernels[i].cache_hit;
     tck_str_printf(&src, "// ===== kernel %d: %s =====\n%s\n", (int)i, exe->kernels[i].name, exe->kernels[i].glsl);
   }
+  tc_status st = modules_build(ctx, o, exe);
+  /* the pipelines the first call binds, so that it does not create them one by one */
+  if (st == TC_OK) st = vk_executable_prepare(ctx, exe);
+  if (st != TC_OK) {
+    tck_str_free(&src);
+    vk_executable_free(ctx, exe);
+    return st;
+  }
+  for (int32_t i = 0; i < exe->n_kernels; i++) hits += exe->kernels[i].cache_hit;
   exe->source = tck_str_take(&src);
   if (!exe->source) {
     vk_executable_free(ctx, exe);

@@ -12,6 +12,29 @@ static uint32_t cap_groups(uint64_t n, uint32_t limit) {
   return n > limit ? limit : (uint32_t)n;
 }
 
+int32_t vk_rows_variant(const tc_plugin_ctx *ctx, int64_t n, int32_t force) {
+  int64_t n4 = (n + 3) / 4;
+  uint32_t max_tpr = ctx->caps.max_wg_invocations < 1024 ? ctx->caps.max_wg_invocations : 1024, tpr = 32;
+  if (force >= 0 && force < VK_TPR_VARIANTS && (32u << force) <= max_tpr) tpr = 32u << force;
+  else while ((int64_t)tpr * VK_ROW_TARGET < n4 && tpr * 2 <= max_tpr) tpr *= 2;
+  int32_t variant = 0;
+  for (uint32_t t = tpr; t > 32; t >>= 1) variant++;
+  return variant;
+}
+
+int32_t vk_rows_mode(const vk_kernel *k, int64_t n, int32_t variant, bool aligned) {
+  if (!k->rows_vec || !aligned) return 0;
+  int64_t n4 = (n + 3) / 4;
+  /* MODE 2 prefetches each row's vec4s with clamped indices: it needs one to clamp to */
+  return n4 >= 1 && n4 <= ((int64_t)32 << variant) * VK_ROW_CACHE ? 2 : 1;
+}
+
+int32_t vk_matmul_variant(const tc_plugin_ctx *ctx, int64_t nb, int64_t m, int64_t n, int32_t force) {
+  int64_t tiles = ((n + VK_MM_BN - 1) / VK_MM_BN) * ((m + VK_MM_BM - 1) / VK_MM_BM) * nb;
+  bool half = force >= 0 ? force == 1 : ctx->mm_tile ? ctx->mm_tile == 64 : tiles < VK_MM_HALF_BELOW;
+  return half ? 1 : 0;
+}
+
 /* Records kernel ki's dispatch into cmd, sizes from vals (every expression evaluated), with a
  * barrier in front where it conflicts with an earlier dispatch. */
 static tc_status record_dispatch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t ki, const tc_buffer_arg *args,
@@ -37,7 +60,7 @@ static tc_status record_dispatch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t
   uint32_t gx = 1, gy = 1, gz = 1;
   int32_t variant = 0, mode = 0;
   uint32_t tpr = 32;
-  int64_t n4 = 0;
+  int64_t n_row = 0;
   if (k->shape == VK_SHAPE_POINTWISE) {
     uint64_t total = 1;
     for (int32_t d = 0; d < k->n_outer; d++) total *= (uint64_t)(vals[k->outer[d]] > 0 ? vals[k->outer[d]] : 0);
@@ -48,12 +71,9 @@ static tc_status record_dispatch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t
     uint64_t rows = 1;
     for (int32_t d = 0; d < k->n_outer; d++) rows *= (uint64_t)(vals[k->outer[d]] > 0 ? vals[k->outer[d]] : 0);
     if (rows == 0) return TC_OK;
-    int64_t n = vals[k->inner] > 0 ? vals[k->inner] : 0;
-    n4 = (n + 3) / 4;
-    uint32_t max_tpr = ctx->caps.max_wg_invocations < 1024 ? ctx->caps.max_wg_invocations : 1024;
-    if (force >= 0 && force < VK_TPR_VARIANTS && (32u << force) <= max_tpr) tpr = 32u << force;
-    else while ((int64_t)tpr * VK_ROW_TARGET < n4 && tpr * 2 <= max_tpr) tpr *= 2;
-    for (uint32_t t = tpr; t > 32; t >>= 1) variant++;
+    n_row = vals[k->inner] > 0 ? vals[k->inner] : 0;
+    variant = vk_rows_variant(ctx, n_row, force);
+    tpr = 32u << variant;
     uint32_t wg = tpr < VK_ROWS_MIN_WG ? VK_ROWS_MIN_WG : tpr, rpw = wg / tpr;
     gx = cap_groups((rows + rpw - 1) / rpw, ctx->caps.max_wg_count[0]);
   } else {
@@ -61,10 +81,8 @@ static tc_status record_dispatch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t
     if (nb <= 0 || m <= 0 || n <= 0) return TC_OK;
     if (k->mm_batch2 >= 0) nb *= vals[k->mm_batch2] > 0 ? vals[k->mm_batch2] : 0; /* both batch levels on z */
     if (nb <= 0) return TC_OK;
-    int64_t tiles = ((n + VK_MM_BN - 1) / VK_MM_BN) * ((m + VK_MM_BM - 1) / VK_MM_BM) * nb;
-    bool half = force >= 0 ? force == 1 : ctx->mm_tile ? ctx->mm_tile == 64 : tiles < VK_MM_HALF_BELOW;
-    int64_t bm = half ? VK_MM_BM / 2 : VK_MM_BM;
-    variant = half ? 1 : 0;
+    variant = vk_matmul_variant(ctx, nb, m, n, force);
+    int64_t bm = variant == 1 ? VK_MM_BM / 2 : VK_MM_BM;
     gx = cap_groups((uint64_t)((n + VK_MM_BN - 1) / VK_MM_BN), ctx->caps.max_wg_count[0]);
     gy = cap_groups((uint64_t)((m + bm - 1) / bm), ctx->caps.max_wg_count[1]);
     gz = cap_groups((uint64_t)nb, ctx->caps.max_wg_count[2]);
@@ -81,8 +99,7 @@ static tc_status record_dispatch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t
     bool ok = true;
     for (int32_t i = 0; i < k->n_vec_bufs && ok; i++) ok = pc[exe->n_syms + k->vec_bufs[i]] % 4 == 0;
     for (int32_t i = 0; i < k->n_vec_exprs && ok; i++) ok = vals[k->vec_exprs[i]] % 4 == 0;
-    /* MODE 2 prefetches each row's vec4s with clamped indices: it needs one to clamp to */
-    mode = !ok ? 0 : n4 >= 1 && n4 <= (int64_t)tpr * VK_ROW_CACHE ? 2 : 1;
+    mode = vk_rows_mode(k, n_row, variant, ok);
   }
   VkPipeline pipe = VK_NULL_HANDLE;
   if (st == TC_OK) st = vk_kernel_pipeline(ctx, k, variant, mode, &pipe);

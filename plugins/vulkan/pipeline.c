@@ -1,8 +1,10 @@
 /* pipeline.c — per kernel: the shader module, a descriptor set layout (one storage buffer per
  * kernel buffer), a pipeline layout whose push constants carry the symbols and the buffers'
  * element offsets (so one pipeline serves every size), compute pipelines (one per
- * threads-per-row specialization for row kernels, made on first use through the
+ * specialization: threads per row and row body for row kernels, tile height for matmuls; those
+ * a first call needs made at compile by prepare.c, any other on first use, all through the
  * VkPipelineCache), and descriptor sets, allocated once per executable and buffer binding. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,13 +12,13 @@
 
 #define VK_SETS_PER_POOL 64
 
-tc_status vk_kernel_pipeline_layout(tc_plugin_ctx *ctx, vk_kernel *k, const uint32_t *spirv, size_t n_words) {
+tc_status vk_kernel_pipeline_layout(tc_plugin_ctx *ctx, vk_kernel *k, const uint32_t *spirv, size_t n_words, vk_fail *f) {
   vk_fns *fn = &ctx->fn;
   VkShaderModuleCreateInfo smci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = n_words * 4, .pCode = spirv};
   VkResult r = fn->vkCreateShaderModule(ctx->device, &smci, NULL, &k->module);
-  if (r != VK_SUCCESS) return vk_err(ctx, TC_ERR_COMPILE, "vulkan compile '%s': vkCreateShaderModule failed (%s)", k->name, vk_result_name(r));
+  if (r != VK_SUCCESS) return vk_fail_set(f, TC_ERR_COMPILE, "vulkan compile '%s': vkCreateShaderModule failed (%s)", k->name, vk_result_name(r));
   VkDescriptorSetLayoutBinding *b = calloc((size_t)k->n_buffers + 1, sizeof *b);
-  if (!b) return vk_err(ctx, TC_ERR_OUT_OF_MEMORY, "vulkan compile: out of memory");
+  if (!b) return vk_fail_set(f, TC_ERR_OUT_OF_MEMORY, "vulkan compile '%s': out of memory", k->name);
   for (int32_t i = 0; i < k->n_buffers; i++) {
     b[i].binding = (uint32_t)i;
     b[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
@@ -28,7 +30,7 @@ tc_status vk_kernel_pipeline_layout(tc_plugin_ctx *ctx, vk_kernel *k, const uint
                                          .pBindings = b};
   r = fn->vkCreateDescriptorSetLayout(ctx->device, &dci, NULL, &k->set_layout);
   free(b);
-  if (r != VK_SUCCESS) return vk_err(ctx, TC_ERR_INTERNAL, "vulkan compile '%s': descriptor set layout (%s)", k->name, vk_result_name(r));
+  if (r != VK_SUCCESS) return vk_fail_set(f, TC_ERR_INTERNAL, "vulkan compile '%s': descriptor set layout (%s)", k->name, vk_result_name(r));
   VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = k->push_bytes};
   VkPipelineLayoutCreateInfo plci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
                                      .setLayoutCount = 1,
@@ -36,18 +38,11 @@ tc_status vk_kernel_pipeline_layout(tc_plugin_ctx *ctx, vk_kernel *k, const uint
                                      .pushConstantRangeCount = 1,
                                      .pPushConstantRanges = &pcr};
   r = fn->vkCreatePipelineLayout(ctx->device, &plci, NULL, &k->layout);
-  if (r != VK_SUCCESS) return vk_err(ctx, TC_ERR_INTERNAL, "vulkan compile '%s': pipeline layout (%s)", k->name, vk_result_name(r));
+  if (r != VK_SUCCESS) return vk_fail_set(f, TC_ERR_INTERNAL, "vulkan compile '%s': pipeline layout (%s)", k->name, vk_result_name(r));
   return TC_OK;
 }
 
-tc_status vk_kernel_pipeline(tc_plugin_ctx *ctx, vk_kernel *k, int32_t variant, int32_t mode, VkPipeline *out) {
-  if (variant < 0 || variant >= VK_TPR_VARIANTS) variant = 0;
-  if (mode < 0 || mode > 2) mode = 0;
-  VkPipeline *slot = &k->pipelines[variant][mode];
-  if (*slot) {
-    *out = *slot;
-    return TC_OK;
-  }
+VkResult vk_pipeline_make(tc_plugin_ctx *ctx, const vk_kernel *k, int32_t variant, int32_t mode, VkPipeline *out) {
   uint32_t spec[3];
   VkSpecializationMapEntry entries[3] = {{.constantID = 0, .offset = 0, .size = 4},
                                          {.constantID = 1, .offset = 4, .size = 4},
@@ -72,12 +67,40 @@ tc_status vk_kernel_pipeline(tc_plugin_ctx *ctx, vk_kernel *k, int32_t variant, 
                 .pName = "main",
                 .pSpecializationInfo = k->shape == VK_SHAPE_ROWS || k->shape == VK_SHAPE_MATMUL ? &si : NULL},
       .layout = k->layout};
-  VkResult r = ctx->fn.vkCreateComputePipelines(ctx->device, ctx->pipeline_cache, 1, &ci, NULL, slot);
-  if (r != VK_SUCCESS) {
-    *slot = VK_NULL_HANDLE;
-    return vk_err(ctx, TC_ERR_COMPILE, "vulkan: creating the pipeline of kernel '%s' failed (%s)", k->name, vk_result_name(r));
+  /* one pipeline per call: compile makes several on threads of its own, each through the
+   * cache, which vk_pipeline_cache_open creates without EXTERNALLY_SYNCHRONIZED */
+  VkResult r = ctx->fn.vkCreateComputePipelines(ctx->device, ctx->pipeline_cache, 1, &ci, NULL, out);
+  if (r != VK_SUCCESS) *out = VK_NULL_HANDLE;
+  return r;
+}
+
+void vk_variant_text(const vk_kernel *k, int32_t variant, int32_t mode, char *out, size_t n) {
+  if (k->shape == VK_SHAPE_ROWS)
+    snprintf(out, n, "%u threads per row, %s body", 32u << variant, mode == 2 ? "vec4 in registers" : mode == 1 ? "vec4" : "scalar");
+  else if (k->shape == VK_SHAPE_MATMUL)
+    snprintf(out, n, "%d-row tiles", variant == 1 ? VK_MM_BM / 2 : VK_MM_BM);
+  else
+    snprintf(out, n, "pointwise");
+}
+
+tc_status vk_kernel_pipeline(tc_plugin_ctx *ctx, vk_kernel *k, int32_t variant, int32_t mode, VkPipeline *out) {
+  if (variant < 0 || variant >= VK_TPR_VARIANTS) variant = 0;
+  if (mode < 0 || mode > 2) mode = 0;
+  VkPipeline *slot = &k->pipelines[variant][mode];
+  if (*slot) {
+    *out = *slot;
+    return TC_OK;
   }
+  double t0 = tck_now_s();
+  VkResult r = vk_pipeline_make(ctx, k, variant, mode, slot);
+  char what[96];
+  vk_variant_text(k, variant, mode, what, sizeof what);
+  if (r != VK_SUCCESS)
+    return vk_err(ctx, TC_ERR_COMPILE, "vulkan: creating the pipeline of kernel '%s' (%s) failed (%s)", k->name, what,
+                  vk_result_name(r));
   ctx->pipeline_cache_dirty = true;
+  tck_log(ctx->host, TC_LOG_INFO, "cache", "vulkan: kernel '%s': pipeline (%s) created at its launch in %.1f ms", k->name,
+          what, (tck_now_s() - t0) * 1e3);
   *out = *slot;
   return TC_OK;
 }

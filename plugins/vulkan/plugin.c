@@ -24,6 +24,15 @@ tc_status vk_err(tc_plugin_ctx *ctx, tc_status st, const char *fmt, ...) {
   return st;
 }
 
+tc_status vk_fail_set(vk_fail *f, tc_status st, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(f->msg, sizeof f->msg, fmt, ap);
+  va_end(ap);
+  f->st = st;
+  return st;
+}
+
 tc_error *vk_error_take(tc_plugin_ctx *ctx, tc_status st) {
   if (st == TC_OK) return NULL;
   tc_error *e = tck_error(ctx->host, st, "%s", ctx->err[0] ? ctx->err : "vulkan: failed");

@@ -53,7 +53,8 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlag
   (void)types;
   tc_plugin_ctx *ctx = user;
   bool error = severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
-  ctx->validation_messages++;
+  /* from any thread that calls the driver: the submitter, compile's jobs */
+  __atomic_fetch_add(&ctx->validation_messages, 1, __ATOMIC_RELAXED);
   tck_log(ctx->host, error ? TC_LOG_ERROR : TC_LOG_WARN, "vulkan", "validation: %s: %s", data->pMessageIdName ? data->pMessageIdName : "-",
          data->pMessage ? data->pMessage : "");
   return VK_FALSE; /* never abort the call that triggered it */

@@ -295,7 +295,7 @@ struct tc_plugin_ctx {
   VkDeviceSize free_bytes, free_limit;
   uint64_t next_serial;
   void *shaderc_compiler; /* shaderc_compiler_t, made on the first cache miss */
-  pthread_mutex_t lock; /* compile_kernels may run on several threads: shaderc, cache files */
+  pthread_mutex_t lock; /* guards shaderc_compiler's creation: compile's jobs run on several threads */
   int mm_tile;    /* vulkan.matmul_tile: 64 or 128 rows per GEMM tile; 0: by the tile count */
   int validation; /* vk_validation_mode */
   VkDebugUtilsMessengerEXT messenger;
@@ -316,6 +316,13 @@ typedef struct vk_compile_opts {
  * into its tc_error with vk_error_take (NULL for TC_OK). */
 tc_status vk_err(tc_plugin_ctx *ctx, tc_status st, const char *fmt, ...) TCK_PRINTF(3, 4);
 tc_error *vk_error_take(tc_plugin_ctx *ctx, tc_status st);
+/* A failure on a worker thread (compile's parallel jobs): ctx->err is one per context, so each
+ * job keeps its own and the calling thread hands the first on with vk_err. Returns st. */
+typedef struct vk_fail {
+  tc_status st;
+  char msg[1024];
+} vk_fail;
+tc_status vk_fail_set(vk_fail *f, tc_status st, const char *fmt, ...) TCK_PRINTF(3, 4);
 
 /* ---- device.c ---- */
 /* Creates an instance (validation layer when asked and installed: vk_validation_mode). */
@@ -421,8 +428,9 @@ tc_status vk_gen_loop(vk_gen *g, int32_t *shape /* out */);
 tc_status vk_gen_matmul(vk_gen *g);
 
 /* ---- shader_compile.c: GLSL -> SPIR-V with shaderc ---- */
+/* Thread-safe: compile runs one per kernel on several threads (a failure goes to *f). */
 tc_status vk_shader_compile(tc_plugin_ctx *ctx, const vk_compile_opts *o, const char *name, const char *glsl,
-                            uint32_t **spirv, size_t *n_words);
+                            uint32_t **spirv, size_t *n_words, vk_fail *f);
 void vk_shader_compiler_release(tc_plugin_ctx *ctx);
 
 /* ---- cache.c: SPIR-V and the VkPipelineCache blob through the host's disk cache ---- */
@@ -437,9 +445,17 @@ void vk_spirv_dump(tc_plugin_ctx *ctx, const vk_compile_opts *o, const char *nam
                    size_t n_words);
 
 /* ---- pipeline.c ---- */
-tc_status vk_kernel_pipeline_layout(tc_plugin_ctx *ctx, vk_kernel *k, const uint32_t *spirv, size_t n_words);
-/* The pipeline for variant v (threads-per-row index for ROWS) and row body `mode` (ROWS: 0
- * scalar, 1 vec4, 2 vec4 + registers; 0 otherwise), created on first use. */
+/* k's shader module and layouts. Thread-safe for distinct kernels (a failure goes to *f). */
+tc_status vk_kernel_pipeline_layout(tc_plugin_ctx *ctx, vk_kernel *k, const uint32_t *spirv, size_t n_words, vk_fail *f);
+/* Creates k's pipeline for variant v (threads-per-row index for ROWS, tile variant for MATMUL)
+ * and row body `mode` (ROWS: 0 scalar, 1 vec4, 2 vec4 + registers; 0 otherwise) into *out,
+ * through the context's VkPipelineCache (internally synchronized). Thread-safe: it touches
+ * nothing of the context but the driver; the caller marks the pipeline cache dirty. */
+VkResult vk_pipeline_make(tc_plugin_ctx *ctx, const vk_kernel *k, int32_t variant, int32_t mode, VkPipeline *out);
+/* What (variant, mode) means for k, for messages: "256 threads per row, vec4 body". */
+void vk_variant_text(const vk_kernel *k, int32_t variant, int32_t mode, char *out, size_t n);
+/* The pipeline for (variant, mode): made at compile (prepare.c), else created here on first
+ * use (logged under "cache": a variant compile did not foresee). */
 tc_status vk_kernel_pipeline(tc_plugin_ctx *ctx, vk_kernel *k, int32_t variant, int32_t mode, VkPipeline *out);
 void vk_kernel_destroy(tc_plugin_ctx *ctx, vk_kernel *k);
 /* An executable's descriptor sets are cached per buffer identity; a program that keeps making
@@ -450,6 +466,20 @@ void vk_executable_sets_drop(tc_plugin_ctx *ctx, tc_executable *exe);
 /* A descriptor set binding args (one per buffer), cached per executable by buffer identity. */
 tc_status vk_kernel_descriptor_set(tc_plugin_ctx *ctx, tc_executable *exe, vk_kernel *k, const tc_buffer_arg *args,
                                    VkDescriptorSet *out, uint32_t *elem_offsets /* out, per buffer */);
+
+/* ---- parallel.c ---- */
+/* At most this many threads per compile: the H200 machine's 16 cores; the cap keeps a many-core
+ * host from running dozens of driver compilers at once, each with its own working memory. */
+#define VK_PARALLEL_MAX 16
+/* Runs job(arg, i) for i in 0..n-1 on min(n, online cores, VK_PARALLEL_MAX) threads, the
+ * calling one included; returns once all are done and joined, with the number of threads that
+ * ran. Jobs must be independent and thread-safe; each reports its failure in its own item. */
+int32_t vk_parallel_run(int32_t n, void (*job)(void *arg, int32_t i), void *arg);
+
+/* ---- prepare.c ---- */
+/* Makes, on vk_parallel_run's threads, the pipelines exe's first call will bind (each kernel's
+ * variant for the list's constant sizes; see the file). A failure names its kernel. */
+tc_status vk_executable_prepare(tc_plugin_ctx *ctx, tc_executable *exe);
 
 /* ---- executable.c ---- */
 tc_status vk_compile_kernels(tc_plugin_ctx *ctx, const vk_compile_opts *o, const tc_kernel_list *list,
@@ -496,6 +526,14 @@ void vk_profile_collect(tc_plugin_ctx *ctx, int32_t slot);
 void vk_profile_report(tc_plugin_ctx *ctx, const tc_executable *exe);
 
 /* ---- launch.c ---- */
+/* The launch's choices, shared with prepare.c so that what compile makes ahead is what the
+ * launch binds. ROWS: the threads-per-row variant (32 << v) for rows of n elements (force: a
+ * variant to take when the device allows it, else -1), and the row body (0 scalar, 1 vec4,
+ * 2 vec4 kept in registers; aligned: every vec4 condition of the kernel holds). MATMUL: the
+ * tile variant (1: 64-row tiles, 0: 128) for nb batches of m x n. */
+int32_t vk_rows_variant(const tc_plugin_ctx *ctx, int64_t n, int32_t force);
+int32_t vk_rows_mode(const vk_kernel *k, int64_t n, int32_t variant, bool aligned);
+int32_t vk_matmul_variant(const tc_plugin_ctx *ctx, int64_t nb, int64_t m, int64_t n, int32_t force);
 /* Records kernel `kernel` of exe into the open batch; args: one per kernel buffer. call_id:
  * the host call it belongs to (an asynchronous failure of its batch is reported against it). */
 tc_status vk_launch(tc_plugin_ctx *ctx, tc_executable *exe, int32_t kernel, const tc_buffer_arg *args,
