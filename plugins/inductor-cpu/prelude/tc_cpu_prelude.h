@@ -317,10 +317,11 @@ static TC_GEMM_ONCE void tc_gemm_ws_init(tc_gemm_ws *g, int64_t m, int64_t n, in
   g->kc_max = tc_gemm_block_size(k, 1, TC_GEMM_KC);
   g->nc_max = tc_gemm_block_size(n, TC_GEMM_NR, TC_GEMM_NC);
   const size_t na = (size_t)(g->mc_max * g->kc_max + 15) / 16 * 16, nb = (size_t)(g->kc_max * g->nc_max); /* B aligned */
-  g->heap = (float *)aligned_alloc(64, (na + nb) * sizeof(float));
+  const int small = na <= sizeof g->spare_a / sizeof(float) && nb <= sizeof g->spare_b / sizeof(float);
+  g->heap = small ? NULL : (float *)aligned_alloc(64, (na + nb) * sizeof(float)); /* a small one needs no malloc */
   g->pa = g->heap ? g->heap : g->spare_a;
   g->pb = g->heap ? g->heap + na : g->spare_b;
-  if (!g->heap) g->mc_max = TC_GEMM_MR, g->nc_max = TC_GEMM_NR;
+  if (!g->heap && !small) g->mc_max = TC_GEMM_MR, g->nc_max = TC_GEMM_NR;
 }
 static void tc_gemm_ws_free(tc_gemm_ws *g) { free(g->heap); }
 
@@ -335,9 +336,16 @@ static TC_GEMM_ONCE void tc_gemm_block_a(tc_gemm_ws *g, const float *restrict a,
   for (int64_t i0 = 0; i0 < mc; i0 += TC_GEMM_MR) {
     float *restrict d = g->pa + i0 * kc;
     const int64_t mr = mc - i0 < TC_GEMM_MR ? mc - i0 : TC_GEMM_MR;
-    for (int64_t i = 0; i < mr; i++) /* a row of A at a time (with sak == 1, contiguous) */
+    if (mr == TC_GEMM_MR) { /* the rows read side by side: MR streams in flight, not one (2-3x faster) */
+      for (int64_t k = 0; k < kc; k++)
+#pragma GCC unroll 16
+        for (int i = 0; i < TC_GEMM_MR; i++) d[k * TC_GEMM_MR + i] = a[(i0 + i) * sam + k * sak];
+      continue;
+    }
+    const int64_t rows = mr > 4 ? TC_GEMM_MR : mr > 1 ? 4 : 1; /* what the tile reads (tc_gemm_tile_f32's R) */
+    for (int64_t i = 0; i < mr; i++)
       for (int64_t k = 0; k < kc; k++) d[k * TC_GEMM_MR + i] = a[(i0 + i) * sam + k * sak];
-    for (int64_t i = mr; i < TC_GEMM_MR; i++)
+    for (int64_t i = mr; i < rows; i++)
       for (int64_t k = 0; k < kc; k++) d[k * TC_GEMM_MR + i] = 0.0f;
   }
 }
@@ -349,18 +357,16 @@ static TC_GEMM_ONCE void tc_gemm_block_b(tc_gemm_ws *g, const float *restrict b,
   const int64_t kc = g->kc;
   g->b = b, g->sbk = sbk, g->direct = direct;
   if (direct) return;
-  for (int64_t j0 = 0; j0 < nc; j0 += TC_GEMM_NR) {
+  const int64_t whole = sbn == 1 ? nc / TC_GEMM_NR * TC_GEMM_NR : 0; /* panels copied as vectors */
+  for (int64_t k = 0; k < kc; k++) /* B's rows contiguous: each read once, front to back */
+    for (int64_t j0 = 0; j0 < whole; j0 += TC_GEMM_NR)
+      for (int v = 0; v < 2; v++)
+        *(tc_gv *)(g->pb + j0 * kc + k * TC_GEMM_NR + v * TC_GEMM_VL) = *(const tc_gvu *)(b + k * sbk + j0 + v * TC_GEMM_VL);
+  for (int64_t j0 = whole; j0 < nc; j0 += TC_GEMM_NR) { /* any strides; a transposed B's columns read side by side */
     float *restrict d = g->pb + j0 * kc;
     const int64_t nr = nc - j0 < TC_GEMM_NR ? nc - j0 : TC_GEMM_NR;
-    if (sbn == 1 && nr == TC_GEMM_NR) { /* rows of B contiguous: vector copies */
-      for (int64_t k = 0; k < kc; k++)
-        for (int v = 0; v < 2; v++) *(tc_gv *)(d + k * TC_GEMM_NR + v * TC_GEMM_VL) = *(const tc_gvu *)(b + k * sbk + j0 + v * TC_GEMM_VL);
-      continue;
-    }
-    for (int64_t j = 0; j < nr; j++) /* any strides; a transposed B (sbk == 1) is read along k */
-      for (int64_t k = 0; k < kc; k++) d[k * TC_GEMM_NR + j] = b[k * sbk + (j0 + j) * sbn];
-    for (int64_t j = nr; j < TC_GEMM_NR; j++)
-      for (int64_t k = 0; k < kc; k++) d[k * TC_GEMM_NR + j] = 0.0f;
+    for (int64_t k = 0; k < kc; k++)
+      for (int64_t j = 0; j < TC_GEMM_NR; j++) d[k * TC_GEMM_NR + j] = j < nr ? b[k * sbk + (j0 + j) * sbn] : 0.0f;
   }
 }
 
@@ -387,12 +393,65 @@ static inline __attribute__((always_inline)) void tc_gemm_ukr_f32(const int R, i
     for (int v = 0; v < 2; v++) *(tc_gvu *)(cout + i * ldout + v * TC_GEMM_VL) = acc[i][v];
 }
 
+/* V vectors of one row's sums (V a constant): cout[0..V*VL) = cin (or 0) + a·B over kc, a at
+ * stride sa (a packed micro-panel's first row), B's rows at b (stride ldb). One row of a tile
+ * has only two chains of dependent FMAs; V of them side by side keep the FMA units busy. */
+static inline __attribute__((always_inline)) void tc_gemm_row_ukr_f32(const int V, int64_t kc, const float *restrict a,
+                                                                       int64_t sa, const float *restrict b, int64_t ldb,
+                                                                       const float *cin, float *cout) {
+  tc_gv acc[8];
+#pragma GCC unroll 8
+  for (int v = 0; v < V; v++) acc[v] = cin ? (tc_gv) * (const tc_gvu *)(cin + v * TC_GEMM_VL) : (tc_gv){0};
+  for (int64_t k = 0; k < kc; k++) {
+    const tc_gv av = tc_gemm_bcast(a[k * sa]);
+#pragma GCC unroll 8
+    for (int v = 0; v < V; v++) acc[v] = tc_gemm_fma(av, *(const tc_gvu *)(b + k * ldb + v * TC_GEMM_VL), acc[v]);
+  }
+#pragma GCC unroll 8
+  for (int v = 0; v < V; v++) *(tc_gvu *)(cout + v * TC_GEMM_VL) = acc[v];
+}
+
+/* Columns a single row's tile takes at a time: a row of B read in place gives a tile the width of
+ * all of t (its FMAs side by side, tc_gemm_row_f32), else NR. */
+static inline int64_t tc_gemm_tile_cols(const tc_gemm_ws *g, int64_t mc) {
+  return g->direct && mc == 1 ? TC_GEMM_MR * TC_GEMM_NR : TC_GEMM_NR;
+}
+
+/* The one-row tile of columns j..j+nr-1 (nr up to MR*NR) of a block read in place: as
+ * tc_gemm_tile_f32, in chunks of 8, 4, 2 and 1 vectors, the last columns one at a time. */
+static void tc_gemm_row_f32(tc_gemm_ws *g, int64_t j, int64_t nr, float *c, int64_t scn, int first, int to_t) {
+  const int64_t kc = g->kc, ldb = g->sbk;
+  const float *a = g->pa, *b = g->b + j;
+  float *restrict t = g->t;
+  const int in_c = scn == 1 && !to_t; /* C's row is contiguous and the sums end there */
+  if (!first && scn != 1)
+    for (int64_t q = 0; q < nr; q++) t[q] = c[q * scn];
+  const float *cin = first ? NULL : scn == 1 ? c : t;
+  float *cout = in_c ? c : t;
+  int64_t q = 0;
+  for (; q + 8 * TC_GEMM_VL <= nr; q += 8 * TC_GEMM_VL) tc_gemm_row_ukr_f32(8, kc, a, TC_GEMM_MR, b + q, ldb, cin ? cin + q : NULL, cout + q);
+  if (q + 4 * TC_GEMM_VL <= nr) tc_gemm_row_ukr_f32(4, kc, a, TC_GEMM_MR, b + q, ldb, cin ? cin + q : NULL, cout + q), q += 4 * TC_GEMM_VL;
+  if (q + 2 * TC_GEMM_VL <= nr) tc_gemm_row_ukr_f32(2, kc, a, TC_GEMM_MR, b + q, ldb, cin ? cin + q : NULL, cout + q), q += 2 * TC_GEMM_VL;
+  if (q + TC_GEMM_VL <= nr) tc_gemm_row_ukr_f32(1, kc, a, TC_GEMM_MR, b + q, ldb, cin ? cin + q : NULL, cout + q), q += TC_GEMM_VL;
+  for (; q < nr; q++) { /* the same chain, one element at a time */
+    float acc = cin ? cin[q] : 0.0f;
+    for (int64_t k = 0; k < kc; k++) acc = fmaf(a[k * TC_GEMM_MR], b[k * ldb + q], acc);
+    cout[q] = acc;
+  }
+  if (!to_t && !in_c)
+    for (int64_t r = 0; r < nr; r++) c[r * scn] = t[r];
+}
+
 /* The tile of rows i..i+mr-1 and columns j..j+nr-1 of the current blocks (i, j from the blocks'
  * first row and column) at c (C's strides scm, scn): from zero at the first block of K, else from
  * the partial sums in C; to g->t (rows of NR) at the last block when to_t (the epilogue reads it
  * there), else to C. */
 static TC_GEMM_ONCE void tc_gemm_tile_f32(tc_gemm_ws *g, int64_t i, int64_t j, int64_t mr, int64_t nr, float *c,
                                           int64_t scm, int64_t scn, int first, int to_t) {
+  if (g->direct && mr == 1) { /* a single row, up to MR*NR wide (tc_gemm_tile_cols) */
+    tc_gemm_row_f32(g, j, nr, c, scn, first, to_t);
+    return;
+  }
   const int R = mr > 4 ? TC_GEMM_MR : mr > 1 ? 4 : 1; /* the rows computed: the fewest that cover mr */
   const int64_t kc = g->kc;
   const float *pa = g->pa + i * kc, *pb = g->pb + j * kc;
