@@ -318,7 +318,8 @@ static TC_GEMM_ONCE void tc_gemm_ws_init(tc_gemm_ws *g, int64_t m, int64_t n, in
   g->nc_max = tc_gemm_block_size(n, TC_GEMM_NR, TC_GEMM_NC);
   const size_t na = (size_t)(g->mc_max * g->kc_max + 15) / 16 * 16, nb = (size_t)(g->kc_max * g->nc_max); /* B aligned */
   const int small = na <= sizeof g->spare_a / sizeof(float) && nb <= sizeof g->spare_b / sizeof(float);
-  g->heap = small ? NULL : (float *)aligned_alloc(64, (na + nb) * sizeof(float)); /* a small one needs no malloc */
+  const size_t bytes = ((na + nb) * sizeof(float) + 63) / 64 * 64; /* aligned_alloc wants a multiple of 64 */
+  g->heap = small ? NULL : (float *)aligned_alloc(64, bytes); /* a small one needs no malloc */
   g->pa = g->heap ? g->heap : g->spare_a;
   g->pb = g->heap ? g->heap + na : g->spare_b;
   if (!g->heap && !small) g->mc_max = TC_GEMM_MR, g->nc_max = TC_GEMM_NR;
