@@ -113,12 +113,15 @@ typedef struct bench_rounds {
   double ratio;             /* median over rounds of ceiling / model time (see bench_rounds.c) */
   double ratio_q1, ratio_q3; /* quartiles of the per-round ratios */
   double ratio_of_medians;  /* ceiling_s / model_s, for comparison */
+  double aux_s;             /* median sample of the second ceiling, when there is one */
+  double aux_ratio, aux_q1, aux_q3; /* its per-round ratios (aux time / model time), as ratio */
 } bench_rounds;
 /* Samples ceiling, model, ceiling, model, ..., ceiling: rounds until t->iters or until
  * t->budget_s of wall time is spent (at least t->min_iters). ceiling NULL: the model alone
- * (ratios 0). Warm-up is the samplers' own business. */
-tc_status bench_rounds_measure(const bench_sampler *model, const bench_sampler *ceiling, const bench_timing *t,
-                               bench_rounds *out);
+ * (ratios 0). aux, or NULL: a second ceiling sampled right after each ceiling sample. Warm-up is
+ * the samplers' own business. */
+tc_status bench_rounds_measure(const bench_sampler *model, const bench_sampler *ceiling, const bench_sampler *aux,
+                               const bench_timing *t, bench_rounds *out);
 
 /* ---------------------------------------------------------------- ceilings (bench_ceiling.c) */
 typedef struct bench_ceiling {
@@ -141,9 +144,18 @@ tc_status bench_ceiling_open(const tc_model *m, tc_size_class size, tc_tensor *c
 tc_status bench_ceiling_sample(void *run, double *seconds);
 void bench_ceiling_close(bench_ceiling_run *run);
 
-/* The host's peak fp32 FMA rate in TF/s on `threads` threads (bench_peak.c), with the widest
- * vectors the CPU has; *isa names them ("avx512", "avx2+fma", "scalar fmaf"). */
-double bench_peak_fma_tflops(int threads, const char **isa);
+/* The host's peak fp32 FMA rate on `threads` threads (bench_peak.c), with the widest vectors the
+ * CPU has, as a sampler for bench_rounds_measure: each sample is one run of a fixed count of
+ * FMAs (a few ms), its seconds. Opened warm; isa names the vectors ("avx512", "avx2+fma",
+ * "scalar fmaf"); flops: a sample's floating-point operations. */
+typedef struct bench_peak {
+  int threads, lanes;
+  const char *isa;
+  double flops;
+  float (*loop)(long);
+} bench_peak;
+void bench_peak_open(bench_peak *p, int threads);
+tc_status bench_peak_sample(void *peak, double *seconds);
 /* The multiply-adds x 2 of the bare GEMMs of model m at inputs (its GEMM ceiling's workload);
  * 0 for a model without GEMMs. */
 double bench_gemm_flops(const tc_model *m, tc_tensor *const *inputs);

@@ -56,9 +56,10 @@ typedef struct bench_result {
   double ratio_q1, ratio_q3, ratio_of_medians;
   double sum, abs_sum;
   int kernels, graphs;
-  /* GEMM-heavy models on the host: the cores' peak fp32 FMA rate and the figure against it
-   * (TF/s: figure / peak; times: the GEMMs' time at the peak rate / the median call) */
-  double peak_tflops, peak_ratio;
+  /* GEMM-heavy models on the host: the cores' peak fp32 FMA rate (sampled between the calls)
+   * and the median over rounds of the GEMMs' time at that rate / the call's time (for mlp: the
+   * figure / the peak), with its quartiles */
+  double peak_tflops, peak_ratio, peak_q1, peak_q3;
   const char *peak_isa;
 } bench_result;
 

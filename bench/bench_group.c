@@ -72,7 +72,7 @@ tc_status bench_time_calls(bench_runner *r, tc_tensor **const *sets, int n_sets,
   bench_calls c;
   tc_status st = bench_calls_init(&c, r, sets, n_sets, t->warmup, t->group_s);
   bench_rounds rounds = {0};
-  if (st == TC_OK) st = bench_rounds_measure(&(bench_sampler){group_sample, &c}, NULL, t, &rounds);
+  if (st == TC_OK) st = bench_rounds_measure(&(bench_sampler){group_sample, &c}, NULL, NULL, t, &rounds);
   *median = rounds.model_s;
   *n_timed = (int)c.timed;
   return st;

@@ -78,6 +78,10 @@ static void model_compiled(const bench_config *cfg, const tc_model *m, tc_tensor
   if (!r->error[0] && bench_ceiling_open(m, cfg->size, sets[0], cfg->backend, on_device, r->n_sets, cfg->options,
                                          &r->ceiling, &ceiling) != TC_OK)
     fprintf(stderr, "tc bench: %s: %s (%s)\n", m->name, r->ceiling.note, tc_last_error());
+  /* GEMM-heavy models on the host: against the cores' peak FMA rate too (the BLAS is a figure) */
+  const double gemm_flops = on_device || r->error[0] ? 0 : bench_gemm_flops(m, sets[0]);
+  bench_peak peak;
+  if (gemm_flops > 0) bench_peak_open(&peak, cfg->threads);
   bench_calls calls;
   bench_rounds rounds = {0};
   if (!r->error[0] && bench_calls_init(&calls, &run, (tc_tensor **const *)sets, r->n_sets, cfg->timing.warmup,
@@ -85,12 +89,23 @@ static void model_compiled(const bench_config *cfg, const tc_model *m, tc_tensor
     model_fail(r, "warm-up calls");
   if (!r->error[0]) {
     r->group = calls.group;
-    bench_sampler model_s = {model_sample, &calls}, ceiling_s = {bench_ceiling_sample, ceiling};
-    if (bench_rounds_measure(&model_s, ceiling ? &ceiling_s : NULL, &cfg->timing, &rounds) != TC_OK)
+    bench_sampler model_s = {model_sample, &calls}, ceiling_s = {bench_ceiling_sample, ceiling},
+                  peak_s = {bench_peak_sample, &peak};
+    if (bench_rounds_measure(&model_s, ceiling ? &ceiling_s : NULL, gemm_flops > 0 ? &peak_s : NULL, &cfg->timing,
+                             &rounds) != TC_OK)
       model_fail(r, "timed calls");
     r->n_timed = (int)calls.timed;
     r->rounds = rounds.rounds;
     r->median_s = rounds.model_s;
+  }
+  if (!r->error[0] && gemm_flops > 0 && rounds.aux_s > 0) {
+    /* the GEMMs' time at the peak rate / the call's time, round by round (for mlp, whose work is
+     * its GEMMs, that is the figure / the peak) */
+    r->peak_isa = peak.isa;
+    r->peak_tflops = peak.flops / rounds.aux_s / 1e12;
+    r->peak_ratio = rounds.aux_ratio * gemm_flops / peak.flops;
+    r->peak_q1 = rounds.aux_q1 * gemm_flops / peak.flops;
+    r->peak_q3 = rounds.aux_q3 * gemm_flops / peak.flops;
   }
   if (!r->error[0] && ceiling) {
     r->ceiling.seconds = rounds.ceiling_s;
@@ -141,13 +156,6 @@ void bench_model_measure(const bench_config *cfg, const tc_model *m, bench_resul
   if (!r->error[0]) {
     r->figure = bench_figure(m, cfg->size, r->median_s);
     if (!(r->ratio > 0)) r->ratio = 0;
-  }
-  /* GEMM-heavy models on the host: against the cores' peak FMA rate too (the BLAS is a figure) */
-  double gemm_flops = on_device || r->error[0] ? 0 : bench_gemm_flops(m, sets[0]);
-  if (gemm_flops > 0 && r->median_s > 0) {
-    r->peak_tflops = bench_peak_fma_tflops(cfg->threads, &r->peak_isa);
-    if (r->peak_tflops > 0)
-      r->peak_ratio = !strcmp(m->unit, "TF/s") ? r->figure / r->peak_tflops : gemm_flops / (r->peak_tflops * 1e12) / r->median_s;
   }
   for (int s = 0; s < MODEL_MAX_SETS; s++)
     for (int i = 0; i < MODEL_MAX_INPUTS; i++) tc_release(store[s][i]);

@@ -5,8 +5,9 @@
  * Each thread runs a loop of fused multiply-adds on the widest vectors the CPU has (AVX-512,
  * else AVX2 + FMA, else scalar fmaf), on ACCS independent accumulators kept in registers: more
  * than the FMA latency times the FMA units, so the loop is bound by the units' throughput, not by
- * a dependency chain; nothing touches memory. The rate is the best of a few runs on the bench's
- * thread count (what the model's kernels get). */
+ * a dependency chain; nothing touches memory. It runs on the bench's thread count (what the
+ * model's kernels get), sampled between the model's calls like the other ceilings
+ * (bench_rounds.c), so a machine busy with other work lowers both sides alike. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,8 +22,8 @@
 
 #include "bench.h"
 
-enum { ACCS = 12, PEAK_RUNS = 5 };
-static const long PEAK_ITERS = 4000000; /* about 10-40 ms per run on one core */
+enum { ACCS = 12 };
+static const long PEAK_ITERS = 1000000; /* about 3-10 ms per sample */
 
 #ifdef PEAK_X86
 __attribute__((target("avx512f"))) static float loop_avx512(long iters) {
@@ -73,33 +74,34 @@ static float (*peak_loop(int *lanes, const char **isa))(long) {
   return *lanes = 1, *isa = "scalar fmaf", loop_scalar;
 }
 
-double bench_peak_fma_tflops(int threads, const char **isa) {
-  int lanes;
-  float (*loop)(long) = peak_loop(&lanes, isa);
+void bench_peak_open(bench_peak *p, int threads) {
 #ifdef _OPENMP
-  int nt = threads > 0 ? threads : bench_default_threads();
+  p->threads = threads > 0 ? threads : bench_default_threads();
 #else
-  int nt = 1;
+  p->threads = 1;
   (void)threads;
 #endif
+  p->loop = peak_loop(&p->lanes, &p->isa);
+  p->flops = 2.0 * ACCS * p->lanes * (double)PEAK_ITERS * p->threads;
+  double warm;
+  bench_peak_sample(p, &warm); /* the team up, the cores at their vector clock */
+}
+
+tc_status bench_peak_sample(void *peak, double *seconds) {
+  const bench_peak *p = peak;
   volatile float sink = 0;
-  double best = 0;
-  for (int run = 0; run < PEAK_RUNS; run++) {
-    double t0 = bench_now();
+  double t0 = bench_now();
 #ifdef _OPENMP
-#pragma omp parallel num_threads(nt)
+#pragma omp parallel num_threads(p->threads)
 #endif
-    {
-      float s = loop(PEAK_ITERS);
+  {
+    float s = p->loop(PEAK_ITERS);
 #ifdef _OPENMP
 #pragma omp atomic
 #endif
-      sink += s;
-    }
-    double t = bench_now() - t0;
-    double flops = 2.0 * ACCS * lanes * (double)PEAK_ITERS * nt;
-    if (t > 0 && flops / t > best) best = flops / t;
+    sink += s;
   }
+  *seconds = bench_now() - t0;
   (void)sink;
-  return best / 1e12;
+  return TC_OK;
 }

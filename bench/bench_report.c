@@ -49,9 +49,9 @@ static void report_table_row(const bench_config *cfg, const bench_result *r) {
          fmt_first_call(&r->cold, r->cold.seconds, cold, sizeof cold),
          fmt_first_call(&r->warm, r->warm.seconds, warm, sizeof warm), r->kernels, r->n_sets, r->rounds, r->group);
   if (r->peak_tflops > 0)
-    printf("%-12s peak fp32 FMA (%s, %d thread%s, same run) %.4g TF/s: %s %.2f of it\n", "", r->peak_isa, cfg->threads,
-           cfg->threads == 1 ? "" : "s", r->peak_tflops, strcmp(r->unit, "TF/s") ? "the GEMMs at that rate take" : "the figure is",
-           r->peak_ratio);
+    printf("%-12s peak fp32 FMA (%s, %d thread%s, interleaved) %.4g TF/s: %s %.2f of it (iqr %.2f-%.2f)\n", "",
+           r->peak_isa, cfg->threads, cfg->threads == 1 ? "" : "s", r->peak_tflops,
+           strcmp(r->unit, "TF/s") ? "the GEMMs at that rate take" : "the figure is", r->peak_ratio, r->peak_q1, r->peak_q3);
   if (r->error[0]) printf("%-12s error: %s\n", "", r->error);
   if (!r->eager.ok && !r->eager.timed_out && r->eager.error[0]) printf("%-12s eager: %s\n", "", r->eager.error);
   if (!r->cold.ok && r->cold.error[0]) printf("%-12s cold start: %s\n", "", r->cold.error);
@@ -73,7 +73,10 @@ static void report_table(const bench_config *cfg, const bench_result *rs, int n)
          "model time, the ceiling time being the mean of the two ceiling samples around the model sample (pairing\n"
          "samples milliseconds apart cancels the machine's drift; the median drops rounds a burst hit on one side),\n"
          "so it can differ a little from figure/ceiling; ratio iqr: quartiles of the per-round ratios. For time\n"
-         "figures the ceiling is their GEMMs alone. rnds: rounds. grp: calls per sample: 1 on the host (each call\n"
+         "figures the ceiling is their GEMMs alone (sgemm: OpenBLAS, the bare-BLAS figure). peak: the cores' fp32\n"
+         "FMA rate (register-only FMA loops on the bench's threads) sampled after each ceiling sample, and the\n"
+         "median over rounds of the GEMMs' time at that rate / the model's time (for mlp: the figure / the peak).\n"
+         "rnds: rounds. grp: calls per sample: 1 on the host (each call\n"
          "timed alone); on a device, a group of back-to-back calls (about %.0f ms of work, at most %d) with one\n"
          "wait at the end, divided by its calls, the device ceilings likewise. eager: median eager call.\n"
          "cold/warm 1st: first call (capture + compile + run) in a new process with an empty / warm cache\n"
@@ -146,6 +149,10 @@ static void report_json_row(const bench_result *r) {
   json_num(r->peak_tflops > 0 ? r->peak_tflops : NAN);
   printf(", \"ratio\": ");
   json_num(r->peak_tflops > 0 ? r->peak_ratio : NAN);
+  printf(", \"ratio_q1\": ");
+  json_num(r->peak_tflops > 0 ? r->peak_q1 : NAN);
+  printf(", \"ratio_q3\": ");
+  json_num(r->peak_tflops > 0 ? r->peak_q3 : NAN);
   printf("}");
   printf(", \"ceiling\": {\"kind\": ");
   if (r->ceiling.kind) json_str(r->ceiling.kind);

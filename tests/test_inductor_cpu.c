@@ -315,11 +315,23 @@ Test(inductor_cpu, last_loop_streams_its_row_per_block) {
 }
 
 /* y = gelu(a @ b + bias) with b given transposed (strides k: 1, n: K), c = y in place. */
-Test(inductor_cpu, matmul_bias_gelu_epilogue) {
+/* compile_ok with cpu.blas set (a COMPILE option). */
+static tc_executable *compile_blas(const tc_kernel_list *list, const char *blas) {
+  tc_option opt = {.struct_size = sizeof opt, .name = "cpu.blas", .value = blas, .set = true};
+  tc_compile_args a = {.struct_size = sizeof a, .ctx = ctx, .kernels = list, .n_options = 1, .options = &opt,
+                       .option_size = sizeof opt};
+  const char *msg;
+  cr_assert_eq(tck_test_host_take(th, api.compile(&a), &msg), TC_OK, "compile (cpu.blas=%s): %s", blas, msg);
+  cr_assert(a.exe);
+  return a.exe;
+}
+
+/* y = gelu(a @ w^T + bias) with cpu.blas = blas; `call` must be in the source. */
+static void check_bias_gelu(const char *blas, const char *call) {
   kl l = {0};
   tc_kernel_list list = matmul_bias_gelu_list(&l);
-  tc_executable *exe = compile_ok(&list);
-  cr_assert(strstr(source_of(exe), "cblas_sgemm"));
+  tc_executable *exe = compile_blas(&list, blas);
+  cr_assert(strstr(source_of(exe), call), "cpu.blas=%s: no %s", blas, call);
   int rows = 37;
   unsigned seed = 3;
   float *a = malloc(sizeof(float) * (size_t)rows * 40), w[48 * 40], bvals[48], *out = malloc(sizeof(float) * (size_t)rows * 48);
@@ -338,6 +350,12 @@ Test(inductor_cpu, matmul_bias_gelu_epilogue) {
   free(a);
   free(out);
   exe_free(exe);
+}
+
+/* The same kernel through OpenBLAS and as the generated GEMM. */
+Test(inductor_cpu, matmul_bias_gelu_epilogue) {
+  check_bias_gelu("openblas", "cblas_sgemm(");
+  check_bias_gelu("generated", "tc_gemm_tile_f32(");
 }
 
 /* Indexing: out[i] = x[idx[i]] (out of range reads 0); argmax over rows; iota; Philox. */
@@ -558,4 +576,166 @@ Test(inductor_cpu, options_reach_init) {
   tc_executable *exe = compile_ok(&list);
   check_softmax(exe, 1, 200003);
   exe_free(exe);
+}
+
+/* ---------------------------------------------------------------- the generated GEMM
+ * f32 matmul kernels as codegen_gemm.c writes them (cpu.blas=generated), against a naive
+ * reference that sums each element as the generated GEMM promises to: one fmaf chain in the order
+ * of k from 0. The results must agree bit for bit (NaN with NaN), so a micro-kernel that drops,
+ * repeats or reorders a product, or a tile written to the wrong place, fails. Shapes are odd for
+ * the tile (12 x 32 with AVX-512, 6 x 16 with AVX2), K spans several blocks of 256, N several
+ * blocks of 512, operands are transposed or strided as the scheduler hands them (attention reads
+ * q and k in place in the qkv projection), and the epilogue adds a bias, takes a ReLU and adds a
+ * residual on each tile. */
+typedef struct gemm_case {
+  int64_t b2, b, m, n, k; /* b2 = 0: one batch level */
+  bool a_t, b_t;          /* A stored as (k, m), B as (n, k) */
+  int64_t c_pad;          /* extra elements at the end of each row of C (of each column, c_t) */
+  bool c_t;               /* C stored as (n, m): a column stride that is not 1 */
+  bool epilogue;          /* bias, relu, residual; else the bare product */
+} gemm_case;
+
+/* C's layout in an entry: its leading dimension, element strides and size. */
+static int64_t gemm_ldc(const gemm_case *gc) { return (gc->c_t ? gc->m : gc->n) + gc->c_pad; }
+static int64_t gemm_csm(const gemm_case *gc) { return gc->c_t ? 1 : gemm_ldc(gc); }
+static int64_t gemm_csn(const gemm_case *gc) { return gc->c_t ? gemm_ldc(gc) : 1; }
+static int64_t gemm_per_c(const gemm_case *gc) { return (gc->c_t ? gc->n : gc->m) * gemm_ldc(gc); }
+
+/* Each operand: 3 elements of padding, then the batch entries one after another (b2-major). */
+static tc_kernel_list gemm_list(kl *l, const gemm_case *gc, bool symbolic_m) {
+  const bool two = gc->b2 > 0;
+  const int64_t nb2 = two ? gc->b2 : 1;
+  int32_t M = symbolic_m ? S(l, 0) : C(l, gc->m), N = C(l, gc->n), Kd = C(l, gc->k), one = C(l, 1);
+  int32_t per_a = C(l, gc->m * gc->k), per_b = C(l, gc->k * gc->n), per_c = C(l, gemm_per_c(gc)), per_r = C(l, gc->m * gc->n);
+  int32_t csm = C(l, gemm_csm(gc)), csn = C(l, gemm_csn(gc));
+  int32_t lead = C(l, 3);
+  int32_t outer[4], n_outer = 0;
+  if (two) outer[n_outer++] = C(l, gc->b2);
+  outer[n_outer++] = C(l, gc->b);
+  outer[n_outer++] = M;
+  outer[n_outer++] = N;
+  K(l, "matmul_add_max_add", TC_KERNEL_MATMUL, n_outer, outer, -1);
+  int32_t total_a = C(l, 3 + nb2 * gc->b * gc->m * gc->k), total_b = C(l, 3 + nb2 * gc->b * gc->k * gc->n);
+  int32_t total_c = C(l, 3 + nb2 * gc->b * gemm_per_c(gc));
+  int32_t ba = BUF(l, "in_a", TC_F32, TC_BUF_INPUT, total_a), bb = BUF(l, "in_b", TC_F32, TC_BUF_INPUT, total_b);
+  int32_t by = BUF(l, "out_y", TC_F32, gc->epilogue ? TC_BUF_INOUT : TC_BUF_OUTPUT, total_c);
+  tc_matmul_desc *mm = MM(l);
+  *mm = (tc_matmul_desc){.struct_size = sizeof(tc_matmul_desc), .a = ba, .b = bb, .c = by, .batch = outer[n_outer - 3],
+                         .m = M, .n = N, .k = Kd, .a_offset = lead, .a_stride_batch = per_a,
+                         .a_stride_m = gc->a_t ? one : Kd, .a_stride_k = gc->a_t ? M : one, .b_offset = lead,
+                         .b_stride_batch = per_b, .b_stride_k = gc->b_t ? one : N, .b_stride_n = gc->b_t ? Kd : one,
+                         .c_offset = lead, .c_stride_batch = per_c, .c_stride_m = csm, .c_stride_n = csn,
+                         .batch_levels = two ? 2 : 1, .batch2 = two ? outer[0] : -1,
+                         .a_stride_batch2 = two ? MUL(l, C(l, gc->b), per_a) : -1,
+                         .b_stride_batch2 = two ? MUL(l, C(l, gc->b), per_b) : -1,
+                         .c_stride_batch2 = two ? MUL(l, C(l, gc->b), per_c) : -1};
+  if (gc->epilogue) {
+    int32_t bias = BUF(l, "in_bias", TC_F32, TC_BUF_INPUT, N), res = BUF(l, "in_res", TC_F32, TC_BUF_INPUT, C(l, nb2 * gc->b * gc->m * gc->n));
+    int32_t acc = OP(l, TC_KOP_ACC, TC_F32, -1, 0, -1, -1, -1, -1, NOIX);
+    /* vars: (b2,) b, m, n; IX takes three strides, a fourth is set by hand below */
+    ixspec bias_ix = two ? IX(-1, -1, -1, -1) : IX(-1, -1, -1, one);
+    int32_t bv = LOAD(l, -1, bias, bias_ix);
+    int32_t relu = PRIM(l, -1, TC_PRIM_MAX, PRIM(l, -1, TC_PRIM_ADD, acc, bv), CONSTF(l, -1, 0));
+    ixspec res_ix = two ? IX(-1, MUL(l, C(l, gc->b), per_r), per_r, C(l, gc->n)) : IX(-1, per_r, C(l, gc->n), one);
+    int32_t rv = LOAD(l, -1, res, res_ix);
+    ixspec y_ix = two ? IX(lead, mm->c_stride_batch2, per_c, csm) : IX(lead, per_c, csm, csn);
+    int32_t st = STORE(l, -1, by, y_ix, PRIM(l, -1, TC_PRIM_ADD, relu, rv));
+    if (two) { /* the n var's stride: vars are (b2, b, m, n, inner) */
+      l->strides[l->nk - 1][bv][3] = one;
+      l->strides[l->nk - 1][rv][3] = one;
+      l->strides[l->nk - 1][st][3] = csn;
+    }
+  }
+  return LIST(l, "gemm_test", symbolic_m ? 1 : 0);
+}
+
+static uint32_t f32_bits(float x) {
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+
+/* Compiles gc with cpu.blas=generated, runs it on seeded values (with a NaN and an Inf planted
+ * in A when asked) and compares the whole output buffer with the reference: C's elements, and
+ * the padding around and between them untouched. */
+static void gemm_check(const gemm_case *gc, bool symbolic_m, bool specials) {
+  kl l = {0};
+  tc_kernel_list list = gemm_list(&l, gc, symbolic_m);
+  tc_executable *exe = compile_blas(&list, "generated");
+  const char *msg;
+  const char *src = source_of(exe);
+  cr_assert(strstr(src, "tc_gemm_tile_f32(") && !strstr(src, "cblas_sgemm("), "the generated GEMM, not OpenBLAS");
+  const int64_t nb2 = gc->b2 > 0 ? gc->b2 : 1, ne = nb2 * gc->b;
+  const int64_t na = 3 + ne * gc->m * gc->k, nbv = 3 + ne * gc->k * gc->n, nc = 3 + ne * gemm_per_c(gc), nr = ne * gc->m * gc->n;
+  float *a = malloc(sizeof(float) * (size_t)na), *b = malloc(sizeof(float) * (size_t)nbv);
+  float *y = malloc(sizeof(float) * (size_t)nc), *want = malloc(sizeof(float) * (size_t)nc);
+  float *res = malloc(sizeof(float) * (size_t)(nr > 0 ? nr : 1)), *bias = malloc(sizeof(float) * (size_t)(gc->n > 0 ? gc->n : 1));
+  cr_assert(a && b && y && want && res && bias);
+  unsigned seed = (unsigned)(gc->m * 7919 + gc->n * 31 + gc->k);
+  for (int64_t i = 0; i < na; i++) a[i] = frand(&seed);
+  for (int64_t i = 0; i < nbv; i++) b[i] = frand(&seed);
+  for (int64_t i = 0; i < nr; i++) res[i] = frand(&seed);
+  for (int64_t i = 0; i < gc->n; i++) bias[i] = frand(&seed);
+  const float sentinel = 12345.0f;
+  for (int64_t i = 0; i < nc; i++) y[i] = want[i] = sentinel;
+#define A_AT(e, i, q) a[3 + (e) * gc->m * gc->k + (gc->a_t ? (q) * gc->m + (i) : (i) * gc->k + (q))]
+#define B_AT(e, q, j) b[3 + (e) * gc->k * gc->n + (gc->b_t ? (j) * gc->k + (q) : (q) * gc->n + (j))]
+  if (specials && gc->m > 1 && gc->k > 1) {
+    A_AT(ne - 1, gc->m - 1, gc->k / 2) = NAN;     /* a row of NaN */
+    A_AT(0, 0, gc->k - 1) = INFINITY;             /* +-Inf (or NaN where B's entry is 0) */
+  }
+  int64_t syms[1] = {gc->m};
+  void *ptrs[5] = {a, b, y, bias, res};
+  cr_assert_eq(launch(exe, 0, ptrs, gc->epilogue ? 5 : 3, syms, symbolic_m ? 1 : 0, &msg), TC_OK, "launch: %s", msg);
+  for (int64_t e = 0; e < ne; e++)
+    for (int64_t i = 0; i < gc->m; i++)
+      for (int64_t j = 0; j < gc->n; j++) {
+        float v = 0;
+        for (int64_t q = 0; q < gc->k; q++) v = fmaf(A_AT(e, i, q), B_AT(e, q, j), v);
+        if (gc->epilogue) {
+          v = v + bias[j];
+          v = v != v ? v : v > 0 ? v : 0.0f;
+          v = v + res[(e * gc->m + i) * gc->n + j];
+        }
+        want[3 + e * gemm_per_c(gc) + i * gemm_csm(gc) + j * gemm_csn(gc)] = v;
+      }
+#undef A_AT
+#undef B_AT
+  for (int64_t x = 0; x < nc; x++)
+    cr_assert(f32_bits(y[x]) == f32_bits(want[x]) || (y[x] != y[x] && want[x] != want[x]),
+              "%lldx%lldx%lldx%lld, element %lld of the output buffer: got %a, want %a%s", (long long)ne,
+              (long long)gc->m, (long long)gc->n, (long long)gc->k, (long long)x, y[x], want[x],
+              want[x] == sentinel ? " (padding: must stay)" : "");
+  free(a);
+  free(b);
+  free(y);
+  free(want);
+  free(res);
+  free(bias);
+  exe_free(exe);
+}
+
+Test(inductor_cpu, generated_gemm_odd_shapes_match_the_reference) {
+  static const gemm_case cases[] = {
+      {.b = 1, .m = 1, .n = 1, .k = 1, .epilogue = true},
+      {.b = 1, .m = 1, .n = 37, .k = 19, .epilogue = true},            /* one row: B read in place, a partial panel */
+      {.b = 1, .m = 3, .n = 600, .k = 17, .epilogue = true},           /* a few rows over two blocks of columns */
+      {.b = 1, .m = 5, .n = 33, .k = 0, .epilogue = true},             /* k = 0: the epilogue of zeros */
+      {.b = 1, .m = 13, .n = 31, .k = 7, .c_pad = 5, .epilogue = true},
+      {.b = 2, .m = 29, .n = 70, .k = 300, .epilogue = true},          /* two blocks of K: partial sums in C */
+      {.b = 1, .m = 25, .n = 530, .k = 520, .c_pad = 3},               /* no epilogue, three blocks of K */
+      {.b = 1, .m = 3203, .n = 33, .k = 5, .epilogue = true},          /* more rows than a block of A */
+      {.b = 3, .m = 17, .n = 45, .k = 33, .a_t = true, .epilogue = true},
+      {.b = 2, .m = 14, .n = 50, .k = 65, .b_t = true, .epilogue = true},
+      {.b = 1, .m = 1, .n = 40, .k = 9, .b_t = true},                  /* one row, B transposed: packed */
+      {.b = 1, .m = 1, .n = 1000, .k = 600, .epilogue = true},         /* one wide row: every chunk, K in blocks */
+      {.b = 1, .m = 1, .n = 300, .k = 300, .c_t = true, .c_pad = 2, .epilogue = true}, /* one row, C strided */
+      {.b = 2, .m = 27, .n = 45, .k = 270, .c_t = true, .c_pad = 2},   /* partial sums gathered and scattered */
+      {.b = 1, .m = 26, .n = 70, .k = 12, .c_t = true, .epilogue = true},
+      {.b2 = 2, .b = 3, .m = 20, .n = 20, .k = 8, .b_t = true, .epilogue = true}, /* attention's q·kᵀ */
+      {.b2 = 2, .b = 3, .m = 20, .n = 8, .k = 20, .c_pad = 40, .epilogue = true}, /* its a·v into merged heads */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) gemm_check(&cases[i], false, i % 2 == 0);
+  /* M a symbol (dynamic shapes), bound at launch */
+  gemm_check(&(gemm_case){.b = 2, .m = 37, .n = 65, .k = 40, .epilogue = true}, true, true);
 }

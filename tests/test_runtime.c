@@ -80,6 +80,10 @@ Test(runtime, bad_option_values_name_key_backend_and_valid_keys) {
   o.options = "cpu.threads=5000";
   cr_assert_null(tc_compile(TC_FN(exp_plus_x), 1, &o));
   assert_contains(tc_last_error(), "cpu.threads=5000");
+  o.options = "cpu.blas=mkl"; /* an enum: the message lists what it takes */
+  cr_assert_null(tc_compile(TC_FN(exp_plus_x), 1, &o));
+  assert_contains(tc_last_error(), "cpu.blas=mkl");
+  assert_contains(tc_last_error(), "auto|generated|openblas");
   o.options = "cpu.thread=2";
   cr_assert_null(tc_compile(TC_FN(exp_plus_x), 1, &o));
   assert_contains(tc_last_error(), "option 'cpu.thread': backend 'inductor-cpu' has no such option");

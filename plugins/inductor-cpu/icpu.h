@@ -58,8 +58,9 @@ bool icpu_host_has_cache(const tc_host_api *h);
 
 /* ---------------------------------------------------------------- prelude.c */
 /* The prelude of helper functions every unit starts with (prelude/tc_cpu_prelude.h). with_stream:
- * the unit writes rows with streaming stores (tc_row_store_f32, tc_stream_fence). */
-void prelude_emit(tck_str *s, bool with_blas, bool with_stream);
+ * the unit writes rows with streaming stores (tc_row_store_f32, tc_stream_fence); with_blas: it
+ * calls OpenBLAS; with_gemm: it has a generated GEMM (codegen_gemm.c). */
+void prelude_emit(tck_str *s, bool with_blas, bool with_stream, bool with_gemm);
 
 /* ---------------------------------------------------------------- codegen_loop.c / _matmul.c */
 typedef struct icpu_kgen {
@@ -98,6 +99,21 @@ tc_status codegen_loop(tck_str *s, icpu_kgen *g, char *err, size_t err_cap);
 bool kgen_row_buffers(const tc_kernel_list *list, const tc_kernel_desc *k, bool *row_buf);
 tc_status codegen_matmul(tck_str *s, icpu_kgen *g, char *err, size_t err_cap);
 
+/* ---------------------------------------------------------------- codegen_gemm.c */
+/* Whether the generated GEMM takes matmul kernel k (f32; f64 stays with OpenBLAS). */
+bool gemm_takes(const tc_kernel_desc *k);
+/* An f32 matmul kernel as blocked loops around the prelude's micro-kernel, its epilogue run on
+ * each tile as the tile leaves the micro-kernel. */
+tc_status codegen_gemm(tck_str *s, icpu_kgen *g, char *err, size_t err_cap);
+
+/* ---------------------------------------------------------------- gemm_choice.c */
+/* cpu.blas: who multiplies f32 matrices. */
+typedef enum icpu_blas { ICPU_BLAS_GENERATED = 0, ICPU_BLAS_OPENBLAS = 1 } icpu_blas;
+/* The choice for the option's value ("generated", "openblas", "auto" or NULL: auto). auto: the
+ * generated GEMM where the CPU has vector FMA (AVX-512 or AVX2+FMA), else OpenBLAS. *why says
+ * what decided, for the log. */
+icpu_blas gemm_choose(const char *value, const char **why);
+
 /* ---------------------------------------------------------------- codegen_serial.c */
 /* reduce-overhead's serial twins: a kernel below the parallel thresholds still entered an OpenMP
  * region (a team of one costs a futex call per launch); its twin has no region at all. */
@@ -113,12 +129,14 @@ void serial_predicate_emit(tck_str *s, const tc_kernel_list *list, const tc_kern
 /* What a compile's mode asks of the unit. */
 typedef struct icpu_unit_opts {
   bool serial_twins; /* reduce-overhead, max-autotune: small kernels never enter OpenMP (codegen_serial.c) */
+  icpu_blas blas;    /* cpu.blas: f32 matmuls as the generated GEMM or through OpenBLAS */
 } icpu_unit_opts;
 /* The whole translation unit for a (validated) kernel list. names_out: the C names of the
  * kernels (n_kernels entries of 96 bytes). */
 tc_status codegen_unit(const tc_kernel_list *list, const icpu_unit_opts *o, char **source_out, char (*names_out)[96],
                        char *err, size_t err_cap);
-bool unit_uses_blas(const tc_kernel_list *list);
+/* Whether the unit calls OpenBLAS (and links it): a matmul the generated GEMM does not take. */
+bool unit_uses_blas(const tc_kernel_list *list, const icpu_unit_opts *o);
 
 /* ---------------------------------------------------------------- compile_cc.c */
 /* The compiler's executable as posix_spawnp would find it: cc itself when it has a slash, else

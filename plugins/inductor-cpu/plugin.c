@@ -20,6 +20,10 @@ static const tc_option_decl icpu_options[] = {
     {.struct_size = sizeof(tc_option_decl), .name = "cpu.cc", .type = TC_OPTION_STRING, .scope = TC_OPTION_CONTEXT,
      .default_value = NULL, .values = "a command on PATH or a path; unset: $CC, else cc",
      .meaning = "the C compiler"},
+    {.struct_size = sizeof(tc_option_decl), .name = "cpu.blas", .type = TC_OPTION_ENUM, .scope = TC_OPTION_COMPILE,
+     .default_value = "auto", .values = "auto|generated|openblas",
+     .meaning = "f32 matmuls: the generated GEMM (its epilogue fused on each tile) or OpenBLAS; auto: generated "
+                "where the CPU has AVX2+FMA or AVX-512 (f64 always OpenBLAS)"},
 };
 
 /* The compiler: the option's value, else $CC, else "cc" (probe sees no options: opt NULL). */
@@ -215,7 +219,12 @@ static tc_error *icpu_compile(tc_compile_args *args) {
   snprintf(exe->graph, sizeof exe->graph, "%s", graph);
   /* reduce-overhead and max-autotune (as on CUDA, max-autotune includes reduce-overhead's
    * mechanism): small kernels get serial twins. */
-  const icpu_unit_opts uo = {.serial_twins = args->mode == TC_MODE_REDUCE_OVERHEAD || args->mode == TC_MODE_MAX_AUTOTUNE};
+  const bool has_opts = TC_HAS_FIELD(args, tc_compile_args, option_size) && args->options;
+  const char *why;
+  const icpu_blas blas_choice = gemm_choose(
+      has_opts ? tck_option_get(args->options, args->n_options, args->option_size, "cpu.blas") : NULL, &why);
+  const icpu_unit_opts uo = {.serial_twins = args->mode == TC_MODE_REDUCE_OVERHEAD || args->mode == TC_MODE_MAX_AUTOTUNE,
+                             .blas = blas_choice};
   st = codegen_unit(list, &uo, &exe->source, names, err, sizeof err);
   if (st != TC_OK) {
     free(names);
@@ -224,7 +233,13 @@ static tc_error *icpu_compile(tc_compile_args *args) {
   }
   /* The generated source reaches TC_LOGS=output_code through executable_info (the host logs it). */
   double t_gen = tck_now_s();
-  bool blas = unit_uses_blas(list);
+  bool blas = unit_uses_blas(list, &uo);
+  for (int32_t i = 0; i < list->n_kernels; i++)
+    if (tck_list_kernel(list, i)->kind == TC_KERNEL_MATMUL) {
+      icpu_log(ctx, "init", "inductor-cpu: %s: f32 matmuls %s (%s)", graph,
+               blas_choice == ICPU_BLAS_GENERATED ? "as the generated GEMM" : "through OpenBLAS", why);
+      break;
+    }
   /* The cache key names everything the object depends on: the source, the compiler, its flags. */
   tck_str key = {0};
   tck_str_puts(&key, exe->source);
@@ -297,7 +312,8 @@ static const tc_plugin_api icpu_table = {
     .abi_minor = TC_ABI_MINOR,
     .name = "inductor-cpu",
     .version = ICPU_VERSION,
-    .description = "fused kernels as OpenMP C, compiled by the system C compiler; matmul through OpenBLAS",
+    .description = "fused kernels as OpenMP C, compiled by the system C compiler; f32 matmuls as a generated GEMM "
+                   "with fused epilogues (cpu.blas), f64 through OpenBLAS",
     .handoff = TC_HANDOFF_KERNELS,
     .memory = TC_MEMORY_HOST,
     .flags = 0,

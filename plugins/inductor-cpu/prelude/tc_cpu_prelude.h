@@ -7,7 +7,7 @@
  * section; "common" goes into every unit, followed by the kit's shared scalar helpers
  * (plugin-api/kit/prelude/tc_scalar.h, which "common" parameterizes with TC_FN and friends),
  * then "cpu"; "stream" goes into units that write rows with streaming stores, "blas" into units
- * with a matmul. Everything before the first marker (this comment) and the marker lines
+ * with a matmul through OpenBLAS, "gemm" into units with a generated f32 GEMM. Everything before the first marker (this comment) and the marker lines
  * themselves are left out. To check it as C, paste the two files as prelude.c does.
  *
  * Why "stream" exists: a row kernel whose output is far bigger than the caches writes each row
@@ -230,3 +230,291 @@ enum { TC_ROW_MAJOR = 101, TC_NO_TRANS = 111, TC_TRANS = 112 };
   }
 TC_GEMM(f32, float, cblas_sgemm)
 TC_GEMM(f64, double, cblas_dgemm)
+//@section gemm
+
+/* The generated GEMM of f32 matmuls (codegen_gemm.c writes the loops around these pieces, with
+ * the kernel's epilogue inside them): C = A·B blocked as BLIS blocks it, vectors along N.
+ *  - A in blocks of mc x kc (at most TC_GEMM_MC x TC_GEMM_KC), packed once each into micro-panels
+ *    of TC_GEMM_MR rows, column after column, zero past the edge (tc_gemm_block_a);
+ *  - B in blocks of kc x nc (nc at most TC_GEMM_NC: the block lives in L2), packed into panels
+ *    of TC_GEMM_NR columns, row after row, zero past the edge (tc_gemm_block_b);
+ *  - the micro-kernel (tc_gemm_tile_f32) keeps an MR x NR tile of sums in vector registers over
+ *    the kc of a block, reading its micro-panel of A (in L1 while the tiles of its rows walk
+ *    along the block of B) and a panel of B. Between blocks of K the partial sums wait in C;
+ *    after the last block the tile goes to the thread's tile t (in L1) for the epilogue, or to C.
+ * A block of one to TC_GEMM_DIRECT_ROWS rows reads rows of B in place instead (the block would
+ * cost more to pack than to multiply).
+ * Every element of C is one chain of fused multiply-adds in the order of k from 0 (a partial sum
+ * stored and reloaded is exact), so a result does not depend on the blocks, the thread count,
+ * the vector width or the path that made its tile: runs are reproducible bit for bit.
+ * GCC vector extensions rather than <immintrin.h>, whose parsing alone costs ~0.2 s a unit. */
+#if defined(__AVX512F__)
+#define TC_GEMM_VL 16 /* floats per vector */
+#define TC_GEMM_MR 12 /* tile rows: 12 x 2 vectors of sums, 2 of B, 1 of A: 27 of 32 registers */
+#elif defined(__AVX2__) && defined(__FMA__)
+#define TC_GEMM_VL 8
+#define TC_GEMM_MR 6 /* 6 x 2 sums, 2 of B, 1 of A: 15 of 16 registers */
+#else
+#define TC_GEMM_VL 4 /* no vector FMA: fmaf per lane, correct and slow (cpu.blas=auto takes OpenBLAS) */
+#define TC_GEMM_MR 4
+#endif
+#define TC_GEMM_NR (2 * TC_GEMM_VL) /* tile columns: two vectors */
+#define TC_GEMM_KC 256              /* the longest block of K: a micro-panel of A of 12 KB */
+#define TC_GEMM_NC 512              /* the widest block of B: 512 KB with the longest K */
+#define TC_GEMM_MC 1536             /* the most rows of a block of A: 1.5 MB with the longest K */
+#define TC_GEMM_DIRECT_ROWS 4
+/* One copy per unit of the larger pieces: inlined or cloned per call site they cost compile time
+ * and save nothing (each call does a block's work). */
+#if defined(__clang__)
+#define TC_GEMM_ONCE __attribute__((noinline))
+#else
+#define TC_GEMM_ONCE __attribute__((noinline, noclone))
+#endif
+typedef float tc_gv __attribute__((vector_size(TC_GEMM_VL * 4)));
+typedef float tc_gvu __attribute__((vector_size(TC_GEMM_VL * 4), aligned(4), may_alias)); /* unaligned */
+
+/* a*b + c rounded once: units compile with -ffp-contract=off, so the FMA is asked for by name. */
+#if defined(__clang__) && defined(__has_builtin)
+#if __has_builtin(__builtin_elementwise_fma)
+#define TC_GEMM_ELEMENTWISE_FMA 1 /* newer clang: its x86 FMA builtins are gone */
+#endif
+#endif
+static inline tc_gv tc_gemm_fma(tc_gv a, tc_gv b, tc_gv c) {
+#if defined(TC_GEMM_ELEMENTWISE_FMA)
+  return __builtin_elementwise_fma(a, b, c);
+#elif defined(__AVX512F__)
+  return __builtin_ia32_vfmaddps512_mask(a, b, c, (unsigned short)-1, 4 /* the current rounding */);
+#elif defined(__AVX2__) && defined(__FMA__)
+  return __builtin_ia32_vfmaddps256(a, b, c);
+#else
+  for (int l = 0; l < TC_GEMM_VL; l++) c[l] = fmaf(a[l], b[l], c[l]);
+  return c;
+#endif
+}
+
+/* x in every lane: x - 0 is x for every x (-0 and NaN too), so this folds into one broadcast. */
+static inline tc_gv tc_gemm_bcast(float x) { return x - (tc_gv){0}; }
+
+/* The work items of a matmul: batch entries x row blocks x column blocks (whole tiles). Entries
+ * go to threads whole when they split evenly or are plenty; else every entry is split, in rows
+ * first, so that each thread has work. No item waits for another (no barriers: a thread the OS
+ * takes away holds up nobody), and each packs its own blocks. */
+typedef struct tc_gemm_split {
+  int64_t row_blocks, col_blocks, items;
+} tc_gemm_split;
+static inline tc_gemm_split tc_gemm_split_f32(int64_t nb, int64_t m, int64_t n, int64_t threads) {
+  tc_gemm_split s = {1, 1, 0};
+  const int64_t mt = (m + TC_GEMM_MR - 1) / TC_GEMM_MR, nt = (n + TC_GEMM_NR - 1) / TC_GEMM_NR;
+  if (nb > 0 && threads > 1 && nb % threads != 0 && nb < 4 * threads) {
+    const int64_t want = nb >= threads ? threads : (threads + nb - 1) / nb;
+    s.row_blocks = want < mt ? want : mt > 1 ? mt : 1;
+    if (s.row_blocks < want) {
+      const int64_t cols = (want + s.row_blocks - 1) / s.row_blocks;
+      s.col_blocks = cols < nt ? cols : nt > 1 ? nt : 1;
+    }
+  }
+  s.items = nb > 0 ? nb * s.row_blocks * s.col_blocks : 0;
+  return s;
+}
+/* Part p of `parts` of [0, extent) in whole steps (the last may be short): [*lo, *hi). */
+static inline void tc_gemm_part(int64_t extent, int64_t step, int64_t parts, int64_t p, int64_t *lo, int64_t *hi) {
+  const int64_t steps = (extent + step - 1) / step, a = steps * p / parts * step, b = steps * (p + 1) / parts * step;
+  *lo = a < extent ? a : extent;
+  *hi = b < extent ? b : extent;
+}
+
+/* A thread's workspace: the packed blocks of A and B in one heap block sized for the shape (when
+ * the heap says no, blocks of one micro-panel and one panel on the stack), the epilogue's tile.
+ * The current block of B is packed in pb, or read in place (direct: b, row stride sbk). */
+typedef struct tc_gemm_ws {
+  float *pa, *pb, *heap;
+  int64_t mc_max, kc_max, nc_max; /* block sizes */
+  int64_t kc;                     /* the current block's */
+  const float *b;
+  int64_t sbk;
+  int direct;
+  float t[TC_GEMM_MR * TC_GEMM_NR] __attribute__((aligned(64))); /* the last tile, rows of NR */
+  float spare_a[TC_GEMM_KC * TC_GEMM_MR] __attribute__((aligned(64)));
+  float spare_b[TC_GEMM_KC * TC_GEMM_NR] __attribute__((aligned(64)));
+} tc_gemm_ws;
+
+/* n split in equal blocks of whole steps, at most max each: the block size. */
+static inline int64_t tc_gemm_block_size(int64_t n, int64_t step, int64_t max) {
+  const int64_t steps = (n + step - 1) / step, per = max / step, blocks = (steps + per - 1) / per;
+  return (blocks > 1 ? (steps + blocks - 1) / blocks : steps > 0 ? steps : 1) * step;
+}
+
+/* Block sizes for an item of at most m rows and n columns, and K = k (one block of length 0 when
+ * k is 0, so the tiles still come out, zero); the buffers. */
+static TC_GEMM_ONCE void tc_gemm_ws_init(tc_gemm_ws *g, int64_t m, int64_t n, int64_t k) {
+  g->mc_max = tc_gemm_block_size(m, TC_GEMM_MR, TC_GEMM_MC);
+  g->kc_max = tc_gemm_block_size(k, 1, TC_GEMM_KC);
+  g->nc_max = tc_gemm_block_size(n, TC_GEMM_NR, TC_GEMM_NC);
+  const size_t na = (size_t)(g->mc_max * g->kc_max + 15) / 16 * 16, nb = (size_t)(g->kc_max * g->nc_max); /* B aligned */
+  const int small = na <= sizeof g->spare_a / sizeof(float) && nb <= sizeof g->spare_b / sizeof(float);
+  const size_t bytes = ((na + nb) * sizeof(float) + 63) / 64 * 64; /* aligned_alloc wants a multiple of 64 */
+  g->heap = small ? NULL : (float *)aligned_alloc(64, bytes); /* a small one needs no malloc */
+  g->pa = g->heap ? g->heap : g->spare_a;
+  g->pb = g->heap ? g->heap + na : g->spare_b;
+  if (!g->heap && !small) g->mc_max = TC_GEMM_MR, g->nc_max = TC_GEMM_NR;
+}
+static void tc_gemm_ws_free(tc_gemm_ws *g) { free(g->heap); }
+
+/* Whether a block of `rows` rows reads B in place: few rows, and B's rows contiguous. */
+static inline int tc_gemm_direct(int64_t rows, int64_t sbn) { return rows <= TC_GEMM_DIRECT_ROWS && sbn == 1; }
+
+/* Rows 0..mc-1 of the kc columns of A at a (strides sam, sak) as micro-panels: kc columns of MR
+ * floats each, zero past mc. Sets the current block's kc. */
+static TC_GEMM_ONCE void tc_gemm_block_a(tc_gemm_ws *g, const float *restrict a, int64_t sam, int64_t sak, int64_t mc,
+                                         int64_t kc) {
+  g->kc = kc;
+  for (int64_t i0 = 0; i0 < mc; i0 += TC_GEMM_MR) {
+    float *restrict d = g->pa + i0 * kc;
+    const int64_t mr = mc - i0 < TC_GEMM_MR ? mc - i0 : TC_GEMM_MR;
+    if (mr == TC_GEMM_MR) { /* the rows read side by side: MR streams in flight, not one (2-3x faster) */
+      for (int64_t k = 0; k < kc; k++)
+#pragma GCC unroll 16
+        for (int i = 0; i < TC_GEMM_MR; i++) d[k * TC_GEMM_MR + i] = a[(i0 + i) * sam + k * sak];
+      continue;
+    }
+    const int64_t rows = mr > 4 ? TC_GEMM_MR : mr > 1 ? 4 : 1; /* what the tile reads (tc_gemm_tile_f32's R) */
+    for (int64_t i = 0; i < mr; i++)
+      for (int64_t k = 0; k < kc; k++) d[k * TC_GEMM_MR + i] = a[(i0 + i) * sam + k * sak];
+    for (int64_t i = mr; i < rows; i++)
+      for (int64_t k = 0; k < kc; k++) d[k * TC_GEMM_MR + i] = 0.0f;
+  }
+}
+
+/* The kc x nc block of B at b (strides sbk, sbn; kc as the block of A's): packed into panels of NR
+ * columns, kc rows of NR floats each, zero past nc; or, direct, noted to be read in place. */
+static TC_GEMM_ONCE void tc_gemm_block_b(tc_gemm_ws *g, const float *restrict b, int64_t sbk, int64_t sbn, int64_t nc,
+                                         int direct) {
+  const int64_t kc = g->kc;
+  g->b = b, g->sbk = sbk, g->direct = direct;
+  if (direct) return;
+  const int64_t whole = sbn == 1 ? nc / TC_GEMM_NR * TC_GEMM_NR : 0; /* panels copied as vectors */
+  for (int64_t k = 0; k < kc; k++) /* B's rows contiguous: each read once, front to back */
+    for (int64_t j0 = 0; j0 < whole; j0 += TC_GEMM_NR)
+      for (int v = 0; v < 2; v++)
+        *(tc_gv *)(g->pb + j0 * kc + k * TC_GEMM_NR + v * TC_GEMM_VL) = *(const tc_gvu *)(b + k * sbk + j0 + v * TC_GEMM_VL);
+  for (int64_t j0 = whole; j0 < nc; j0 += TC_GEMM_NR) { /* any strides; a transposed B's columns read side by side */
+    float *restrict d = g->pb + j0 * kc;
+    const int64_t nr = nc - j0 < TC_GEMM_NR ? nc - j0 : TC_GEMM_NR;
+    for (int64_t k = 0; k < kc; k++)
+      for (int64_t j = 0; j < TC_GEMM_NR; j++) d[k * TC_GEMM_NR + j] = j < nr ? b[k * sbk + (j0 + j) * sbn] : 0.0f;
+  }
+}
+
+/* R rows of sums (R a constant at each call: the loops unroll, the sums live in registers):
+ * cout = cin (or 0) + pa·pb over kc, pb holding NR floats per k at row stride ldb. */
+static inline __attribute__((always_inline)) void tc_gemm_ukr_f32(const int R, int64_t kc, const float *restrict pa,
+                                                                   const float *restrict pb, int64_t ldb, const float *cin,
+                                                                   int64_t ldin, float *cout, int64_t ldout) {
+  tc_gv acc[TC_GEMM_MR][2];
+#pragma GCC unroll 16
+  for (int i = 0; i < R; i++)
+    for (int v = 0; v < 2; v++) acc[i][v] = cin ? (tc_gv) * (const tc_gvu *)(cin + i * ldin + v * TC_GEMM_VL) : (tc_gv){0};
+  for (int64_t k = 0; k < kc; k++) {
+    const tc_gv b0 = *(const tc_gvu *)(pb + k * ldb), b1 = *(const tc_gvu *)(pb + k * ldb + TC_GEMM_VL);
+#pragma GCC unroll 16
+    for (int i = 0; i < R; i++) {
+      const tc_gv av = tc_gemm_bcast(pa[k * TC_GEMM_MR + i]);
+      acc[i][0] = tc_gemm_fma(av, b0, acc[i][0]);
+      acc[i][1] = tc_gemm_fma(av, b1, acc[i][1]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < R; i++)
+    for (int v = 0; v < 2; v++) *(tc_gvu *)(cout + i * ldout + v * TC_GEMM_VL) = acc[i][v];
+}
+
+/* V vectors of one row's sums (V a constant): cout[0..V*VL) = cin (or 0) + a·B over kc, a at
+ * stride sa (a packed micro-panel's first row), B's rows at b (stride ldb). One row of a tile
+ * has only two chains of dependent FMAs; V of them side by side keep the FMA units busy. */
+static inline __attribute__((always_inline)) void tc_gemm_row_ukr_f32(const int V, int64_t kc, const float *restrict a,
+                                                                       int64_t sa, const float *restrict b, int64_t ldb,
+                                                                       const float *cin, float *cout) {
+  tc_gv acc[8];
+#pragma GCC unroll 8
+  for (int v = 0; v < V; v++) acc[v] = cin ? (tc_gv) * (const tc_gvu *)(cin + v * TC_GEMM_VL) : (tc_gv){0};
+  for (int64_t k = 0; k < kc; k++) {
+    const tc_gv av = tc_gemm_bcast(a[k * sa]);
+#pragma GCC unroll 8
+    for (int v = 0; v < V; v++) acc[v] = tc_gemm_fma(av, *(const tc_gvu *)(b + k * ldb + v * TC_GEMM_VL), acc[v]);
+  }
+#pragma GCC unroll 8
+  for (int v = 0; v < V; v++) *(tc_gvu *)(cout + v * TC_GEMM_VL) = acc[v];
+}
+
+/* Columns a single row's tile takes at a time: a row of B read in place gives a tile the width of
+ * all of t (its FMAs side by side, tc_gemm_row_f32), else NR. */
+static inline int64_t tc_gemm_tile_cols(const tc_gemm_ws *g, int64_t mc) {
+  return g->direct && mc == 1 ? TC_GEMM_MR * TC_GEMM_NR : TC_GEMM_NR;
+}
+
+/* The one-row tile of columns j..j+nr-1 (nr up to MR*NR) of a block read in place: as
+ * tc_gemm_tile_f32, in chunks of 8, 4, 2 and 1 vectors, the last columns one at a time. */
+static void tc_gemm_row_f32(tc_gemm_ws *g, int64_t j, int64_t nr, float *c, int64_t scn, int first, int to_t) {
+  const int64_t kc = g->kc, ldb = g->sbk;
+  const float *a = g->pa, *b = g->b + j;
+  float *restrict t = g->t;
+  const int in_c = scn == 1 && !to_t; /* C's row is contiguous and the sums end there */
+  if (!first && scn != 1)
+    for (int64_t q = 0; q < nr; q++) t[q] = c[q * scn];
+  const float *cin = first ? NULL : scn == 1 ? c : t;
+  float *cout = in_c ? c : t;
+  int64_t q = 0;
+  for (; q + 8 * TC_GEMM_VL <= nr; q += 8 * TC_GEMM_VL) tc_gemm_row_ukr_f32(8, kc, a, TC_GEMM_MR, b + q, ldb, cin ? cin + q : NULL, cout + q);
+  if (q + 4 * TC_GEMM_VL <= nr) tc_gemm_row_ukr_f32(4, kc, a, TC_GEMM_MR, b + q, ldb, cin ? cin + q : NULL, cout + q), q += 4 * TC_GEMM_VL;
+  if (q + 2 * TC_GEMM_VL <= nr) tc_gemm_row_ukr_f32(2, kc, a, TC_GEMM_MR, b + q, ldb, cin ? cin + q : NULL, cout + q), q += 2 * TC_GEMM_VL;
+  if (q + TC_GEMM_VL <= nr) tc_gemm_row_ukr_f32(1, kc, a, TC_GEMM_MR, b + q, ldb, cin ? cin + q : NULL, cout + q), q += TC_GEMM_VL;
+  for (; q < nr; q++) { /* the same chain, one element at a time */
+    float acc = cin ? cin[q] : 0.0f;
+    for (int64_t k = 0; k < kc; k++) acc = fmaf(a[k * TC_GEMM_MR], b[k * ldb + q], acc);
+    cout[q] = acc;
+  }
+  if (!to_t && !in_c)
+    for (int64_t r = 0; r < nr; r++) c[r * scn] = t[r];
+}
+
+/* The tile of rows i..i+mr-1 and columns j..j+nr-1 of the current blocks (i, j from the blocks'
+ * first row and column) at c (C's strides scm, scn): from zero at the first block of K, else from
+ * the partial sums in C; to g->t (rows of NR) at the last block when to_t (the epilogue reads it
+ * there), else to C. */
+static TC_GEMM_ONCE void tc_gemm_tile_f32(tc_gemm_ws *g, int64_t i, int64_t j, int64_t mr, int64_t nr, float *c,
+                                          int64_t scm, int64_t scn, int first, int to_t) {
+  if (g->direct && mr == 1) { /* a single row, up to MR*NR wide (tc_gemm_tile_cols) */
+    tc_gemm_row_f32(g, j, nr, c, scn, first, to_t);
+    return;
+  }
+  const int R = mr > 4 ? TC_GEMM_MR : mr > 1 ? 4 : 1; /* the rows computed: the fewest that cover mr */
+  const int64_t kc = g->kc;
+  const float *pa = g->pa + i * kc, *pb = g->pb + j * kc;
+  float *restrict t = g->t;
+  int64_t ldb = TC_GEMM_NR;
+  if (g->direct && nr == TC_GEMM_NR) pb = g->b + j, ldb = g->sbk;
+  else if (g->direct) { /* a partial panel read in place would run past B's rows: pack it */
+    float *restrict d = g->spare_b;
+    for (int64_t k = 0; k < kc; k++)
+      for (int64_t q = 0; q < TC_GEMM_NR; q++) d[k * TC_GEMM_NR + q] = q < nr ? g->b[k * g->sbk + j + q] : 0.0f;
+    pb = d;
+  }
+  const int in_c = mr == R && nr == TC_GEMM_NR && scn == 1; /* C holds the whole tile, rows contiguous */
+  if (scn == 1) /* the next tile of these rows: its partial sums (or the lines it will write) on their way */
+    for (int64_t r = 0; r < mr; r++) {
+      __builtin_prefetch(c + r * scm + TC_GEMM_NR, 1);
+      __builtin_prefetch(c + r * scm + TC_GEMM_NR + TC_GEMM_NR / 2, 1);
+    }
+  if (!first && !in_c)
+    for (int64_t r = 0; r < R; r++)
+      for (int64_t q = 0; q < TC_GEMM_NR; q++) t[r * TC_GEMM_NR + q] = r < mr && q < nr ? c[r * scm + q * scn] : 0.0f;
+  const float *cin = first ? NULL : in_c ? c : t;
+  float *cout = to_t || !in_c ? t : c;
+  const int64_t ldin = in_c ? scm : TC_GEMM_NR, ldout = cout == c ? scm : TC_GEMM_NR;
+  if (R == TC_GEMM_MR) tc_gemm_ukr_f32(TC_GEMM_MR, kc, pa, pb, ldb, cin, ldin, cout, ldout);
+  else if (R == 4) tc_gemm_ukr_f32(4, kc, pa, pb, ldb, cin, ldin, cout, ldout);
+  else tc_gemm_ukr_f32(1, kc, pa, pb, ldb, cin, ldin, cout, ldout);
+  if (!to_t && !in_c)
+    for (int64_t r = 0; r < mr; r++)
+      for (int64_t q = 0; q < nr; q++) c[r * scm + q * scn] = t[r * TC_GEMM_NR + q];
+}

@@ -1,0 +1,32 @@
+/* gemm_choice.c — cpu.blas: whether f32 matmuls run as the generated GEMM (codegen_gemm.c) or
+ * through OpenBLAS (codegen_matmul.c). auto decides by the CPU: the generated micro-kernel is
+ * written for vector FMA (AVX-512, else AVX2 + FMA, as -march=native compiles the unit); without
+ * it the prelude's fallback multiplies lane by lane, far below any BLAS.
+ *
+ * The evidence, on the 2-core AVX-512 development VM (Zen 4; OpenBLAS run with its SkylakeX
+ * kernels): the same process CPU time per call for mlp, attn_block and tiny_mlp_b1 either way
+ * (mlp 45-51 ms, attn_block 86-99 ms, tiny_mlp_b1 6-8 us, under other jobs' load), and bare
+ * GEMMs within a few per cent of OpenBLAS on one thread; the generated one also fuses the
+ * epilogue, gives the same bits on every thread count, and needs no BLAS. Against it: about
+ * 0.4 s more of cc per unit with a matmul. On the GPU machine's Xeon, where Debian's OpenBLAS
+ * runs older cores' kernels (issue 15: mlp at 0.187 TF/s), it is the choice to measure. */
+#include <string.h>
+
+#include "icpu.h"
+
+static bool cpu_has_vector_fma(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") || (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
+#else
+  return false;
+#endif
+}
+
+icpu_blas gemm_choose(const char *value, const char **why) {
+  if (value && !strcmp(value, "generated")) return *why = "cpu.blas=generated", ICPU_BLAS_GENERATED;
+  if (value && !strcmp(value, "openblas")) return *why = "cpu.blas=openblas", ICPU_BLAS_OPENBLAS;
+  /* auto (the host has checked the value against the declared ones) */
+  if (cpu_has_vector_fma()) return *why = "cpu.blas=auto: the CPU has vector FMA", ICPU_BLAS_GENERATED;
+  return *why = "cpu.blas=auto: no AVX2+FMA or AVX-512 on this CPU", ICPU_BLAS_OPENBLAS;
+}
