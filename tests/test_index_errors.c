@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "tc/tc.h"
+#include "plugin_entry.h"
 #include "tc_kit.h"
 #include "tc_plugin.h"
 #include "test_support.h"
@@ -279,13 +280,9 @@ static tc_error *wrapper_query(tc_query_args *q) {
 }
 
 static void wrap(const char *file, const char *name, uint32_t minor) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/%s", TC_BUILD_PLUGIN_DIR, file);
-  void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!dl) cr_skip_test("%s: %s", path, dlerror());
-  void *sym = dlsym(dl, TC_PLUGIN_ENTRY_SYMBOL);
-  cr_assert_not_null(sym);
-  memcpy(&wrapped_query, &sym, sizeof wrapped_query);
+  char why[1200];
+  if (!test_plugin_entry(file, &wrapped_query, why, sizeof why)) cr_skip_test("%s", why);
+  cr_assert_not_null(wrapped_query);
   wrapped_name = name;
   claimed_minor = minor;
   cr_assert_eq(tc_backend_register(wrapper_query), TC_OK, "%s", tc_last_error());

@@ -12,6 +12,7 @@
 
 #include "conformance.h"
 #include "tc/tc.h"
+#include "plugin_entry.h"
 #include "tc_kit.h"
 #include "tc_plugin.h"
 
@@ -456,13 +457,9 @@ static tc_error *checking_query(tc_query_args *q) {
 }
 
 Test(inductor_cuda, conformance_graphs_compile_for_sm90, .timeout = 900) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/tc-inductor-cpu.so", TC_BUILD_PLUGIN_DIR);
-  void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!dl) cr_skip_test("%s: %s", path, dlerror());
-  void *sym = dlsym(dl, TC_PLUGIN_ENTRY_SYMBOL);
-  cr_assert_not_null(sym);
-  memcpy(&cpu_query, &sym, sizeof cpu_query);
+  char why[1200];
+  if (!test_plugin_entry("tc-inductor-cpu.so", &cpu_query, why, sizeof why)) cr_skip_test("%s", why);
+  cr_assert_not_null(cpu_query);
   cr_assert_eq(tc_backend_register(checking_query), TC_OK, "%s", tc_last_error());
   char *text = NULL;
   size_t len = 0;

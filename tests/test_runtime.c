@@ -12,6 +12,7 @@
 
 #include "runtime/runtime.h" /* one plan bound to two backends, below */
 #include "tc/tc.h"
+#include "plugin_entry.h"
 #include "tc_plugin.h"
 #include "test_support.h"
 
@@ -149,13 +150,9 @@ static tc_error *wrapper_query(tc_query_args *q) {
 
 /* Registers plugin file `file` of the build tree as `name`. */
 static void wrap(const char *file, const char *name) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/%s", TC_BUILD_PLUGIN_DIR, file);
-  void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!dl) cr_skip("%s: %s", path, dlerror());
-  void *sym = dlsym(dl, TC_PLUGIN_ENTRY_SYMBOL);
-  cr_assert_not_null(sym);
-  memcpy(&wrapped_query, &sym, sizeof wrapped_query);
+  char why[1200];
+  if (!test_plugin_entry(file, &wrapped_query, why, sizeof why)) cr_skip("%s", why);
+  cr_assert_not_null(wrapped_query);
   wrapped_name = name;
   cr_assert_eq(tc_backend_register(wrapper_query), TC_OK, "%s", tc_last_error());
 }

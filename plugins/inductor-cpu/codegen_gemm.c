@@ -9,16 +9,10 @@
 
 #include "icpu.h"
 
-static void buf_ptr(tck_str *s, const icpu_kgen *g, int32_t b) {
-  char name[80];
-  kgen_buf_name(g->k, b, name, sizeof name);
-  tck_str_puts(s, name);
-}
-
 /* "NAME + offset + i0*stride2 + i1*stride" (vb2 NULL with one batch level). */
 static void entry_ptr(tck_str *s, icpu_kgen *g, int32_t buf, int32_t offset, const char *vb2, int32_t stride2,
                       const char *vb, int32_t stride) {
-  buf_ptr(s, g, buf);
+  matmul_buf_name(s, g, buf);
   tck_str_puts(s, " + ");
   tck_exprs_ref(s, &g->exprs, offset);
   if (vb2) {
@@ -80,20 +74,9 @@ tc_status codegen_gemm(tck_str *s, icpu_kgen *g, char *err, size_t cap) {
   const char *vb2 = two ? "i0" : NULL, *vb = two ? "i1" : "i0", *vm = two ? "i2" : "i1", *vn = two ? "i3" : "i2";
   const bool epilogue = k->n_ops > 0;
 
-  tck_str_printf(s, "static void %s", g->fname);
-  kgen_params(s, g);
-  tck_str_puts(s, " {\n");
-  tck_exprs_declare(s, &g->exprs, 1);
+  matmul_prologue(s, g, mm, two);
 #define REF(id) tck_exprs_ref(s, &g->exprs, (id))
-  tck_str_puts(s, "  const int64_t B = "); REF(mm->batch);
-  if (two) { tck_str_puts(s, ", B2 = "); REF(mm->batch2); }
-  tck_str_puts(s, ", M = "); REF(mm->m);
-  tck_str_puts(s, ", N = "); REF(mm->n);
-  tck_str_puts(s, ", K = "); REF(mm->k);
-  tck_str_puts(s, ";\n");
   stride_names(s, g, mm);
-  tck_str_puts(s, two ? "  const int64_t NB = B2 * B; /* both batch levels, flattened into work items */\n"
-                      : "  const int64_t NB = B;\n");
   tck_str_puts(s, "  /* Work items: a batch entry, a block of its rows and a block of its columns (prelude: gemm). */\n");
   tck_str_puts(s, "  const tc_gemm_split tc_sp = tc_gemm_split_f32(NB, M, N, tc_nthreads);\n");
   tck_str_printf(s, "#pragma omp parallel for num_threads(tc_nthreads) schedule(static) if(tc_sp.items > 1 && M*N*K >= %d)\n",

@@ -6,10 +6,32 @@
 
 #include "icpu.h"
 
-static void buf_ptr(tck_str *s, const icpu_kgen *g, int32_t b) {
+void matmul_buf_name(tck_str *s, const icpu_kgen *g, int32_t b) {
   char name[80];
   kgen_buf_name(g->k, b, name, sizeof name);
   tck_str_puts(s, name);
+}
+
+void matmul_prologue(tck_str *s, icpu_kgen *g, const tc_matmul_desc *mm, bool two) {
+  tck_str_printf(s, "static void %s", g->fname);
+  kgen_params(s, g);
+  tck_str_puts(s, " {\n");
+  tck_exprs_declare(s, &g->exprs, 1);
+  tck_str_puts(s, "  const int64_t B = ");
+  tck_exprs_ref(s, &g->exprs, mm->batch);
+  if (two) {
+    tck_str_puts(s, ", B2 = ");
+    tck_exprs_ref(s, &g->exprs, mm->batch2);
+  }
+  tck_str_puts(s, ", M = ");
+  tck_exprs_ref(s, &g->exprs, mm->m);
+  tck_str_puts(s, ", N = ");
+  tck_exprs_ref(s, &g->exprs, mm->n);
+  tck_str_puts(s, ", K = ");
+  tck_exprs_ref(s, &g->exprs, mm->k);
+  tck_str_puts(s, ";\n");
+  tck_str_puts(s, two ? "  const int64_t NB = B2 * B; /* both batch levels, flattened into work items */\n"
+                      : "  const int64_t NB = B;\n");
 }
 
 tc_status codegen_matmul(tck_str *s, icpu_kgen *g, char *err, size_t cap) {
@@ -42,19 +64,8 @@ tc_status codegen_matmul(tck_str *s, icpu_kgen *g, char *err, size_t cap) {
   /* Loop variables: the epilogue's outer vars in order (batch2,) batch, m, n. */
   const char *vb2 = "i0", *vb = two ? "i1" : "i0", *vm = two ? "i2" : "i1", *vn = two ? "i3" : "i2";
 
-  tck_str_printf(s, "static void %s", g->fname);
-  kgen_params(s, g);
-  tck_str_puts(s, " {\n");
-  tck_exprs_declare(s, &g->exprs, 1);
+  matmul_prologue(s, g, mm, two);
 #define REF(id) tck_exprs_ref(s, &g->exprs, (id))
-  tck_str_puts(s, "  const int64_t B = "); REF(mm->batch);
-  if (two) { tck_str_puts(s, ", B2 = "); REF(mm->batch2); }
-  tck_str_puts(s, ", M = "); REF(mm->m);
-  tck_str_puts(s, ", N = "); REF(mm->n);
-  tck_str_puts(s, ", K = "); REF(mm->k);
-  tck_str_puts(s, ";\n");
-  tck_str_puts(s, two ? "  const int64_t NB = B2 * B; /* both batch levels, flattened into work items */\n"
-                  : "  const int64_t NB = B;\n");
   tck_str_puts(s, "  /* OpenBLAS runs single-threaded inside our threads (the host may have changed it). */\n");
   tck_str_puts(s, "  openblas_set_num_threads(1);\n");
   tck_str_puts(s, "  /* Work items: one batch entry and a block of its rows, enough to feed every thread. */\n");
@@ -68,14 +79,14 @@ tc_status codegen_matmul(tck_str *s, icpu_kgen *g, char *err, size_t cap) {
   else tck_str_puts(s, "    const int64_t i0 = w / mblocks, mb = w % mblocks;\n");
   tck_str_puts(s, "    const int64_t m0 = mb * M / mblocks, m1 = (mb + 1) * M / mblocks;\n");
   tck_str_printf(s, "    tc_gemm_%s(m1 - m0, N, K,\n", tck_dtype_name(dt));
-  tck_str_puts(s, "        "); buf_ptr(s, g, mm->a); tck_str_puts(s, " + "); REF(mm->a_offset);
+  tck_str_puts(s, "        "); matmul_buf_name(s, g, mm->a); tck_str_puts(s, " + "); REF(mm->a_offset);
   if (two) { tck_str_printf(s, " + %s*", vb2); REF(mm->a_stride_batch2); }
   tck_str_printf(s, " + %s*", vb); REF(mm->a_stride_batch);
   tck_str_puts(s, " + m0*"); REF(mm->a_stride_m); tck_str_puts(s, ", "); REF(mm->a_stride_m); tck_str_puts(s, ", "); REF(mm->a_stride_k);
-  tck_str_puts(s, ",\n        "); buf_ptr(s, g, mm->b); tck_str_puts(s, " + "); REF(mm->b_offset);
+  tck_str_puts(s, ",\n        "); matmul_buf_name(s, g, mm->b); tck_str_puts(s, " + "); REF(mm->b_offset);
   if (two) { tck_str_printf(s, " + %s*", vb2); REF(mm->b_stride_batch2); }
   tck_str_printf(s, " + %s*", vb); REF(mm->b_stride_batch); tck_str_puts(s, ", "); REF(mm->b_stride_k); tck_str_puts(s, ", "); REF(mm->b_stride_n);
-  tck_str_puts(s, ",\n        "); buf_ptr(s, g, mm->c); tck_str_puts(s, " + "); REF(mm->c_offset);
+  tck_str_puts(s, ",\n        "); matmul_buf_name(s, g, mm->c); tck_str_puts(s, " + "); REF(mm->c_offset);
   if (two) { tck_str_printf(s, " + %s*", vb2); REF(mm->c_stride_batch2); }
   tck_str_printf(s, " + %s*", vb); REF(mm->c_stride_batch); tck_str_puts(s, " + m0*"); REF(mm->c_stride_m);
   tck_str_puts(s, ", "); REF(mm->c_stride_m); tck_str_puts(s, ", "); REF(mm->c_stride_n); tck_str_puts(s, ");\n");
@@ -90,7 +101,7 @@ tc_status codegen_matmul(tck_str *s, icpu_kgen *g, char *err, size_t cap) {
     if (simd) tck_str_puts(s, "#pragma omp simd\n");
     tck_str_printf(s, "      for (int64_t %s = 0; %s < N; %s++) {\n", vn, vn, vn);
     tck_str acc = {0};
-    buf_ptr(&acc, g, mm->c);
+    matmul_buf_name(&acc, g, mm->c);
     tck_str_puts(&acc, "[");
     tck_exprs_ref(&acc, &g->exprs, mm->c_offset);
     if (two) {

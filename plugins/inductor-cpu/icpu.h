@@ -98,6 +98,11 @@ tc_status codegen_loop(tck_str *s, icpu_kgen *g, char *err, size_t err_cap);
  * row and leave with streaming stores; returns whether there is any. */
 bool kgen_row_buffers(const tc_kernel_list *list, const tc_kernel_desc *k, bool *row_buf);
 tc_status codegen_matmul(tck_str *s, icpu_kgen *g, char *err, size_t err_cap);
+/* What every matmul kernel opens with, OpenBLAS's or the generated GEMM's: the signature, the
+ * extents B (B2), M, N, K and NB (both batch levels flattened). */
+void matmul_prologue(tck_str *s, icpu_kgen *g, const tc_matmul_desc *mm, bool two);
+/* Buffer b's name in the generated C. */
+void matmul_buf_name(tck_str *s, const icpu_kgen *g, int32_t b);
 
 /* ---------------------------------------------------------------- codegen_gemm.c */
 /* Whether the generated GEMM takes matmul kernel k (f32; f64 stays with OpenBLAS). */
