@@ -1,6 +1,7 @@
 /* test_bundled_models.c — the bundled models (examples/) compiled on each available compiler
- * backend agree with eager mode, and the bundled MLP recompiles once, with the failing guard
- * logged, when its batch changes from 32 to 64. */
+ * backend agree with eager mode (and inductor-cpu's two tiers with each other, bit for bit),
+ * and the bundled MLP recompiles once, with the failing guard logged, when its batch changes
+ * from 32 to 64. */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <math.h>
@@ -65,6 +66,54 @@ static void check_models_on(const char *backend) {
 Test(bundled_models, agree_with_eager_on_debug_eager) { check_models_on("debug-eager"); }
 Test(bundled_models, agree_with_eager_on_inductor_cpu) { check_models_on("inductor-cpu"); }
 Test(bundled_models, agree_with_eager_on_vulkan) { check_models_on("vulkan"); }
+
+/* The raw bytes of t (any dtype), malloc'd; *bytes their count. */
+static unsigned char *host_bytes(tc_tensor *t, size_t *bytes) {
+  *bytes = (size_t)tc_numel(t) * tc_dtype_size(tc_dtype_of(t));
+  unsigned char *v = malloc(*bytes ? *bytes : 1);
+  cr_assert(v);
+  cr_assert_eq(tc_to_host(t, v, *bytes), TC_OK, "%s", tc_last_error());
+  return v;
+}
+
+static tc_tensor *call_model_with(const tc_model *m, const char *options, tc_tensor **in) {
+  tc_compile_options o = {
+      .struct_size = sizeof o, .backend = "inductor-cpu", .fullgraph = true, .name = m->name, .options = options};
+  tc_compiled *c = tc_compile(m->fn, m->n_inputs, &o);
+  cr_assert_not_null(c, "%s (%s): %s", m->name, options, tc_last_error());
+  tc_tensor *y = tc_call(c, in);
+  cr_assert_not_null(y, "%s (%s): %s", m->name, options, tc_last_error());
+  tc_compiled_free(c);
+  return y;
+}
+
+/* inductor-cpu's two builds of a cold compile compute the same bits (the first calls run the
+ * fast build, the -O3 build is swapped in later: plugins/inductor-cpu/tiered.c): every bundled
+ * model at test size, and attn_block at CPU size (the first-call benchmark), under
+ * cpu.tier=fast and cpu.tier=full. */
+Test(bundled_models, inductor_cpu_tiers_agree_bit_for_bit, .timeout = 600) {
+  if (!test_backend_available("inductor-cpu")) cr_skip_test("inductor-cpu is not available here");
+  int n_models;
+  const tc_model *models = tc_models_all(&n_models);
+  for (int k = 0; k <= n_models; k++) {
+    const tc_model *m = k < n_models ? &models[k] : tc_model_find("attn_block");
+    cr_assert_not_null(m);
+    tc_tensor *in[16] = {0};
+    cr_assert_eq(m->make_inputs(k < n_models ? TC_SIZE_TEST : TC_SIZE_CPU, 7, in), TC_OK, "%s: %s", m->name,
+                 tc_last_error());
+    tc_tensor *fast = call_model_with(m, "cpu.tier=fast,cpu.threads=2", in);
+    tc_tensor *full = call_model_with(m, "cpu.tier=full,cpu.threads=2", in);
+    size_t n_fast, n_full;
+    unsigned char *a = host_bytes(fast, &n_fast), *b = host_bytes(full, &n_full);
+    cr_assert(n_fast == n_full && memcmp(a, b, n_fast) == 0, "%s: the fast and the -O3 build differ", m->name);
+    free(a);
+    free(b);
+    tc_release(fast);
+    tc_release(full);
+    for (int i = 0; i < m->n_inputs; i++)
+      tc_release(in[i]);
+  }
+}
 
 /* The check: the bundled MLP, batch 32 then 64, compiles twice and names the guard. */
 Test(bundled_models, mlp_batch_32_then_64_recompiles_once, .init = cr_redirect_stderr) {

@@ -5,11 +5,13 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -738,4 +740,255 @@ Test(inductor_cpu, generated_gemm_odd_shapes_match_the_reference) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) gemm_check(&cases[i], false, i % 2 == 0);
   /* M a symbol (dynamic shapes), bound at launch */
   gemm_check(&(gemm_case){.b = 2, .m = 37, .n = 65, .k = 40, .epilogue = true}, true, true);
+}
+
+/* ---------------------------------------------------------------- the tiers
+ * A compile that misses the disk cache runs its first launches on the fast build (in parts
+ * compiled at once) and swaps in the -O3 build made on a background thread (tiered.c). The
+ * compiler here is a script that holds the -O3 build (the one without the fast build's flags)
+ * until a gate file exists, so the test knows which build each launch ran. */
+static void write_gated_cc(char *script, size_t cap, const char *gate) {
+  snprintf(script, cap, "%s/gated-cc.sh", cache_dir);
+  FILE *f = fopen(script, "w");
+  cr_assert(f);
+  fprintf(f,
+          "#!/bin/sh\n"
+          "case \" $* \" in *\" -O3 \"*)\n"
+          "  case \" $* \" in *\" -fno-schedule-insns2 \"*) ;; *) while [ ! -e '%s' ]; do sleep 0.02; done ;; esac ;;\n"
+          "esac\n"
+          "exec cc \"$@\"\n",
+          gate);
+  fclose(f);
+  cr_assert_eq(chmod(script, 0755), 0);
+}
+
+/* Threads of this process (/proc/self/task). */
+static int task_count(void) {
+  char cmd[64];
+  snprintf(cmd, sizeof cmd, "ls /proc/%d/task | wc -l", (int)getpid());
+  FILE *p = popen(cmd, "r");
+  int n = -1;
+  cr_assert(p && fscanf(p, "%d", &n) == 1);
+  pclose(p);
+  return n;
+}
+
+static bool log_says_within(const char *needle, double seconds) {
+  for (double waited = 0; waited < seconds; waited += 0.02) {
+    if (strstr(tck_test_host_log(th), needle)) return true;
+    usleep(20000);
+  }
+  return false;
+}
+
+/* Three kernels over rows of s1 (two softmaxes: max and sum reductions, exp; and y =
+ * log(x*x + 1) * tanh(x): libmvec calls), enough text for the fast build to come in two parts. */
+static void build_tiers_list(kl *l) {
+  build_softmax(l);
+  int32_t s0 = S(l, 0), s1 = S(l, 1), one = C(l, 1), numel = MUL(l, s0, s1);
+  int32_t outer[2] = {s0, s1};
+  K(l, "log_tanh", TC_KERNEL_LOOP, 2, outer, -1);
+  int32_t bx = BUF(l, "in_x", TC_F32, TC_BUF_INPUT, numel), by = BUF(l, "out_y", TC_F32, TC_BUF_OUTPUT, numel);
+  ixspec at = IX(-1, s1, one, -1);
+  int32_t x = LOAD(l, -1, bx, at);
+  int32_t lg = PRIM(l, -1, TC_PRIM_LOG, PRIM(l, -1, TC_PRIM_ADD, PRIM(l, -1, TC_PRIM_MUL, x, x), CONSTF(l, -1, 1)), -1);
+  STORE(l, -1, by, at, PRIM(l, -1, TC_PRIM_MUL, lg, PRIM(l, -1, TC_PRIM_TANH, x, -1)));
+  build_softmax(l);
+}
+
+/* Every kernel of the tiers list on rows of odd lengths (vector loops with remainders), outputs
+ * concatenated into out (3 * TIERS_OUT floats). */
+#define TIERS_OUT (5 * 77 + 3 * 1013)
+static void run_tiers_list(tc_executable *exe, float *out) {
+  static const int shapes[2][2] = {{5, 77}, {3, 1013}};
+  for (int k = 0; k < 3; k++)
+    for (int s = 0, at = 0; s < 2; at += shapes[s][0] * shapes[s][1], s++) {
+      int n = shapes[s][0] * shapes[s][1];
+      unsigned seed = 11u + (unsigned)(k * 2 + s);
+      float *in = malloc(sizeof(float) * (size_t)n);
+      for (int i = 0; i < n; i++)
+        in[i] = frand(&seed) * 3;
+      int64_t syms[2] = {shapes[s][0], shapes[s][1]};
+      launch2(exe, k, in, out + k * TIERS_OUT + at, NULL, NULL, syms);
+      free(in);
+    }
+}
+
+Test(inductor_cpu, tiers_swap_in_the_O3_build_and_agree_bit_for_bit, .timeout = 240) {
+  /* A first tiered compile and launch with the plain compiler starts what stays (OpenMP's
+   * team); freeing it joins its background build. */
+  kl w = {0};
+  build_softmax(&w);
+  tc_kernel_list warm = LIST(&w, "tiers_warm_up", 2);
+  tc_executable *exe = compile_ok(&warm);
+  check_softmax(exe, 33, 1000);
+  exe_free(exe);
+  const int base = task_count();
+
+  char gate[400], script[400];
+  snprintf(gate, sizeof gate, "%s/gate", cache_dir);
+  write_gated_cc(script, sizeof script, gate);
+  reinit("2", script);
+  kl l = {0};
+  build_tiers_list(&l);
+  tc_kernel_list list = LIST(&l, "tiers_test", 2);
+  tck_test_host_log_clear(th);
+  exe = compile_ok(&list);
+  const char *log = tck_test_host_log(th);
+  cr_assert(strstr(log, "miss (tiers_test)") && strstr(log, "compiled tiers_test (fast build)"), "%s", log);
+  if (sysconf(_SC_NPROCESSORS_ONLN) >= 2) cr_assert(strstr(log, "(2 parts at once)"), "%s", log);
+  cr_assert_eq(task_count(), base + 1, "the -O3 build runs on a thread of its own");
+  float *fast = malloc(sizeof(float) * 3 * TIERS_OUT), *full = malloc(sizeof(float) * 3 * TIERS_OUT);
+  run_tiers_list(exe, fast);
+  cr_assert_null(strstr(tck_test_host_log(th), "swapped in"), "the -O3 build went past the gate");
+
+  FILE *g = fopen(gate, "w");
+  cr_assert(g);
+  fclose(g);
+  cr_assert(log_says_within("tiers_test: -O3 build swapped in", 120), "%s", tck_test_host_log(th));
+  run_tiers_list(exe, full);
+  /* 3 kernels x 2 shapes ran on the fast build: the 7th launch is the first on the -O3 one */
+  cr_assert(strstr(tck_test_host_log(th), "tiers_test: from launch 7 on, the -O3 build runs"), "%s",
+            tck_test_host_log(th));
+  cr_assert_eq(memcmp(fast, full, sizeof(float) * 3 * TIERS_OUT), 0, "the fast and the -O3 build differ");
+  exe_free(exe);
+  cr_assert_eq(task_count(), base, "a thread outlived its executable");
+
+  /* The -O3 build is what the disk cache got: a second context loads it, runs no compiler. */
+  reinit("2", script);
+  tck_test_host_log_clear(th);
+  exe = compile_ok(&list);
+  cr_assert(from_cache(exe) && strstr(tck_test_host_log(th), "hit (tiers_test"), "%s", tck_test_host_log(th));
+  cr_assert_eq(task_count(), base, "a cache hit starts no build");
+  memset(full, 0, sizeof(float) * 3 * TIERS_OUT);
+  run_tiers_list(exe, full);
+  cr_assert_eq(memcmp(fast, full, sizeof(float) * 3 * TIERS_OUT), 0, "the cached -O3 build differs from the fast one");
+  exe_free(exe);
+  free(fast);
+  free(full);
+}
+
+static void *open_gate_later(void *path) {
+  usleep(300000);
+  FILE *g = fopen(path, "w");
+  if (g) fclose(g);
+  return NULL;
+}
+
+/* A second compile of a unit whose -O3 build still runs in this process (held at the gate until
+ * 0.3 s later) waits for that build and loads it from the disk cache instead of compiling it
+ * again (tc ab's warm compile is one). */
+Test(inductor_cpu, second_compile_waits_for_the_running_O3_build, .timeout = 240) {
+  char gate[400], script[400];
+  snprintf(gate, sizeof gate, "%s/gate", cache_dir);
+  write_gated_cc(script, sizeof script, gate);
+  reinit("2", script);
+  kl l = {0};
+  build_softmax(&l);
+  tc_kernel_list list = LIST(&l, "wait_test", 2);
+  tc_executable *first = compile_ok(&list);
+  pthread_t opener;
+  cr_assert_eq(pthread_create(&opener, NULL, open_gate_later, gate), 0);
+  tck_test_host_log_clear(th);
+  tc_executable *second = compile_ok(&list);
+  pthread_join(opener, NULL);
+  const char *log = tck_test_host_log(th);
+  cr_assert(strstr(log, "hit (wait_test") && strstr(log, "after this process's -O3 build of it"), "%s", log);
+  cr_assert_null(strstr(log, "miss"), "%s", log);
+  cr_assert(from_cache(second));
+  check_softmax(second, 5, 77);
+  check_softmax(first, 5, 77);
+  exe_free(second);
+  exe_free(first);
+}
+
+static tc_executable *compile_tier(const tc_kernel_list *list, const char *tier) {
+  tc_option opt = {.struct_size = sizeof opt, .name = "cpu.tier", .value = tier, .set = true};
+  tc_compile_args a = {
+      .struct_size = sizeof a, .ctx = ctx, .kernels = list, .n_options = 1, .options = &opt, .option_size = sizeof opt};
+  const char *msg;
+  cr_assert_eq(tck_test_host_take(th, api.compile(&a), &msg), TC_OK, "compile (cpu.tier=%s): %s", tier, msg);
+  return a.exe;
+}
+
+/* cpu.tier=fast builds the fast build only and stores nothing; cpu.tier=full builds -O3 before
+ * compile returns. Neither leaves a thread behind. */
+Test(inductor_cpu, tier_option_fast_and_full) {
+  const tc_option_decl *d = tck_option_decl_find(api.options, api.n_options, api.option_size, "cpu.tier");
+  cr_assert(d && d->type == TC_OPTION_ENUM && d->scope == TC_OPTION_COMPILE && !strcmp(d->default_value, "tiered") &&
+            !strcmp(d->values, "tiered|full|fast"));
+  kl l = {0};
+  build_softmax(&l);
+  tc_kernel_list list = LIST(&l, "tier_option_test", 2);
+  for (int pass = 0; pass < 2; pass++) {
+    int base = task_count();
+    tck_test_host_log_clear(th);
+    tc_executable *exe = compile_tier(&list, "fast");
+    const char *log = tck_test_host_log(th);
+    cr_assert(strstr(log, "miss (tier_option_test)") && strstr(log, "compiled tier_option_test (fast build)"),
+              "pass %d: %s", pass, log);
+    cr_assert_null(strstr(log, "-O3"), "%s", log);
+    cr_assert_eq(task_count(), base);
+    check_softmax(exe, 5, 77);
+    exe_free(exe);
+  }
+  int base = task_count();
+  tck_test_host_log_clear(th);
+  tc_executable *exe = compile_tier(&list, "full");
+  const char *log = tck_test_host_log(th);
+  cr_assert(strstr(log, "miss (tier_option_test)") && strstr(log, "compiled tier_option_test: "), "%s", log);
+  cr_assert_null(strstr(log, "fast build"), "%s", log);
+  cr_assert_eq(task_count(), base);
+  check_softmax(exe, 5, 77);
+  exe_free(exe);
+  tck_test_host_log_clear(th);
+  exe = compile_ok(&list); /* tiered, the default: the -O3 build is cached */
+  cr_assert(strstr(tck_test_host_log(th), "hit (tier_option_test"), "%s", tck_test_host_log(th));
+  exe_free(exe);
+}
+
+/* A process that exits right after its first call, freeing nothing, while its -O3 build still
+ * runs (the compiler here sleeps a second before it): no crash; the exit waits for the build,
+ * which reaches the disk cache (the program's second run loads it), and the scratch directory
+ * goes as usual. tc_first_call_exit is that program (tests/first_call_exit.c). */
+Test(inductor_cpu, exit_right_after_the_first_call, .timeout = 240) {
+  char script[400], tmp[400];
+  snprintf(script, sizeof script, "%s/slow-cc.sh", cache_dir);
+  FILE *f = fopen(script, "w");
+  cr_assert(f);
+  fprintf(f, "#!/bin/sh\n"
+             "case \" $* \" in *\" -O3 \"*)\n"
+             "  case \" $* \" in *\" -fno-schedule-insns2 \"*) ;; *) sleep 1 ;; esac ;;\n"
+             "esac\n"
+             "exec cc \"$@\"\n");
+  fclose(f);
+  cr_assert_eq(chmod(script, 0755), 0);
+  snprintf(tmp, sizeof tmp, "%s/tmp", cache_dir);
+  cr_assert_eq(mkdir(tmp, 0700), 0);
+  for (int pass = 0; pass < 2; pass++) {
+    char cmd[2000], out[8192] = "";
+    /* the program leaks on purpose: a sanitizer build's leak check must not fail it */
+    snprintf(cmd, sizeof cmd,
+             "ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0\" TMPDIR='%s' "
+             "TC_CACHE_DIR='%s/program-cache' TC_LOGS=cache '%s/bin/tc_first_call_exit' 'cpu.cc=%s,cpu.threads=2' 2>&1",
+             tmp, cache_dir, TC_BINARY_DIR, script);
+    FILE *p = popen(cmd, "r");
+    cr_assert(p);
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = 0;
+    int status = pclose(p);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "pass %d: status %d:\n%s", pass, status, out);
+    const char *done = strstr(out, "first call done");
+    cr_assert(done, "pass %d:\n%s", pass, out);
+    if (pass == 0) {
+      const char *swapped = strstr(out, "-O3 build swapped in");
+      cr_assert(swapped && swapped > done, "the exit did not wait for the -O3 build:\n%s", out);
+    } else {
+      cr_assert(strstr(out, "hit (first_call_exit") && !strstr(out, "miss"), "the -O3 build is not in the cache:\n%s",
+                out);
+    }
+  }
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "test -z \"$(ls -A '%s')\"", tmp);
+  cr_assert_eq(system(cmd), 0, "the programs left files in their TMPDIR");
 }

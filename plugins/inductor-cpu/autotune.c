@@ -13,27 +13,25 @@
 #include "icpu.h"
 
 typedef struct tune_run {
-  icpu_exe *exe;
-  icpu_kernel *k;
+  icpu_unit *u;
+  icpu_launch_fn launch;
   void **bufs;
   const int64_t *syms;
 } tune_run;
 
-static void set_threads(icpu_exe *exe, int32_t threads) {
-  if (exe->cur_threads == threads || !exe->module_init) return;
-  exe->module_init(threads);
-  exe->cur_threads = threads;
+static void set_threads(icpu_unit *u, int32_t threads) {
+  if (u->cur_threads != threads) unit_set_threads(u, threads);
 }
 
 /* The best of a few runs (after one to warm caches and the team), at least 3, up to 20 ms. */
 static double measure(void *arg, int32_t threads) {
   tune_run *r = arg;
-  set_threads(r->exe, threads);
-  r->k->launch(r->bufs, r->syms);
+  set_threads(r->u, threads);
+  r->launch(r->bufs, r->syms);
   double best = -1, spent = 0;
   for (int i = 0; i < 50 && (i < 3 || spent < 0.02); i++) {
     double t0 = tck_now_s();
-    r->k->launch(r->bufs, r->syms);
+    r->launch(r->bufs, r->syms);
     double t = tck_now_s() - t0;
     spent += t;
     if (best < 0 || t < best) best = t;
@@ -41,7 +39,8 @@ static double measure(void *arg, int32_t threads) {
   return best;
 }
 
-void icpu_autotune_apply(icpu_ctx *ctx, icpu_exe *exe, icpu_kernel *k, void **bufs, const int64_t *syms) {
+void icpu_autotune_apply(icpu_ctx *ctx, icpu_exe *exe, icpu_unit *u, int32_t kernel, void **bufs, const int64_t *syms) {
+  icpu_kernel *k = &exe->kernels[kernel];
   if (!k->pure) return;
   if (!tck_tune_memo_hit(&k->tune, syms, exe->n_syms)) {
     int32_t variants[16], n = 0;
@@ -53,7 +52,7 @@ void icpu_autotune_apply(icpu_ctx *ctx, icpu_exe *exe, icpu_kernel *k, void **bu
     tck_str_printf(&key, "inductor-cpu autotune\nthreads %d\ncompiler %s\nkernel %s\n", (int)ctx->threads,
                    cc_identity(ctx), k->name);
     tck_str_puts(&key, exe->source ? exe->source : "");
-    tune_run run = {.exe = exe, .k = k, .bufs = bufs, .syms = syms};
+    tune_run run = {.u = u, .launch = u->launch[kernel], .bufs = bufs, .syms = syms};
     bool from_cache = false;
     tck_tune_request req = {.who = "inductor-cpu", .what = what, .key = key.data ? key.data : "", .key_len = key.len,
                             .n_syms = exe->n_syms, .syms = syms, .variants = variants, .n = n, .measure = measure,
@@ -62,9 +61,9 @@ void icpu_autotune_apply(icpu_ctx *ctx, icpu_exe *exe, icpu_kernel *k, void **bu
     tck_str_free(&key);
     /* out of memory: this launch with the choice, tuned again next time */
     if (!tck_tune_memo_keep(&k->tune, syms, exe->n_syms, chosen)) {
-      set_threads(exe, chosen);
+      set_threads(u, chosen);
       return;
     }
   }
-  set_threads(exe, k->tune.variant);
+  set_threads(u, k->tune.variant);
 }

@@ -1,7 +1,8 @@
 /* codegen_unit.c — the translation unit of one graph: a prelude of helpers, one static function
  * per kernel with its natural signature (named buffers, then the size symbols), and per kernel
  * an exported uniform launcher `void k_NAME_launch(void **bufs, const int64_t *syms)` that the
- * plugin finds with dlsym. */
+ * plugin finds with dlsym. Each kernel's text stands on the prelude alone, so the unit can also
+ * be built in parts (build.c): the prelude, some kernels, tc_module_init. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +62,7 @@ static void emit_launcher(tck_str *s, const tc_kernel_list *list, const tc_kerne
 }
 
 tc_status codegen_unit(const tc_kernel_list *list, const icpu_unit_opts *o, char **source_out, char (*names)[96],
-                       char *err, size_t cap) {
+                       size_t *kernel_at, char *err, size_t cap) {
   *source_out = NULL;
   bool blas = unit_uses_blas(list, o);
   tck_str s = {0};
@@ -82,6 +83,7 @@ tc_status codegen_unit(const tc_kernel_list *list, const icpu_unit_opts *o, char
   tc_status st = TC_OK;
   for (int32_t i = 0; i < list->n_kernels && st == TC_OK; i++) {
     const tc_kernel_desc *k = tck_list_kernel(list, i);
+    kernel_at[i] = s.len;
     kernel_c_name(list, i, names);
     if (list->n_exprs > 0) memset(exprs.used, 0, (size_t)list->n_exprs * sizeof *exprs.used);
     icpu_kgen g = {.list = list, .k = k, .fname = names[i], .exprs = exprs};
@@ -109,6 +111,7 @@ tc_status codegen_unit(const tc_kernel_list *list, const icpu_unit_opts *o, char
   }
   tck_exprs_free(&exprs);
   if (st == TC_OK) {
+    kernel_at[list->n_kernels] = s.len;
     tck_str_puts(&s, "\n/* Called once after loading: the thread count for every parallel region. */\n");
     tck_str_puts(&s, "void tc_module_init(int threads) {\n  tc_nthreads = threads > 0 ? threads : 1;\n");
     if (blas) tck_str_puts(&s, "  openblas_set_num_threads(1); /* we split the work over our own threads */\n");

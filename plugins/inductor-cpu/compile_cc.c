@@ -1,8 +1,11 @@
-/* compile_cc.c — runs the system C compiler on a generated unit. The source and the object go
- * to temporary names beside the destination, which is renamed into place only when the compiler
- * succeeded, so a reader never sees a half-written shared object. */
+/* compile_cc.c — runs the system C compiler on a generated unit (or on several parts of one at
+ * once: cc_start, then cc_finish). The source and the object go to temporary names beside the
+ * destination, which is renamed into place only when the compiler succeeded, so a reader never
+ * sees a half-written shared object. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,39 +23,102 @@ extern char **environ;
  * neither floating-point exception flags nor errno): without them GCC predicates the arithmetic
  * under a select (erf's |x| >= 4 test lands on its critical path: 5-8% of ln_gelu) and calls
  * sqrtf through the PLT, spilling every vector register around the call. */
-static const char *const compile_flags[] = {"-O3",          "-march=native",       "-ffp-contract=off", "-fno-trapping-math",
-                                            "-fno-math-errno", "-fopenmp",          "-shared",           "-fPIC"};
+static const char *const compile_flags[] = {
+    "-march=native", "-ffp-contract=off", "-fno-trapping-math", "-fno-math-errno", "-fopenmp", "-shared", "-fPIC"};
 static const char *const link_flags[] = {"-lmvec", "-lm"};
+/* Per tier, in front of the rest. FAST is FULL with only passes that run after GCC's GIMPLE
+ * optimizers switched off or made cheaper: what decides a result's bits (which loops are
+ * vectorized and how, the order of `omp simd` reductions, libmvec or libm calls) is settled in
+ * GIMPLE, which is the same in both (-fdump-tree-optimized compares equal), and the RTL passes
+ * never reassociate or contract floating-point arithmetic. What they cost is instruction
+ * scheduling, register allocation and redundancy elimination: about a quarter of the compiler's
+ * time on attn_block (-pipe and no unwind tables: a little more). -O1 costs half, but vectorizes
+ * some `omp simd` loops differently (Philox's rounds not unrolled first; a 7-wide row at another
+ * vector size): two conformance cases differed in their last bits. */
+static const char *const full_flags[] = {"-O3", NULL};
+static const char *const fast_flags[] = {"-O3",
+                                         "-fno-schedule-insns2",
+                                         "-fira-region=one",
+                                         "-fira-algorithm=priority",
+                                         "-fno-caller-saves",
+                                         "-fno-gcse",
+                                         "-fno-gcse-after-reload",
+                                         "-fno-rerun-cse-after-loop",
+                                         "-fno-cse-follow-jumps",
+                                         "-fno-forward-propagate",
+                                         "-fno-cprop-registers",
+                                         "-fno-dse",
+                                         "-fno-ree",
+                                         "-fno-if-conversion",
+                                         "-fno-if-conversion2",
+                                         "-fno-crossjumping",
+                                         "-fno-peephole2",
+                                         "-fno-reorder-blocks",
+                                         "-fno-split-wide-types",
+                                         "-fno-combine-stack-adjustments",
+                                         "-fno-asynchronous-unwind-tables",
+                                         "-pipe",
+                                         NULL};
+static const char *const *const tier_flags[] = {[ICPU_TIER_FULL] = full_flags, [ICPU_TIER_FAST] = fast_flags};
 
-/* The flags as one string, for the cache key. */
-const char *cc_flags(bool with_blas) {
-  static char text[2][256];
-  char *t = text[with_blas];
-  if (!*t) {
-    for (size_t i = 0; i < sizeof compile_flags / sizeof compile_flags[0]; i++)
-      snprintf(t + strlen(t), sizeof text[0] - strlen(t), "%s%s", *t ? " " : "", compile_flags[i]);
-    for (size_t i = 0; i < sizeof link_flags / sizeof link_flags[0]; i++)
-      snprintf(t + strlen(t), sizeof text[0] - strlen(t), " %s", link_flags[i]);
-    if (with_blas) snprintf(t + strlen(t), sizeof text[0] - strlen(t), " -lopenblas");
-  }
-  return t;
+/* The flags as one string per tier and blas, for the cache key (the FULL tier's reads as it
+ * always has, so existing cache entries stay valid). Made once: two contexts compile at once. */
+static char flags_text[2][2][1024];
+static pthread_once_t flags_once = PTHREAD_ONCE_INIT;
+
+static void flags_text_init(void) {
+  for (int tier = 0; tier < 2; tier++)
+    for (int blas = 0; blas < 2; blas++) {
+      char *t = flags_text[tier][blas];
+      size_t cap = sizeof flags_text[0][0];
+      for (const char *const *f = tier_flags[tier]; *f; f++)
+        snprintf(t + strlen(t), cap - strlen(t), "%s%s", *t ? " " : "", *f);
+      for (size_t i = 0; i < sizeof compile_flags / sizeof compile_flags[0]; i++)
+        snprintf(t + strlen(t), cap - strlen(t), " %s", compile_flags[i]);
+      for (size_t i = 0; i < sizeof link_flags / sizeof link_flags[0]; i++)
+        snprintf(t + strlen(t), cap - strlen(t), " %s", link_flags[i]);
+      if (blas) snprintf(t + strlen(t), cap - strlen(t), " -lopenblas");
+    }
 }
 
-/* Runs argv with stdout+stderr into log_path; returns the exit status (or -1). */
-static int run_logged(char *const argv[], const char *log_path) {
+const char *cc_flags(icpu_tier tier, bool with_blas) {
+  pthread_once(&flags_once, flags_text_init);
+  return flags_text[tier][with_blas];
+}
+
+/* Starts argv with stdout+stderr into log_path; the child's pid, or -1. */
+static pid_t spawn_logged(char *const argv[], const char *log_path) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_adddup2(&fa, 1, 2);
   posix_spawn_file_actions_addclose(&fa, 0);
+  /* The compiler takes signals whatever the spawning thread blocks (the background build's
+   * thread blocks them all): ^C stops it with the program. */
+  posix_spawnattr_t at;
+  posix_spawnattr_init(&at);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&at, &none);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK);
   pid_t pid;
-  int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+  int rc = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
+  posix_spawnattr_destroy(&at);
   posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return -1;
+  return rc == 0 ? pid : -1;
+}
+
+/* Waits for pid; its exit status (or -1). */
+static int wait_exit(pid_t pid) {
+  if (pid < 0) return -1;
   int status = 0;
   while (waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) return -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int run_logged(char *const argv[], const char *log_path) {
+  return wait_exit(spawn_logged(argv, log_path));
 }
 
 static char *read_text(const char *path, size_t max) {
@@ -145,8 +211,21 @@ const char *cc_identity(icpu_ctx *ctx) {
   return ctx->cc_identity ? ctx->cc_identity : "unknown";
 }
 
-tc_status cc_compile(icpu_ctx *ctx, const char *source, bool with_blas, const char *so_path, char *err, size_t cap) {
-  char src[4200], obj[4220], log[4220];
+bool cc_is_gcc(icpu_ctx *ctx) {
+  /* GCC's --version says "gcc (...) 12.2.0" (or g++, or a cross prefix) and names the Free
+   * Software Foundation; clang names itself ("clang version", "Apple clang"). */
+  const char *id = cc_identity(ctx);
+  return strstr(id, "Free Software Foundation") && !strstr(id, "clang");
+}
+
+tc_status cc_start(const char *cc, const char *source, icpu_tier tier, bool with_blas, const char *so_path,
+                   icpu_cc_run *r, char *err, size_t cap) {
+  memset(r, 0, sizeof *r);
+  r->pid = -1;
+  r->tier = tier;
+  snprintf(r->cc, sizeof r->cc, "%s", cc);
+  snprintf(r->so_path, sizeof r->so_path, "%s", so_path);
+  char src[4200];
   snprintf(src, sizeof src, "%s.%d.XXXXXX", so_path, (int)getpid());
   int fd = mkstemp(src);
   if (fd < 0) {
@@ -157,38 +236,55 @@ tc_status cc_compile(icpu_ctx *ctx, const char *source, bool with_blas, const ch
   bool wrote = write(fd, source, len) == (ssize_t)len;
   close(fd);
   /* cc picks the language from the extension. */
-  char src_c[4210];
-  snprintf(src_c, sizeof src_c, "%s.c", src);
-  snprintf(obj, sizeof obj, "%s.so", src);
-  snprintf(log, sizeof log, "%s.log", src);
-  if (!wrote || rename(src, src_c) != 0) {
+  snprintf(r->src_c, sizeof r->src_c, "%s.c", src);
+  snprintf(r->obj, sizeof r->obj, "%s.so", src);
+  snprintf(r->log, sizeof r->log, "%s.log", src);
+  if (!wrote || rename(src, r->src_c) != 0) {
     unlink(src);
+    r->src_c[0] = 0;
     snprintf(err, cap, "cannot write the generated source beside %s", so_path);
     return TC_ERR_COMPILE;
   }
-  char *argv[24];
+  char *argv[48];
   int n = 0;
-  argv[n++] = ctx->cc;
+  argv[n++] = (char *)cc;
+  for (const char *const *f = tier_flags[tier]; *f; f++)
+    argv[n++] = (char *)*f;
   for (size_t i = 0; i < sizeof compile_flags / sizeof compile_flags[0]; i++) argv[n++] = (char *)compile_flags[i];
   argv[n++] = "-o";
-  argv[n++] = obj;
-  argv[n++] = src_c;
+  argv[n++] = r->obj;
+  argv[n++] = r->src_c;
   for (size_t i = 0; i < sizeof link_flags / sizeof link_flags[0]; i++) argv[n++] = (char *)link_flags[i];
   if (with_blas) argv[n++] = "-lopenblas";
   argv[n] = NULL;
-  int rc = run_logged(argv, log);
+  r->pid = spawn_logged(argv, r->log);
+  return TC_OK; /* a failed spawn is cc_finish's to report, with the rest */
+}
+
+tc_status cc_finish(icpu_cc_run *r, char *err, size_t cap) {
+  if (!r->src_c[0]) return TC_ERR_COMPILE; /* cc_start failed: err says why */
+  int rc = wait_exit(r->pid);
   tc_status st = TC_OK;
   if (rc != 0) {
-    char *msg = read_text(log, 3000);
-    snprintf(err, cap, "%s failed (exit %d) compiling %s:\n%s", ctx->cc, rc, src_c, msg ? msg : "(no output)");
+    char *msg = read_text(r->log, 3000);
+    const char *why = msg ? msg : r->pid < 0 ? "(could not be started)" : "(no output)";
+    snprintf(err, cap, "%s failed (exit %d) compiling %s%s:\n%s", r->cc, rc, r->src_c,
+             r->tier == ICPU_TIER_FAST ? " (fast build)" : "", why);
     free(msg);
     st = TC_ERR_COMPILE;
-  } else if (rename(obj, so_path) != 0) {
-    snprintf(err, cap, "cannot move the compiled object to %s: %s", so_path, strerror(errno));
+  } else if (rename(r->obj, r->so_path) != 0) {
+    snprintf(err, cap, "cannot move the compiled object to %s: %s", r->so_path, strerror(errno));
     st = TC_ERR_COMPILE;
   }
-  unlink(obj);
-  unlink(log);
-  if (st == TC_OK || !getenv("TC_KEEP_FAILED_SOURCE")) unlink(src_c);
+  unlink(r->obj);
+  unlink(r->log);
+  if (st == TC_OK || !getenv("TC_KEEP_FAILED_SOURCE")) unlink(r->src_c);
   return st;
+}
+
+tc_status cc_compile(const char *cc, const char *source, icpu_tier tier, bool with_blas, const char *so_path, char *err,
+                     size_t cap) {
+  icpu_cc_run r;
+  tc_status st = cc_start(cc, source, tier, with_blas, so_path, &r, err, cap);
+  return st != TC_OK ? st : cc_finish(&r, err, cap);
 }

@@ -4,9 +4,11 @@
 #ifndef ICPU_H
 #define ICPU_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "tc_kit.h"
 #include "tc_plugin.h"
@@ -20,9 +22,34 @@ typedef struct icpu_ctx {
   bool profiling;         /* TC_LOGS=profile at init: every launch timed (launch.c) */
 } icpu_ctx;
 
+/* The two builds of one source (compile_cc.c's flags): FULL is -O3, what runs in the steady
+ * state and what the disk cache holds; FAST computes the same bits for about three quarters of
+ * the compiler's time (and in parts at once: build.c), run by the first calls of a cold compile
+ * while the FULL build is made in the background (tiered.c). */
+typedef enum icpu_tier { ICPU_TIER_FULL = 0, ICPU_TIER_FAST = 1 } icpu_tier;
+
+typedef void (*icpu_launch_fn)(void **bufs, const int64_t *syms);
+
+/* One shared object of a unit (a unit built in parts has several, each with its own kernels). */
+typedef struct icpu_part {
+  void *dl;
+  int dl_fd; /* the descriptor dl was loaded through (see unit_load), when has_dl_fd */
+  bool has_dl_fd;
+  void (*module_init)(int threads); /* the part's tc_module_init: sets its thread count */
+} icpu_part;
+
+/* One build of an executable's source, loaded (launch.c). Immutable once published, except
+ * cur_threads (max-autotune, which never runs tiered). */
+typedef struct icpu_unit {
+  icpu_tier tier;
+  int32_t n_parts;
+  icpu_part *parts;
+  int32_t cur_threads;    /* what the parts' module_init was last given */
+  icpu_launch_fn *launch; /* per kernel, its k_NAME_launch */
+} icpu_unit;
+
 typedef struct icpu_kernel {
   char name[96];
-  void (*launch)(void **bufs, const int64_t *syms);
   int32_t n_buffers;
   /* max-autotune (autotune.c): runs may repeat (no INOUT buffer, no STORE_ADD); the thread
    * count chosen, with the symbol values it was chosen for */
@@ -31,20 +58,27 @@ typedef struct icpu_kernel {
   tck_launch_stats prof; /* TC_LOGS=profile: wall time of its launches (they run to completion) */
 } icpu_kernel;
 
+typedef struct icpu_upgrade icpu_upgrade;
+
 typedef struct icpu_exe {
   char graph[96]; /* the graph's name, for logs */
   char *source;
-  void *dl;
-  int dl_fd;       /* the descriptor dl was loaded through (see exe_load), when has_dl_fd */
-  bool has_dl_fd;
+  /* kernel i's text (its functions and launcher) is source[kernel_at[i], kernel_at[i+1]); before
+   * kernel_at[0] the prelude, from kernel_at[n_kernels] tc_module_init: a build in parts
+   * pastes the prelude, some kernels and the tail (build.c) */
+  size_t *kernel_at;
   int32_t n_syms;
   int32_t n_kernels;
   icpu_kernel *kernels;
+  icpu_unit *first;          /* the unit compile loaded (a cache hit, the FULL or the FAST build) */
+  _Atomic(icpu_unit *) live; /* what launches call: first, until the background FULL build
+                              * replaces it (tiered.c); both stay loaded until the exe is freed */
+  icpu_upgrade *upgrade;     /* the background FULL build, or NULL (tiered.c) */
+  icpu_unit *last_run;       /* the unit the last launch ran, and how many launches there were */
+  int64_t launches;          /* (launches are serialized by the context lock) */
   bool cache_hit;
   double compile_seconds; /* compile's own time */
-  void (*module_init)(int threads); /* the unit's tc_module_init: sets its thread count */
-  int32_t cur_threads;              /* what module_init was last given */
-  bool autotune;                    /* max-autotune(-no-cudagraphs): thread count per kernel */
+  bool autotune;          /* max-autotune(-no-cudagraphs): thread count per kernel */
 } icpu_exe;
 
 /* True when the host offers the disk cache (a host of an older minor may not). */
@@ -137,9 +171,10 @@ typedef struct icpu_unit_opts {
   icpu_blas blas;    /* cpu.blas: f32 matmuls as the generated GEMM or through OpenBLAS */
 } icpu_unit_opts;
 /* The whole translation unit for a (validated) kernel list. names_out: the C names of the
- * kernels (n_kernels entries of 96 bytes). */
+ * kernels (n_kernels entries of 96 bytes); kernel_at_out (n_kernels + 1 entries): where each
+ * kernel's text starts, then where tc_module_init starts (icpu_exe.kernel_at). */
 tc_status codegen_unit(const tc_kernel_list *list, const icpu_unit_opts *o, char **source_out, char (*names_out)[96],
-                       char *err, size_t err_cap);
+                       size_t *kernel_at_out, char *err, size_t err_cap);
 /* Whether the unit calls OpenBLAS (and links it): a matmul the generated GEMM does not take. */
 bool unit_uses_blas(const tc_kernel_list *list, const icpu_unit_opts *o);
 
@@ -147,25 +182,83 @@ bool unit_uses_blas(const tc_kernel_list *list, const icpu_unit_opts *o);
 /* The compiler's executable as posix_spawnp would find it: cc itself when it has a slash, else
  * the first executable match on PATH. */
 bool cc_locate(const char *cc, char *path, size_t cap);
-/* Compiles source into the shared object at so_path (written whole or not at all). The
- * compiler's diagnostics go to err. */
-tc_status cc_compile(icpu_ctx *ctx, const char *source, bool with_blas, const char *so_path, char *err, size_t err_cap);
-/* The flags every compile uses (part of the cache key). */
-const char *cc_flags(bool with_blas);
+/* Compiles source with tier's flags into the shared object at so_path (written whole or not at
+ * all). The compiler's diagnostics go to err. Thread-safe. */
+tc_status cc_compile(const char *cc, const char *source, icpu_tier tier, bool with_blas, const char *so_path, char *err,
+                     size_t err_cap);
+/* cc_compile in two steps, so several compilers run at once: cc_start writes the source and
+ * starts the compiler; cc_finish (required after every cc_start, whatever it returned) waits
+ * for it, moves the object into place and removes the temporary files. */
+typedef struct icpu_cc_run {
+  pid_t pid; /* -1: not started */
+  icpu_tier tier;
+  char cc[256];
+  char so_path[4200], src_c[4210], obj[4220], log[4220];
+} icpu_cc_run;
+tc_status cc_start(const char *cc, const char *source, icpu_tier tier, bool with_blas, const char *so_path,
+                   icpu_cc_run *run, char *err, size_t err_cap);
+tc_status cc_finish(icpu_cc_run *run, char *err, size_t err_cap);
+/* The flags a compile of tier uses (part of the cache key). */
+const char *cc_flags(icpu_tier tier, bool with_blas);
 /* The compiler's identity (`cc --version` + CPU flags); cached on ctx. */
 const char *cc_identity(icpu_ctx *ctx);
+/* Whether the compiler is GCC (from its identity): the tiers are known to compute the same
+ * bits with GCC only (tiered.c). */
+bool cc_is_gcc(icpu_ctx *ctx);
+
+/* ---------------------------------------------------------------- build.c */
+/* What building one unit needs, none of it borrowed from a context or a kernel list, so a
+ * background thread can hold it after compile has returned. */
+typedef struct icpu_build_job {
+  const tc_host_api *host;
+  char cc[256];
+  int32_t threads;
+  int32_t jobs; /* compilers run at once: the unit is built in up to this many parts (not stored) */
+  icpu_tier tier;
+  bool blas;
+  bool store; /* offer the object to the disk cache under key */
+  char *key;  /* owned */
+  size_t key_len;
+} icpu_build_job;
+/* The cache key of exe's source built by tier: the source, the compiler, the flags. NULL when out
+ * of memory; the caller frees it. */
+char *build_key(icpu_ctx *ctx, const icpu_exe *exe, icpu_tier tier, bool blas, size_t *len_out);
+/* The cached object for key (a build of tier), loaded into *out: true on a hit that loads. */
+bool build_load_cached(icpu_ctx *ctx, const icpu_exe *exe, icpu_tier tier, const char *key, size_t key_len,
+                       icpu_unit **out);
+/* Runs cc on exe's source in a private directory, loads the object into *out and, when
+ * job->store, offers it to the disk cache. Thread-safe; reads only exe's source and kernels. */
+tc_status build_unit(const icpu_build_job *job, const icpu_exe *exe, icpu_unit **out, char *err, size_t err_cap);
+
+/* ---------------------------------------------------------------- tiered.c */
+/* Starts the FULL build of exe's source on a thread of its own (job is taken over, even on
+ * failure); once compiled and loaded it becomes exe->live and goes to the disk cache. */
+tc_status tiered_start(icpu_exe *exe, icpu_build_job *job, char *err, size_t err_cap);
+/* Waits while a background build of this cache key runs in this process (a compile of the same
+ * unit then finds it in the disk cache instead of building it again); whether it waited. */
+bool tiered_wait_for(const char *key, size_t key_len);
+/* Waits for exe's background build, then frees it and its unit (executable_free: no thread
+ * outlives its executable). No-op without one. */
+void tiered_finish(icpu_exe *exe);
 
 /* ---------------------------------------------------------------- autotune.c */
-/* max-autotune: kernel k's thread count for these symbol values (disk cache, else timed on the
- * launch's own buffers), set on the unit before k runs. */
-void icpu_autotune_apply(icpu_ctx *ctx, icpu_exe *exe, icpu_kernel *k, void **bufs, const int64_t *syms);
+/* max-autotune: the thread count of exe's kernel for these symbol values (disk cache, else timed
+ * on the launch's own buffers), set on u (the live unit) before the kernel runs. */
+void icpu_autotune_apply(icpu_ctx *ctx, icpu_exe *exe, icpu_unit *u, int32_t kernel, void **bufs, const int64_t *syms);
 
 /* ---------------------------------------------------------------- launch.c */
-/* dlopens so_path and finds each kernel's launcher; on failure a message in err. */
-tc_status exe_load(icpu_ctx *ctx, icpu_exe *exe, const char *so_path, char (*names)[96], const tc_kernel_list *list,
-                   char *err, size_t err_cap);
-/* Closes the descriptor exe_load loaded a cached unit through; after dlclose. */
-void exe_close_fd(icpu_exe *exe);
+/* Fills exe->kernels (names, buffer counts, whether runs may repeat) from the list, at compile
+ * time: units are loaded later without the list. */
+tc_status exe_kernels_init(icpu_exe *exe, char (*names)[96], const tc_kernel_list *list, char *err, size_t err_cap);
+/* dlopens the n_parts shared objects at paths, finds each of exe's kernels' launchers (kernel k
+ * in part part_of[k]; part_of NULL: one part) and sets the thread count; on failure a message in
+ * err and nothing loaded. Thread-safe. */
+tc_status unit_load(const icpu_exe *exe, int32_t threads, icpu_tier tier, const char *const *paths, int32_t n_parts,
+                    const int32_t *part_of, icpu_unit **out, char *err, size_t err_cap);
+/* Sets every part's thread count for the parallel regions (max-autotune). */
+void unit_set_threads(icpu_unit *u, int32_t threads);
+/* dlcloses and frees u (NULL: nothing). */
+void unit_free(icpu_unit *u);
 tc_error *exe_launch(icpu_ctx *ctx, icpu_exe *exe, const tc_launch_args *args);
 /* TC_LOGS=profile: one line per launched kernel of exe (launches, mean, min, max). */
 void exe_profile_report(const icpu_ctx *ctx, const icpu_exe *exe);

@@ -1,5 +1,5 @@
 /* launch.c — loads a compiled unit and calls its kernels through the generated uniform
- * launchers (k_NAME_launch(void **bufs, const int64_t *syms)). */
+ * launchers (k_NAME_launch(void **bufs, const int64_t *syms)) of the executable's live unit. */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,27 +14,40 @@
  * unit handed over under the reused number N came back as the first unit (another graph's
  * kernels). Each such unit is loaded through a descriptor of its own instead, open while the
  * unit is loaded, so its path names no other loaded unit. */
-static const char *private_path(icpu_exe *exe, const char *so_path, char *buf, size_t cap) {
+static const char *private_path(icpu_part *p, const char *so_path, char *buf, size_t cap) {
   static const char prefix[] = "/proc/self/fd/";
   if (strncmp(so_path, prefix, sizeof prefix - 1) != 0) return so_path;
   int fd = open(so_path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return so_path;
-  exe->dl_fd = fd;
-  exe->has_dl_fd = true;
+  p->dl_fd = fd;
+  p->has_dl_fd = true;
   snprintf(buf, cap, "%s%d", prefix, fd);
   return buf;
 }
 
-void exe_close_fd(icpu_exe *exe) {
-  if (exe->has_dl_fd) close(exe->dl_fd);
-  exe->has_dl_fd = false;
+void unit_free(icpu_unit *u) {
+  if (!u) return;
+  for (int32_t i = 0; u->parts && i < u->n_parts; i++) {
+    if (u->parts[i].dl) dlclose(u->parts[i].dl);
+    /* after dlclose: the descriptor keeps the path from naming another object meanwhile */
+    if (u->parts[i].has_dl_fd) close(u->parts[i].dl_fd);
+  }
+  free(u->parts);
+  free(u->launch);
+  free(u);
 }
 
-tc_status exe_load(icpu_ctx *ctx, icpu_exe *exe, const char *so_path, char (*names)[96], const tc_kernel_list *list,
-                   char *err, size_t cap) {
+void unit_set_threads(icpu_unit *u, int32_t threads) {
+  for (int32_t i = 0; i < u->n_parts; i++)
+    u->parts[i].module_init(threads);
+  u->cur_threads = threads;
+}
+
+/* Loads one part: dlopen, then tc_module_init. */
+static tc_status part_load(icpu_part *p, const char *so_path, char *err, size_t cap) {
   char own[64];
-  exe->dl = dlopen(private_path(exe, so_path, own, sizeof own), RTLD_NOW | RTLD_LOCAL);
-  if (!exe->dl) {
+  p->dl = dlopen(private_path(p, so_path, own, sizeof own), RTLD_NOW | RTLD_LOCAL);
+  if (!p->dl) {
     snprintf(err, cap, "cannot load %s: %s", so_path, dlerror());
     return TC_ERR_COMPILE;
   }
@@ -45,15 +58,15 @@ tc_status exe_load(icpu_ctx *ctx, icpu_exe *exe, const char *so_path, char (*nam
     void *h = dlopen(runtimes[i], RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
     if (h) dlclose(h);
   }
-  void (*init)(int);
-  *(void **)&init = dlsym(exe->dl, "tc_module_init");
-  if (!init) {
+  *(void **)&p->module_init = dlsym(p->dl, "tc_module_init");
+  if (!p->module_init) {
     snprintf(err, cap, "%s has no tc_module_init", so_path);
     return TC_ERR_COMPILE;
   }
-  init(ctx->threads);
-  exe->module_init = init;
-  exe->cur_threads = ctx->threads;
+  return TC_OK;
+}
+
+tc_status exe_kernels_init(icpu_exe *exe, char (*names)[96], const tc_kernel_list *list, char *err, size_t cap) {
   exe->n_kernels = list->n_kernels;
   exe->kernels = calloc((size_t)(list->n_kernels > 0 ? list->n_kernels : 1), sizeof *exe->kernels);
   if (!exe->kernels) {
@@ -63,13 +76,6 @@ tc_status exe_load(icpu_ctx *ctx, icpu_exe *exe, const char *so_path, char (*nam
   for (int32_t i = 0; i < list->n_kernels; i++) {
     icpu_kernel *k = &exe->kernels[i];
     snprintf(k->name, sizeof k->name, "%s", names[i]);
-    char sym[128];
-    snprintf(sym, sizeof sym, "%s_launch", names[i]);
-    *(void **)&k->launch = dlsym(exe->dl, sym);
-    if (!k->launch) {
-      snprintf(err, cap, "%s lacks %s", so_path, sym);
-      return TC_ERR_COMPILE;
-    }
     const tc_kernel_desc *kd = tck_list_kernel(list, i);
     k->n_buffers = kd->n_buffers;
     k->pure = true;
@@ -78,6 +84,44 @@ tc_status exe_load(icpu_ctx *ctx, icpu_exe *exe, const char *so_path, char (*nam
       k->pure &= tck_kernel_buffer(kd, b)->role != TC_BUF_INOUT || (kd->kind == TC_KERNEL_MATMUL && b == kd->matmul->c);
     for (int32_t o = 0; o < kd->n_ops; o++) k->pure &= tck_kernel_op(kd, o)->kind != TC_KOP_STORE_ADD;
   }
+  return TC_OK;
+}
+
+tc_status unit_load(const icpu_exe *exe, int32_t threads, icpu_tier tier, const char *const *paths, int32_t n_parts,
+                    const int32_t *part_of, icpu_unit **out, char *err, size_t cap) {
+  *out = NULL;
+  icpu_unit *u = calloc(1, sizeof *u);
+  if (u) {
+    u->launch = calloc((size_t)(exe->n_kernels > 0 ? exe->n_kernels : 1), sizeof *u->launch);
+    u->parts = calloc((size_t)(n_parts > 0 ? n_parts : 1), sizeof *u->parts);
+  }
+  if (!u || !u->launch || !u->parts) {
+    unit_free(u);
+    snprintf(err, cap, "out of memory");
+    return TC_ERR_OUT_OF_MEMORY;
+  }
+  u->tier = tier;
+  u->n_parts = n_parts;
+  for (int32_t i = 0; i < n_parts; i++) {
+    tc_status st = part_load(&u->parts[i], paths[i], err, cap);
+    if (st != TC_OK) {
+      unit_free(u);
+      return st;
+    }
+  }
+  for (int32_t i = 0; i < exe->n_kernels; i++) {
+    const int32_t part = part_of ? part_of[i] : 0;
+    char sym[128];
+    snprintf(sym, sizeof sym, "%s_launch", exe->kernels[i].name);
+    *(void **)&u->launch[i] = dlsym(u->parts[part].dl, sym);
+    if (!u->launch[i]) {
+      snprintf(err, cap, "%s lacks %s", paths[part], sym);
+      unit_free(u);
+      return TC_ERR_COMPILE;
+    }
+  }
+  unit_set_threads(u, threads);
+  *out = u;
   return TC_OK;
 }
 
@@ -107,9 +151,18 @@ tc_error *exe_launch(icpu_ctx *ctx, icpu_exe *exe, const tc_launch_args *a) {
     bufs[b] = (char *)arg->buffer + arg->byte_offset;
   }
   static const int64_t no_syms[1] = {0};
-  if (exe->autotune) icpu_autotune_apply(ctx, exe, k, bufs, a->syms ? a->syms : no_syms);
+  /* acquire: a unit the background build published is seen whole (tiered.c) */
+  icpu_unit *u = atomic_load_explicit(&exe->live, memory_order_acquire);
+  exe->launches++;
+  if (u != exe->last_run) {
+    if (exe->last_run)
+      icpu_log(ctx, "cache", "inductor-cpu: %s: from launch %lld on, the -O3 build runs", exe->graph,
+               (long long)exe->launches);
+    exe->last_run = u;
+  }
+  if (exe->autotune) icpu_autotune_apply(ctx, exe, u, a->kernel, bufs, a->syms ? a->syms : no_syms);
   double t0 = ctx->profiling ? tck_now_s() : 0;
-  k->launch(bufs, a->syms ? a->syms : no_syms);
+  u->launch[a->kernel](bufs, a->syms ? a->syms : no_syms);
   if (ctx->profiling) tck_launch_stats_add(&k->prof, tck_now_s() - t0);
   if (bufs != stack) free(bufs);
   return NULL;

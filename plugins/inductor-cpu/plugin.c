@@ -1,6 +1,7 @@
 /* plugin.c — inductor-cpu's entry point: the query handshake and its table, options, probe,
  * contexts, and the compile path (validate -> generate one C unit -> the host's disk cache or
- * the system cc -> dlopen). */
+ * the system cc -> dlopen; on a miss, by default, a fast build now and the -O3 one in the
+ * background: tiered.c). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,11 @@ static const tc_option_decl icpu_options[] = {
      .default_value = "auto", .values = "auto|generated|openblas",
      .meaning = "f32 matmuls: the generated GEMM (its epilogue fused on each tile; needs AVX2+FMA or AVX-512 to be "
                 "fast, and 0.4 s more of cc per unit) or OpenBLAS; auto: OpenBLAS for now (f64 always OpenBLAS)"},
+    {.struct_size = sizeof(tc_option_decl), .name = "cpu.tier", .type = TC_OPTION_ENUM, .scope = TC_OPTION_COMPILE,
+     .default_value = "tiered", .values = "tiered|full|fast",
+     .meaning = "a compile that misses the disk cache: tiered runs the first calls on a fast build (-O3 without the "
+                "costly register passes, in parts at once) and swaps in the -O3 build made in the background (GCC; "
+                "else full); full builds -O3 before the first call; fast builds the fast one only, never cached"},
 };
 
 /* The compiler: the option's value, else $CC, else "cc" (probe sees no options: opt NULL). */
@@ -121,80 +127,30 @@ static void icpu_release(const tc_release_args *args) {
 /* ---------------------------------------------------------------- compile */
 static void exe_destroy(icpu_exe *exe) {
   if (!exe) return;
-  if (exe->dl) dlclose(exe->dl);
-  exe_close_fd(exe);
+  tiered_finish(exe); /* first: its thread reads the source and the kernels' names */
+  unit_free(exe->first);
   for (int32_t i = 0; exe->kernels && i < exe->n_kernels; i++) tck_tune_memo_free(&exe->kernels[i].tune);
   free(exe->kernels);
+  free(exe->kernel_at);
   free(exe->source);
   free(exe);
-}
-
-/* Drops what a failed exe_load left, so the executable can be loaded again. */
-static void exe_unload(icpu_exe *exe) {
-  if (exe->dl) dlclose(exe->dl);
-  exe->dl = NULL;
-  exe_close_fd(exe);
-  free(exe->kernels);
-  exe->kernels = NULL;
-  exe->n_kernels = 0;
 }
 
 bool icpu_host_has_cache(const tc_host_api *h) {
   return h && TC_HAS_FIELD(h, tc_host_api, scratch_dir) && h->cache_get && h->cache_put && h->cache_release;
 }
 
-/* Takes a host service's error: logs it under "cache" (a cache failure only costs a compile). */
-static void cache_trouble(const icpu_ctx *ctx, tc_error *e, const char *what) {
-  const tc_host_api *h = ctx->host;
-  icpu_log(ctx, "cache", "inductor-cpu: %s: %s", what, h->error_message(h->host_ctx, e));
-  h->error_free(h->host_ctx, e);
-}
+/* What a compile builds when the disk cache has nothing (cpu.tier). */
+typedef enum build_plan { PLAN_TIERED, PLAN_FULL, PLAN_FAST } build_plan;
 
-/* The cached object for key, loaded: true on a hit that loads. */
-static bool load_cached(icpu_ctx *ctx, icpu_exe *exe, const char *key, size_t key_len, char (*names)[96],
-                        const tc_kernel_list *list) {
-  const tc_host_api *h = ctx->host;
-  if (!icpu_host_has_cache(h)) return false;
-  tc_cache_get_args get = {.struct_size = sizeof get, .key = key, .key_len = key_len, .kind = "so"};
-  tc_error *e = h->cache_get(h->host_ctx, &get);
-  if (e) {
-    cache_trouble(ctx, e, "disk cache read failed");
-    return false;
-  }
-  if (!get.entry) return false;
-  bool ok = false;
-  if (get.path && get.path[0]) {
-    /* The path opens exactly the verified bytes; once mapped, the entry can go. */
-    char err[1024];
-    ok = exe_load(ctx, exe, get.path, names, list, err, sizeof err) == TC_OK;
-    if (!ok) {
-      icpu_log(ctx, "cache", "inductor-cpu: a cached object of %s does not load (%s), rebuilding", exe->graph, err);
-      exe_unload(exe);
-    }
-  }
-  h->cache_release(h->host_ctx, get.entry);
-  return ok;
-}
-
-/* Runs cc on the unit into a private directory, loads the object and offers it to the cache. */
-static tc_error *build(icpu_ctx *ctx, icpu_exe *exe, const char *key, size_t key_len, bool blas, char (*names)[96],
-                       const tc_kernel_list *list) {
-  const tc_host_api *h = ctx->host;
-  const char *scratch = h && TC_HAS_FIELD(h, tc_host_api, scratch_dir) && h->scratch_dir ? h->scratch_dir(h->host_ctx) : NULL;
-  char dir[4096], path[4200], err[4096] = "";
-  snprintf(dir, sizeof dir, "%s/tc-icpu-XXXXXX", scratch && scratch[0] ? scratch : "/tmp");
-  if (!mkdtemp(dir)) return tck_error(h, TC_ERR_COMPILE, "inductor-cpu: cannot create a directory like %s", dir);
-  snprintf(path, sizeof path, "%s/unit.so", dir);
-  tc_status st = cc_compile(ctx, exe->source, blas, path, err, sizeof err);
-  if (st == TC_OK) st = exe_load(ctx, exe, path, names, list, err, sizeof err);
-  if (st == TC_OK && icpu_host_has_cache(h)) {
-    tc_cache_put_args put = {.struct_size = sizeof put, .key = key, .key_len = key_len, .kind = "so", .from_path = path};
-    tc_error *e = h->cache_put(h->host_ctx, &put);
-    if (e) cache_trouble(ctx, e, "disk cache write failed");
-  }
-  unlink(path);
-  rmdir(dir);
-  return st == TC_OK ? NULL : tck_error(h, st, "inductor-cpu: %s: %s", exe->graph, err);
+static build_plan plan_of(icpu_ctx *ctx, const tc_compile_args *args, bool autotune) {
+  const bool has_opts = TC_HAS_FIELD(args, tc_compile_args, option_size);
+  const char *tier =
+      has_opts && args->options ? tck_option_get(args->options, args->n_options, args->option_size, "cpu.tier") : NULL;
+  /* max-autotune times the kernels it runs, so it runs the FULL build from the start; the tiers
+   * are known to agree bit for bit with GCC only (its flags, compile_cc.c). */
+  if (autotune || !cc_is_gcc(ctx) || (tier && !strcmp(tier, "full"))) return PLAN_FULL;
+  return tier && !strcmp(tier, "fast") ? PLAN_FAST : PLAN_TIERED;
 }
 
 static tc_error *icpu_compile(tc_compile_args *args) {
@@ -217,6 +173,7 @@ static tc_error *icpu_compile(tc_compile_args *args) {
   }
   exe->n_syms = list->n_syms;
   snprintf(exe->graph, sizeof exe->graph, "%s", graph);
+  exe->autotune = args->mode == TC_MODE_MAX_AUTOTUNE || args->mode == TC_MODE_MAX_AUTOTUNE_NO_CUDAGRAPHS;
   /* reduce-overhead and max-autotune (as on CUDA, max-autotune includes reduce-overhead's
    * mechanism): small kernels get serial twins. */
   const bool has_opts = TC_HAS_FIELD(args, tc_compile_args, option_size) && args->options;
@@ -225,51 +182,75 @@ static tc_error *icpu_compile(tc_compile_args *args) {
       has_opts ? tck_option_get(args->options, args->n_options, args->option_size, "cpu.blas") : NULL, &why);
   const icpu_unit_opts uo = {.serial_twins = args->mode == TC_MODE_REDUCE_OVERHEAD || args->mode == TC_MODE_MAX_AUTOTUNE,
                              .blas = blas_choice};
-  st = codegen_unit(list, &uo, &exe->source, names, err, sizeof err);
+  exe->kernel_at = calloc((size_t)list->n_kernels + 1, sizeof *exe->kernel_at);
+  st = exe->kernel_at ? codegen_unit(list, &uo, &exe->source, names, exe->kernel_at, err, sizeof err)
+                      : TC_ERR_OUT_OF_MEMORY;
+  if (st == TC_ERR_OUT_OF_MEMORY && !err[0]) snprintf(err, sizeof err, "out of memory");
+  if (st == TC_OK) st = exe_kernels_init(exe, names, list, err, sizeof err);
+  free(names);
   if (st != TC_OK) {
-    free(names);
     exe_destroy(exe);
     return tck_error(h, st, "inductor-cpu: %s: %s", graph, err);
   }
   /* The generated source reaches TC_LOGS=output_code through executable_info (the host logs it). */
   double t_gen = tck_now_s();
-  bool blas = unit_uses_blas(list, &uo);
+  const bool blas = unit_uses_blas(list, &uo);
   for (int32_t i = 0; i < list->n_kernels; i++)
     if (tck_list_kernel(list, i)->kind == TC_KERNEL_MATMUL) {
       icpu_log(ctx, "init", "inductor-cpu: %s: f32 matmuls %s (%s)", graph,
                blas_choice == ICPU_BLAS_GENERATED ? "as the generated GEMM" : "through OpenBLAS", why);
       break;
     }
-  /* The cache key names everything the object depends on: the source, the compiler, its flags. */
-  tck_str key = {0};
-  tck_str_puts(&key, exe->source);
-  tck_str_printf(&key, "\n/* compiler */\n%s\n/* flags */\n%s\n", cc_identity(ctx), cc_flags(blas));
-  if (key.oom) {
-    tck_str_free(&key);
-    free(names);
+  const build_plan plan = plan_of(ctx, args, exe->autotune);
+  /* The disk cache holds FULL builds only: the key is the FULL build's. */
+  icpu_build_job job = {
+      .host = h, .threads = ctx->threads, .jobs = 1, .tier = ICPU_TIER_FULL, .blas = blas, .store = true};
+  snprintf(job.cc, sizeof job.cc, "%s", ctx->cc);
+  job.key = build_key(ctx, exe, ICPU_TIER_FULL, blas, &job.key_len);
+  if (!job.key) {
     exe_destroy(exe);
     return tck_error(h, TC_ERR_OUT_OF_MEMORY, "inductor-cpu: out of memory");
   }
-  tc_error *e = NULL;
-  if (load_cached(ctx, exe, key.data, key.len, names, list)) {
+  /* The same unit's -O3 build running in this process (an earlier compile's, tiered): wait for
+   * it and take it from the cache, rather than compile it again. */
+  bool hit = plan != PLAN_FAST && build_load_cached(ctx, exe, ICPU_TIER_FULL, job.key, job.key_len, &exe->first);
+  const bool waited = !hit && plan != PLAN_FAST && tiered_wait_for(job.key, job.key_len);
+  if (waited) hit = build_load_cached(ctx, exe, ICPU_TIER_FULL, job.key, job.key_len, &exe->first);
+  if (hit) {
     exe->cache_hit = true;
-    icpu_log(ctx, "cache", "inductor-cpu: hit (%s, %d kernels, %.1f ms)", graph, list->n_kernels, 1e3 * (tck_now_s() - t0));
+    icpu_log(ctx, "cache", "inductor-cpu: hit (%s, %d kernels, %.1f ms%s)", graph, list->n_kernels,
+             1e3 * (tck_now_s() - t0), waited ? ", after this process's -O3 build of it" : "");
   } else {
-    icpu_log(ctx, "cache", "inductor-cpu: miss (%s): running %s", graph, ctx->cc);
+    if (plan != PLAN_FULL) {
+      /* Not stored, so it may be built in parts at once, one per core the calls may use. */
+      long cores = sysconf(_SC_NPROCESSORS_ONLN);
+      job.tier = ICPU_TIER_FAST;
+      job.store = false;
+      job.jobs = cores > 0 && cores < ctx->threads ? (int32_t)cores : ctx->threads;
+      icpu_log(ctx, "cache", "inductor-cpu: miss (%s): running %s, the fast build (up to %d at once)%s", graph, ctx->cc,
+               (int)job.jobs, plan == PLAN_TIERED ? ", then the -O3 build in the background" : "");
+    } else
+      icpu_log(ctx, "cache", "inductor-cpu: miss (%s): running %s", graph, ctx->cc);
     double t_cc = tck_now_s();
-    e = build(ctx, exe, key.data, key.len, blas, names, list);
-    if (!e)
-      icpu_log(ctx, "cache", "inductor-cpu: compiled %s: codegen %.1f ms, cc %.1f ms", graph, 1e3 * (t_gen - t0),
-               1e3 * (tck_now_s() - t_cc));
+    st = build_unit(&job, exe, &exe->first, err, sizeof err);
+    if (st == TC_OK)
+      icpu_log(ctx, "cache", "inductor-cpu: compiled %s%s: codegen %.1f ms, cc %.1f ms (%d part%s)", graph,
+               job.tier == ICPU_TIER_FAST ? " (fast build)" : "", 1e3 * (t_gen - t0), 1e3 * (tck_now_s() - t_cc),
+               (int)exe->first->n_parts, exe->first->n_parts == 1 ? "" : "s at once");
   }
-  tck_str_free(&key);
-  free(names);
-  if (e) {
+  if (st == TC_OK) atomic_init(&exe->live, exe->first);
+  if (st == TC_OK && plan == PLAN_TIERED && !exe->cache_hit) {
+    char why[256];
+    if (tiered_start(exe, &job, why, sizeof why) != TC_OK) /* job's key taken over */
+      tck_log(h, TC_LOG_WARN, "cache", "inductor-cpu: %s: no background -O3 build (%s): the fast build stays", graph,
+              why);
+  }
+  free(job.key);
+  if (st != TC_OK) {
     exe_destroy(exe);
-    return e;
+    return tck_error(h, st, "inductor-cpu: %s: %s", graph, err);
   }
   exe->compile_seconds = tck_now_s() - t0;
-  exe->autotune = args->mode == TC_MODE_MAX_AUTOTUNE || args->mode == TC_MODE_MAX_AUTOTUNE_NO_CUDAGRAPHS;
   args->exe = (tc_executable *)exe;
   return NULL;
 }

@@ -80,8 +80,16 @@ static tc_tensor *call_eager(conf_ctx *c, tc_model_fn fn, int n, tc_tensor *cons
 }
 
 static int32_t conf_mode = TC_MODE_DEFAULT;
+static const char *conf_options;
+static FILE *conf_digest;
 
 void conf_set_mode(int32_t mode) { conf_mode = mode; }
+void conf_set_options(const char *options) {
+  conf_options = options;
+}
+void conf_set_digest(FILE *f) {
+  conf_digest = f;
+}
 
 /* fn wrapped for the backend under test; "eager": a disabled wrapper (called eagerly, any
  * number of inputs). NULL with tc_last_error() set. */
@@ -95,6 +103,7 @@ static tc_compiled *compile_for(const conf_ctx *c, tc_model_fn fn, int n) {
   opts.fullgraph = true; /* a graph break would hide the prim from the backend under test */
   opts.name = c->name;
   opts.mode = conf_mode;
+  opts.options = conf_options;
   return tc_compile(fn, n, &opts);
 }
 
@@ -224,6 +233,12 @@ bool conf_check(conf_ctx *c, const tc_tensor *out, int rank, const int64_t *size
     return false;
   }
   bool ok = true;
+  if (conf_digest) { /* FNV-1a of the bytes: equal digests, equal bits (as far as anyone will meet) */
+    unsigned long long h = 1469598103934665603ull;
+    for (size_t i = 0; i < bytes; i++)
+      h = (h ^ host[i]) * 1099511628211ull;
+    fprintf(conf_digest, "%s.%s %s %lld %016llx\n", c->suite, c->name, tc_dtype_name(dt), (long long)n, h);
+  }
   for (int64_t i = 0; ok && i < n; i++) {
     double got = conf_element_as_double(dt, host + (size_t)i * item);
     if (!element_matches(got, want[i], rtol, atol)) {

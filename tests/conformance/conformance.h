@@ -77,6 +77,12 @@ conf_result conf_run_all(const char *backend, const char *filter, bool verbose, 
  * compiled function is called twice and the second result checked: a backend that records the
  * first call (CUDA graphs) replays it in the second. */
 void conf_set_mode(int32_t mode);
+/* Backend options for every case's compile (tc_compile_options.options; NULL: none). The text
+ * must outlive the runs. */
+void conf_set_options(const char *options);
+/* Every conf_check also writes "suite.name dtype numel digest" (of the result's bytes) to f,
+ * so two runs can be compared bit for bit; NULL: off. */
+void conf_set_digest(FILE *f);
 int conf_case_count(void);
 
 #endif
