@@ -412,10 +412,10 @@ Test(inductor_cuda, flash_attention_compiles) {
     if (getenv("TC_TEST_DUMP_CUDA")) fprintf(stderr, "%s\n", src);
     char tile[96];
     snprintf(tile, sizeof tile, "%d queries a\n * block, %d keys a tile, %d queries a thread", t[0] ? t[0] : 64,
-             t[1] ? t[1] : 32, t[2] ? t[2] : 8);
+             t[1] ? t[1] : 32, t[2] ? t[2] : 4);
     assert_has(src, tile);
     char block[64];
-    snprintf(block, sizeof block, "__launch_bounds__(%d)", (t[0] ? t[0] : 64) / (t[2] ? t[2] : 8) * 8);
+    snprintf(block, sizeof block, "__launch_bounds__(%d)", (t[0] ? t[0] : 64) / (t[2] ? t[2] : 4) * 8);
     assert_has(src, block);
     assert_has(src, i % 2 == 0 ? "k_causal_attention(const tc_cu_args a)" : "k_attention(const tc_cu_args a)");
     assert_has(src, "extern __shared__ float4 tc_smem4[];");

@@ -10,11 +10,14 @@
  * copied by cp.async into two buffers: tile kt + 1 is in flight while tile kt is computed. Tiles wholly masked by the causal mask are skipped, and blocks start with the
  * heaviest query tiles (the last ones) so the short ones fill the tail of the grid.
  *
- * Shared memory: q (BM x D), twice k then p (BN x D, then BN x BM: p reuses its tile's k space
- * once the scores are made) and v (BN x DV); rows padded by 4 floats so a phase of 8 lanes reading float4 rows
- * hits 8 different bank groups. Thread t owns queries QPT*(t/8) .. +QPT-1 and keys t%8 + 8j (keys
- * interleaved: the transposed p store is then conflict-free); a query's 8 threads are
- * consecutive lanes, so its max and sum are 3 shuffles.
+ * Shared memory: q transposed (D x BM: a thread's QPT queries of one dimension are QPT/4 float4s),
+ * twice k then p (BN x D, then BN x BM: p reuses its tile's k space once the scores are made) and
+ * v (BN x DV); rows padded by 4 floats so a phase of 8 lanes reading float4 rows hits 8 different
+ * bank groups. Thread t owns queries QPT*(t/8) .. +QPT-1, keys t%8 + 8j (keys interleaved: the
+ * transposed p store is then conflict-free) and, of the output, columns 4*(t%8) + 32f .. +3 (8
+ * lanes read 128 contiguous bytes of a v row); a query's 8 threads are consecutive lanes, so its
+ * max and sum are 3 shuffles. (q was query-major until session 8: a warp's 4 query groups, 8 rows
+ * apart, then read the same banks, a 4-way conflict on 8 of every 12 loads of q.kT.)
  *
  * PyTorch's results: masked and out-of-range keys weigh exactly 0; a query whose keys are all
  * masked gets NaN (softmax of all -inf), NaN in a score makes its query NaN (max propagates
@@ -29,7 +32,7 @@ static int32_t round_up(int32_t v, int32_t m) { return (v + m - 1) / m * m; }
 
 /* Shared memory of one block, in bytes: bm queries, bn keys a tile, head sizes d4 and dv8. */
 static int32_t attention_smem(int32_t bm, int32_t bn, int32_t d4, int32_t dv8) {
-  int32_t q = bm * (d4 + 4), kp = bn * (d4 + 4 > bm + 4 ? d4 + 4 : bm + 4), v = bn * dv8;
+  int32_t q = d4 * (bm + 4), kp = bn * (d4 + 4 > bm + 4 ? d4 + 4 : bm + 4), v = bn * dv8;
   return 4 * (q + 2 * (kp + v)); /* k (then p) and v double-buffered */
 }
 
@@ -66,13 +69,13 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
   }
   const int32_t d4 = round_up((int32_t)d, 4), dv8 = round_up((int32_t)dv, 8);
   /* queries per block, keys per tile (8 threads split them) and queries per thread. 64 x 32 with
-   * 8 a thread by default: of five shapes the fastest on the H200 (flash kernel 177 µs against
-   * 188-230 µs, attn_block 1.528 ms against 1.532-1.612 ms, `tc run`, session 7): 51 KB of shared
-   * memory and 64 threads a block, four blocks an SM. 8 queries a thread read fewer
-   * shared-memory bytes per FMA (12 float4 loads per 128 FMAs of q.kT against 8 per 64; 4 per 64
-   * of p.v against 3 per 32) in 168 registers. */
+   * 4 a thread by default: with q transposed in shared memory the fastest on the H200 (session 8:
+   * flash kernel 154.8 µs against 194.1 µs with 8 a thread; before the transposition 8 a thread
+   * won, 177 µs, five shapes timed in session 7): 51 KB of shared memory and 128 threads a
+   * block, four blocks and 16 warps an SM, where 8 a thread leave 8 warps to hide the softmax's
+   * shuffles and exponentials and the barriers. */
   const int32_t bm = g->o->attn_queries == 128 ? 128 : 64, bn = g->o->attn_keys == 64 ? 64 : 32;
-  const int32_t qpt = g->o->attn_thread_queries == 4 ? 4 : 8;
+  const int32_t qpt = g->o->attn_thread_queries == 8 ? 8 : 4;
   const int32_t threads = bm / qpt * 8;
   const int32_t smem = attention_smem(bm, bn, d4, dv8);
   const bool two = a->batch2 >= 0;
@@ -89,7 +92,7 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
   cg_prologue(s, g, threads);
   tck_str_printf(s,
                  "  enum { BM = %d, BN = %d, QPT = %d, KPT = BN / 8, D = %lld, D4 = %d, DV = %lld, DV8 = %d, DVT = DV8 / 8 };\n"
-                 "  enum { QROW = D4 + 4, KROW = D4 + 4, PROW = BM + 4, KP = KROW > PROW ? KROW : PROW };\n",
+                 "  enum { QTROW = BM + 4, KROW = D4 + 4, PROW = BM + 4, KP = KROW > PROW ? KROW : PROW };\n",
                  bm, bn, qpt, (long long)d, d4, (long long)dv, dv8);
   def(s, g, "tq", a->tq);
   def(s, g, "tk", a->tk);
@@ -123,7 +126,7 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
   static const char pv_vector[] =
       "#pragma unroll\n"
       "      for (int f4 = 0; f4 < DVT / 4; f4++) {\n"
-      "        const float4 vv = *(const float4 *)&vs[c * DV8 + tx * DVT + f4 * 4];\n"
+      "        const float4 vv = *(const float4 *)&vs[c * DV8 + f4 * 32 + tx * 4]; /* 8 lanes: 128 contiguous bytes */\n"
       "#pragma unroll\n"
       "        for (int i = 0; i < QPT; i++) {\n"
       "          acc[i][f4 * 4 + 0] = fmaf(pq[i], vv.x, acc[i][f4 * 4 + 0]);\n"
@@ -153,8 +156,8 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
   tck_str_puts(s,
       "  const long long q0 = qt * BM;\n"
       "  extern __shared__ float4 tc_smem4[];\n"
-      "  float *qs = (float *)tc_smem4;           /* BM x QROW: q rows */\n"
-      "  float *kbuf = qs + BM * QROW;             /* 2 x BN x KP: k rows; then p, key-major (BN x PROW) */\n"
+      "  float *qs = (float *)tc_smem4;           /* D4 x QTROW: q transposed, a row per dimension */\n"
+      "  float *kbuf = qs + D4 * QTROW;            /* 2 x BN x KP: k rows; then p, key-major (BN x PROW) */\n"
       "  float *vbuf = kbuf + 2 * BN * KP;         /* 2 x BN x DV8: v rows */\n"
       "  const int tid = threadIdx.x, tx = tid & 7, ty = tid >> 3; /* queries QPT*ty .. +QPT-1, keys tx + 8j (j < KPT) */\n"
       "\n"
@@ -177,7 +180,6 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
       "  const long long tiles_k = (keys + BN - 1) / BN;\n"
       "  /* 16-byte copies where rows are contiguous and 16-byte aligned (q, k, v of a qkv\n"
       "   * projection are), else 4-byte ones */\n"
-      "  const bool vec_q = q_sd == 1 && D % 4 == 0 && q_st % 4 == 0 && ((unsigned long long)qg & 15) == 0;\n"
       "  const bool vec_k = k_sd == 1 && D % 4 == 0 && k_st % 4 == 0 && ((unsigned long long)kg & 15) == 0;\n"
       "  const bool vec_v = v_sd == 1 && DV % 4 == 0 && v_st % 4 == 0 && ((unsigned long long)vg & 15) == 0;\n"
       "  /* rows [0, n) of an (R x W) tile at src (row stride st, element stride sd) into dst\n"
@@ -204,9 +206,17 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
       "    copy_rows(kbuf + (kt & 1) * BN * KP, KROW, kg + k0 * k_st, k_st, k_sd, BN, n, D4, D, vec_k);\n"
       "    copy_rows(vbuf + (kt & 1) * BN * DV8, DV8, vg + k0 * v_st, v_st, v_sd, BN, n, DV8, DV, vec_v);\n"
       "  };\n"
-      "  copy_rows(qs, QROW, qg + q0 * q_st, q_st, q_sd, BM, (int)(tq - q0 < BM ? tq - q0 : BM), D4, D, vec_q);\n"
       "  if (tiles_k > 0) load_tile(0);\n"
-      "  tc_cp_async_commit();\n"
+      "  tc_cp_async_commit();\n");
+  tck_str_puts(s,
+      "  /* q transposed (dimension-major) while tile 0 is in flight: a thread's QPT queries of one\n"
+      "   * dimension are then two float4s, and the 4 query groups of a warp read 4 different bank\n"
+      "   * groups (query-major rows of a multiple of 4 floats put queries 8 apart on the same banks) */\n"
+      "  for (int e = tid; e < BM * D4; e += blockDim.x) {\n"
+      "    const int r = e / D4, c = e % D4; /* consecutive threads read consecutive dimensions of a query */\n"
+      "    const long long qi = q0 + r;\n"
+      "    qs[c * QTROW + r] = qi < tq && c < D ? qg[qi * q_st + c * q_sd] : 0.0f;\n"
+      "  }\n"
       "  for (long long kt = 0; kt < tiles_k; kt++) {\n"
       "    const long long k0 = kt * BN;\n"
       "    float *ks = kbuf + (kt & 1) * BN * KP, *vs = vbuf + (kt & 1) * BN * DV8;\n"
@@ -232,20 +242,24 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
       "#pragma unroll 1\n");
   tck_str_puts(s,
       "    for (int e = 0; e < D4; e += 4) {\n"
-      "      float4 qv[QPT], kv[KPT];\n"
-      "#pragma unroll\n"
-      "      for (int i = 0; i < QPT; i++) qv[i] = *(const float4 *)&qs[(ty * QPT + i) * QROW + e];\n"
+      "      float4 kv[KPT];\n"
       "#pragma unroll\n"
       "      for (int j = 0; j < KPT; j++) kv[j] = *(const float4 *)&ks[(tx + 8 * j) * KROW + e];\n"
       "#pragma unroll\n"
-      "      for (int i = 0; i < QPT; i++)\n"
+      "      for (int dd = 0; dd < 4; dd++) { /* dimension e + dd, in order: the same sums as a dot product */\n"
+      "        float qv[QPT];\n"
+      "#pragma unroll\n"
+      "        for (int h = 0; h < QPT; h += 4) {\n"
+      "          const float4 q4 = *(const float4 *)&qs[(e + dd) * QTROW + ty * QPT + h];\n"
+      "          qv[h] = q4.x, qv[h + 1] = q4.y, qv[h + 2] = q4.z, qv[h + 3] = q4.w;\n"
+      "        }\n"
       "#pragma unroll\n"
       "        for (int j = 0; j < KPT; j++) {\n"
-      "          sc[i][j] = fmaf(qv[i].x, kv[j].x, sc[i][j]);\n"
-      "          sc[i][j] = fmaf(qv[i].y, kv[j].y, sc[i][j]);\n"
-      "          sc[i][j] = fmaf(qv[i].z, kv[j].z, sc[i][j]);\n"
-      "          sc[i][j] = fmaf(qv[i].w, kv[j].w, sc[i][j]);\n"
+      "          const float kd = dd == 0 ? kv[j].x : dd == 1 ? kv[j].y : dd == 2 ? kv[j].z : kv[j].w;\n"
+      "#pragma unroll\n"
+      "          for (int i = 0; i < QPT; i++) sc[i][j] = fmaf(qv[i], kd, sc[i][j]);\n"
       "        }\n"
+      "      }\n"
       "    }\n"
       "    /* mask, then the online softmax of each query over its 8 threads */\n"
       "    float alpha[QPT];\n"
@@ -305,7 +319,7 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
       "    }\n"
       "    __syncthreads(); /* p and v of this tile are read: its buffers may take tile kt + 2 */\n"
       "  }\n"
-      "  tc_cp_async_wait0(); /* no copy outlives the block (q's, when every key is masked) */\n"
+      "  tc_cp_async_wait0(); /* no copy outlives the block */\n"
       "  /* out = acc / l; a query with keys but every one masked is NaN, as softmax of all -inf */\n"
       "#pragma unroll\n"
       "  for (int i = 0; i < QPT; i++) {\n"
@@ -314,7 +328,7 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
       "    const float inv_none = tk > 0 && m[i] == -INFINITY ? NAN : 0.0f;\n"
       "#pragma unroll\n"
       "    for (int f = 0; f < DVT; f++) {\n"
-      "      const int col = tx * DVT + f;\n"
+      "      const int col = DVT % 4 == 0 ? f / 4 * 32 + tx * 4 + f % 4 : tx * DVT + f; /* as p . v read v */\n"
       "      if (col < DV) og[qi * o_st + col * o_sd] = m[i] == -INFINITY ? inv_none : acc[i][f] / l[i];\n"
       "    }\n"
       "  }\n");

@@ -67,7 +67,7 @@ typedef struct icuda_codegen_options {
   int32_t row_threads; /* ROWS kernels' threads per row (cuda.row_threads); 0: chosen from the row */
   int32_t attn_queries; /* ATTENTION: queries per block, 64 or 128 (cuda.attention_queries; 0: 64) */
   int32_t attn_keys;    /* ATTENTION: keys per tile, 32 or 64 (cuda.attention_keys; 0: 32) */
-  int32_t attn_thread_queries; /* ATTENTION: queries per thread, 4 or 8 (cuda.attention_thread_queries; 0: 8) */
+  int32_t attn_thread_queries; /* ATTENTION: queries per thread, 4 or 8 (cuda.attention_thread_queries; 0: 4) */
 } icuda_codegen_options;
 
 /* The CUDA C of every kernel of a validated list, as one module (readable: kernels named after
