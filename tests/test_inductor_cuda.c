@@ -1,6 +1,7 @@
 /* test_inductor_cuda.c — inductor-cuda's code generator without a GPU: hand-built kernel lists
- * (softmax and layer_norm+gelu rows, gather/argmax/random, scatter-add, a matmul epilogue) must
- * generate CUDA C that NVRTC compiles for sm_90; and the CI check: every conformance graph,
+ * (softmax and layer_norm+gelu rows, gather/argmax/random, scatter-add, a matmul epilogue, the
+ * generated GEMM) must generate CUDA C that NVRTC compiles for sm_90; the generated GEMM also
+ * runs on the CPU (cuda_gemm_emulation.cpp) against an exact reference; and the CI check: every conformance graph,
  * compiled by a backend that wraps inductor-cpu but first runs the plugin's codegen check on the
  * same kernel list (and a list with a matmul again with cuda.gemm=generated: every product's
  * generated GEMM), so a graph whose CUDA does not compile fails the suite. Skipped where NVRTC
@@ -28,7 +29,8 @@ typedef struct icuda_codegen_check_ext {
                                      int32_t keys, char **source_out);
   tc_error *(*check_attention_variant)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t queries,
                                        int32_t keys, int32_t thread_queries, char **source_out);
-  tc_error *(*check_gemm)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t gemm, char **source_out);
+  tc_error *(*check_gemm)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t gemm, int32_t tile,
+                          char **source_out);
 } icuda_codegen_check_ext;
 enum { GEMM_AUTO = 0, GEMM_CUBLASLT = 1, GEMM_GENERATED = 2 }; /* cuda.gemm (icuda_gemm_mode) */
 
@@ -330,7 +332,7 @@ static char *check_ok_gemm(const tc_kernel_list *list, int32_t gemm) {
   char *source = NULL;
   const char *msg = NULL;
   cr_assert(ext->base.struct_size >= sizeof(icuda_codegen_check_ext) && ext->check_gemm);
-  tc_status st = tck_test_host_take(th, ext->check_gemm(tck_test_host_api(th), list, 90, gemm, &source), &msg);
+  tc_status st = tck_test_host_take(th, ext->check_gemm(tck_test_host_api(th), list, 90, gemm, 0, &source), &msg);
   cr_assert_eq(st, TC_OK, "%s\n--- source ---\n%s", msg, source ? source : "(none)");
   cr_assert_not_null(source);
   if (getenv("TC_TEST_DUMP_CUDA")) fprintf(stderr, "%s\n", source);
@@ -415,6 +417,63 @@ Test(inductor_cuda, generated_gemm_any_strides) {
   assert_has(src, "__launch_bounds__(256) k_matmul_big_gemm(const tc_cu_args a)");
   assert_has(src, "enum { BM = 128, BN = 128, BK = 8, THREADS = 256,");
   free(src);
+}
+
+/* The generated GEMM run on the CPU (tests/cuda_gemm_emulation.cpp, compiled here by the
+ * system's C++ compiler): gemm_symbolic_list's kernel in both dtypes and both tiles, over every
+ * stride pattern, batch level, broadcast and edge of its cases, compared bit for bit with FMAs
+ * in the order of k. Skipped without a C++20 compiler. */
+Test(inductor_cuda, generated_gemm_emulated, .timeout = 300) {
+  char dir[] = "/tmp/tc-gemm-emu-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  char path[512];
+  snprintf(path, sizeof path, "%s/kernels.inc", dir);
+  FILE *inc = fopen(path, "w");
+  cr_assert_not_null(inc);
+  for (int d = 0; d < 2; d++)
+    for (int t = 0; t < 2; t++) {
+      kl l = {0};
+      tc_kernel_list list = gemm_symbolic_list(&l, d ? TC_F64 : TC_F32);
+      char *src = NULL;
+      const char *msg = NULL;
+      tc_status st = tck_test_host_take(th, ext->check_gemm(tck_test_host_api(th), &list, 90, GEMM_GENERATED, t ? 128 : 64, &src),
+                                        &msg);
+      cr_assert_eq(st, TC_OK, "%s", msg);
+      /* the kernel's text: from its signature's line to the closing brace at column 0 */
+      const char *name = strstr(src, "k_matmul_gemm(const tc_cu_args a)");
+      cr_assert_not_null(name, "%s", src);
+      const char *begin = name;
+      while (begin > src && begin[-1] != '\n') begin--;
+      const char *end = strstr(name, "\n}\n");
+      cr_assert_not_null(end);
+      fprintf(inc, "%.*sgemm_%s_%d%.*s\n", (int)(name - begin), begin, d ? "f64" : "f32", t ? 128 : 64,
+              (int)(end + 3 - (name + strlen("k_matmul_gemm"))), name + strlen("k_matmul_gemm"));
+      free(src);
+    }
+  fclose(inc);
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "cd %s && echo '#include <barrier>' >probe.cpp && ${CXX:-c++} -std=c++20 -c probe.cpp >/dev/null 2>&1",
+           dir);
+  if (system(cmd) != 0) {
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+    cr_skip_test("no C++20 compiler with <barrier> for the emulation (${CXX:-c++})");
+  }
+  /* the compiler's complaints about the generated code, or the emulation's results */
+  snprintf(cmd, sizeof cmd,
+           "cd %s && ${CXX:-c++} -std=c++20 -O1 -pthread -I. -o emu %s/tests/cuda_gemm_emulation.cpp 2>&1 | head -40 && "
+           "test -x emu && ./emu 2>&1",
+           dir, TC_SOURCE_DIR);
+  FILE *p = popen(cmd, "r");
+  cr_assert_not_null(p);
+  char out[16384];
+  size_t n = fread(out, 1, sizeof out - 1, p);
+  out[n] = '\0';
+  int rc = pclose(p);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  cr_assert_eq(system(cmd), 0);
+  cr_assert_eq(rc, 0, "the emulated GEMM's results:\n%s", out);
+  assert_has(out, "all exact");
 }
 
 /* acc + bias + residual, as a residual block's projection: cuBLASLt may run it (bias vector,
@@ -539,7 +598,7 @@ static tc_error *checking_compile(tc_compile_args *a) {
      * small ones that auto computes inline included */
     bool matmul = false;
     for (int32_t i = 0; i < a->kernels->n_kernels; i++) matmul |= tck_list_kernel(a->kernels, i)->kind == TC_KERNEL_MATMUL;
-    if (matmul && (e = ext->check_gemm(check_host, a->kernels, 90, GEMM_GENERATED, NULL))) return e;
+    if (matmul && (e = ext->check_gemm(check_host, a->kernels, 90, GEMM_GENERATED, 0, NULL))) return e;
     gemm_checked += matmul;
   }
   return cpu_compile(a);

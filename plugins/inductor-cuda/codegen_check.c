@@ -55,8 +55,9 @@ static tc_error *check_attention_variant(const tc_host_api *host, const tc_kerne
   return check_options(host, list, &o, source_out);
 }
 
-static tc_error *check_gemm(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t gemm, char **source_out) {
-  const icuda_codegen_options o = {.sm = sm, .gemm = gemm};
+static tc_error *check_gemm(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t gemm, int32_t tile,
+                            char **source_out) {
+  const icuda_codegen_options o = {.sm = sm, .gemm = gemm, .gemm_tile = tile};
   return check_options(host, list, &o, source_out);
 }
 

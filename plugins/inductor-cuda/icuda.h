@@ -83,6 +83,7 @@ typedef struct icuda_codegen_options {
   int32_t attn_keys;    /* ATTENTION: keys per tile, 32 or 64 (cuda.attention_keys; 0: 32) */
   int32_t attn_thread_queries; /* ATTENTION: queries per thread, 4 or 8 (cuda.attention_thread_queries; 0: 8) */
   int32_t gemm;                /* icuda_gemm_mode (cuda.gemm): ICUDA_GEMM_CUBLASLT generates no GEMM */
+  int32_t gemm_tile;           /* the generated GEMM's tile, 64 or 128; 0: chosen from the sizes */
 } icuda_codegen_options;
 
 /* The CUDA C of every kernel of a validated list, as one module (readable: kernels named after
@@ -134,9 +135,10 @@ typedef struct icuda_codegen_check_ext {
   /* ... and queries per thread (cuda.attention_thread_queries; 0: 4). */
   tc_error *(*check_attention_variant)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t queries,
                                        int32_t keys, int32_t thread_queries, char **source_out);
-  /* ... with cuda.gemm (icuda_gemm_mode: 0 auto, 1 cublaslt, 2 generated). The default checks
+  /* ... with cuda.gemm (icuda_gemm_mode: 0 auto, 1 cublaslt, 2 generated) and the generated
+   * GEMM's tile (64 or 128; 0: chosen from the sizes, as a compile does). The default checks
    * above generate as auto does: every MATMUL kernel's generated GEMM is in what they compile. */
-  tc_error *(*check_gemm)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t gemm,
+  tc_error *(*check_gemm)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t gemm, int32_t tile,
                           char **source_out);
 } icuda_codegen_check_ext;
 /* codegen_check.c: the extension (next = NULL); the plugin table chains it after its
