@@ -64,9 +64,11 @@ for b in $gpu_backends; do
   { echo "=== bench $b"; cat /tmp/bench_$b.log; } >>"$LOG"
 done
 # inductor-cuda beyond the default mode (skip with TC_GPU_NO_MODES=1): the conformance suite in
-# reduce-overhead (each case called twice: the second replays the CUDA graph the first recorded),
-# tiny_mlp_b1 in reduce-overhead, dyn_attn with dynamic=on (one symbolic graph), attn_block's
-# first call in a new process with a cold and with a warm cache, and tc ab on both GPU backends.
+# reduce-overhead (each case called twice: the second replays the CUDA graph the first recorded)
+# and with cuda.gemm=generated (every matmul on the generated GEMM, none on cuBLASLt), the
+# generated GEMM's speed against cuBLASLt's on attn_block and mlp, tiny_mlp_b1 in
+# reduce-overhead, dyn_attn with dynamic=on (one symbolic graph), attn_block's first call in a
+# new process with a cold and with a warm cache, and tc ab on both GPU backends.
 if [ -z "${TC_GPU_NO_MODES:-}" ] && [[ " $gpu_backends " == *" inductor-cuda "* ]]; then
   if [ -z "${TC_GPU_NO_RO_CONF:-}" ]; then # TC_GPU_NO_RO_CONF=1 skips it (a short call)
     echo "=== conformance inductor-cuda --mode reduce-overhead"
@@ -74,6 +76,21 @@ if [ -z "${TC_GPU_NO_MODES:-}" ] && [[ " $gpu_backends " == *" inductor-cuda "* 
     grep -v '^ok ' /tmp/conf_ro.txt | tail -8
     { echo "=== conformance inductor-cuda reduce-overhead"; cat /tmp/conf_ro.txt; } >>"$LOG"
   fi
+  if [ -z "${TC_GPU_NO_GEMM_CONF:-}" ]; then # TC_GPU_NO_GEMM_CONF=1 skips it (a short call)
+    echo "=== conformance inductor-cuda with cuda.gemm=generated"
+    TC_OPTIONS=cuda.gemm=generated timeout $t_conf $B/bin/tc conformance inductor-cuda -v >/tmp/conf_gemm.txt 2>&1
+    grep -v '^ok ' /tmp/conf_gemm.txt | tail -8
+    { echo "=== conformance inductor-cuda cuda.gemm=generated"; cat /tmp/conf_gemm.txt; } >>"$LOG"
+  fi
+  echo "=== the generated GEMM against cuBLASLt (tc run, median; the profile: each kernel's device time)"
+  for m in attn_block mlp; do
+    for g in cublaslt generated; do
+      TC_OPTIONS=cuda.gemm=$g timeout 90 $B/bin/tc run $m --backend inductor-cuda --size gpu --iters 100 2>&1 |
+        grep -E "^(median|figure|checksum)" | sed "s/^/$m cuda.gemm=$g: /" | tee -a "$LOG"
+    done
+    TC_LOGS=profile TC_OPTIONS=cuda.gemm=generated timeout 90 $B/bin/tc run $m --backend inductor-cuda --size gpu --iters 30 \
+      2>&1 | grep -E "profile" >>"$LOG"
+  done
   echo "=== bench inductor-cuda tiny_mlp_b1 --mode reduce-overhead, dyn_attn --dynamic on"
   timeout 120 $B/bin/tc bench --backend inductor-cuda --size gpu --models tiny_mlp_b1 --no-eager --mode reduce-overhead \
     --json >"$OUT/bench_cuda_ro.json" 2>/tmp/bench_ro.log
@@ -96,10 +113,14 @@ PY
   cat /tmp/bench_ro.log /tmp/bench_dyn.log >>"$LOG"
   echo "=== attn_block first call, new processes: cold cache, then warm"
   rm -rf /tmp/tc-cache-first
-  # TC_LOGS=init: where a warm first call's time goes (libraries, cuBLASLt's handle, modules)
-  for pass in cold warm warm; do
-    TC_LOGS=init TC_CACHE_DIR=/tmp/tc-cache-first timeout 60 $B/bin/tc run attn_block --backend inductor-cuda --size gpu --iters 3 2>&1 |
-      grep -E "^first call|cuBLASLt|modules loaded|first launch" | sed "s/^/$pass: /"
+  # TC_LOGS=init: where a warm first call's time goes (libraries, cuBLASLt's handle, modules, the
+  # matmuls that ran on the generated GEMM while cuBLASLt loaded); then the same with
+  # cuda.gemm=cublaslt, every first matmul waiting for cuBLASLt (the behaviour before cuda.gemm;
+  # its matmul modules lack the GEMM, so its first pass compiles them and its second is warm)
+  for pass in cold warm warm cublaslt-cold cublaslt-warm; do
+    opts=; [[ $pass == cublaslt-* ]] && opts=cuda.gemm=cublaslt
+    TC_OPTIONS=$opts TC_LOGS=init TC_CACHE_DIR=/tmp/tc-cache-first timeout 60 $B/bin/tc run attn_block --backend inductor-cuda \
+      --size gpu --iters 3 2>&1 | grep -E "^first call|cuBLASLt|modules loaded|first launch|generated GEMM" | sed "s/^/$pass: /"
   done
   if [[ " $gpu_backends " == *" vulkan "* ]]; then
     echo "=== attn_block first call on vulkan, new processes: cold cache, then warm"

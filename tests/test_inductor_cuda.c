@@ -1,8 +1,10 @@
 /* test_inductor_cuda.c — inductor-cuda's code generator without a GPU: hand-built kernel lists
- * (softmax and layer_norm+gelu rows, gather/argmax/random, scatter-add, a matmul epilogue) must
- * generate CUDA C that NVRTC compiles for sm_90; and the CI check: every conformance graph,
+ * (softmax and layer_norm+gelu rows, gather/argmax/random, scatter-add, a matmul epilogue, the
+ * generated GEMM) must generate CUDA C that NVRTC compiles for sm_90; the generated GEMM also
+ * runs on the CPU (cuda_gemm_emulation.cpp) against an exact reference; and the CI check: every conformance graph,
  * compiled by a backend that wraps inductor-cpu but first runs the plugin's codegen check on the
- * same kernel list, so a graph whose CUDA does not compile fails the suite. Skipped where NVRTC
+ * same kernel list (and a list with a matmul again with cuda.gemm=generated: every product's
+ * generated GEMM), so a graph whose CUDA does not compile fails the suite. Skipped where NVRTC
  * cannot be loaded. */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
@@ -27,7 +29,10 @@ typedef struct icuda_codegen_check_ext {
                                      int32_t keys, char **source_out);
   tc_error *(*check_attention_variant)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t queries,
                                        int32_t keys, int32_t thread_queries, char **source_out);
+  tc_error *(*check_gemm)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t gemm, int32_t tile,
+                          char **source_out);
 } icuda_codegen_check_ext;
+enum { GEMM_AUTO = 0, GEMM_CUBLASLT = 1, GEMM_GENERATED = 2 }; /* cuda.gemm (icuda_gemm_mode) */
 
 static tck_test_host *th;
 static tc_plugin_api cuda_table;
@@ -322,6 +327,155 @@ Test(inductor_cuda, matmul_epilogue) {
   free(src);
 }
 
+/* Generates and compiles list for sm_90 with cuda.gemm; returns the source (caller frees). */
+static char *check_ok_gemm(const tc_kernel_list *list, int32_t gemm) {
+  char *source = NULL;
+  const char *msg = NULL;
+  cr_assert(ext->base.struct_size >= sizeof(icuda_codegen_check_ext) && ext->check_gemm);
+  tc_status st = tck_test_host_take(th, ext->check_gemm(tck_test_host_api(th), list, 90, gemm, 0, &source), &msg);
+  cr_assert_eq(st, TC_OK, "%s\n--- source ---\n%s", msg, source ? source : "(none)");
+  cr_assert_not_null(source);
+  if (getenv("TC_TEST_DUMP_CUDA")) fprintf(stderr, "%s\n", source);
+  return source;
+}
+
+/* The generated GEMM (cuda.gemm auto and generated: the same module) next to the epilogue
+ * kernel: the epilogue fused on the register tile; none under cuda.gemm=cublaslt. */
+Test(inductor_cuda, matmul_generated_gemm) {
+  kl l = {0};
+  tc_kernel_list list = matmul_bias_gelu_list(&l);
+  char *src = check_ok(&list); /* auto */
+  char *gen = check_ok_gemm(&list, GEMM_GENERATED);
+  cr_assert_str_eq(src, gen, "auto and generated generate different modules");
+  assert_has(src, "k_matmul_add_gelu(const tc_cu_args a)");
+  assert_has(src, "__launch_bounds__(64) k_matmul_add_gelu_gemm(const tc_cu_args a)");
+  assert_has(src, "enum { BM = 64, BN = 64, BK = 8, THREADS = 64,"); /* M symbolic: the small tile */
+  assert_has(src, "acc[i][j] = tc_fma(av[i], bv[j], acc[i][j]);");
+  assert_has(src, "const float v0 = acc[i][j];");
+  assert_has(src, "out_y[j11] = (float)v10;");
+  free(gen);
+  free(src);
+  src = check_ok_gemm(&list, GEMM_CUBLASLT);
+  assert_has(src, "k_matmul_add_gelu(const tc_cu_args a)");
+  assert_lacks(src, "_gemm(");
+  free(src);
+  kl small = {0};
+  tc_kernel_list inl = matmul_bias_gelu_list_m(&small, 1); /* an inline product needs no GEMM ... */
+  src = check_ok(&inl);
+  assert_lacks(src, "_gemm(");
+  free(src);
+  src = check_ok_gemm(&inl, GEMM_GENERATED); /* ... but cuda.gemm=generated takes every product */
+  assert_has(src, "k_matmul_add_gelu_gemm(const tc_cu_args a)");
+  assert_lacks(src, "a small matmul");
+  free(src);
+}
+
+/* A bare product (no epilogue) whose every size, offset and stride is a symbol, two batch
+ * levels, f32 and f64: the GEMM stores at C's strides; the GPU-free reference for its index
+ * arithmetic (any stride pattern at launch). Large constant sizes take the 128 x 128 tile. */
+static tc_kernel_list gemm_symbolic_list(kl *l, int32_t dtype) {
+  int32_t sy[20];
+  for (int i = 0; i < 20; i++) sy[i] = S(l, i);
+  int32_t outer[4] = {sy[0], sy[1], sy[2], sy[3]};
+  K(l, "matmul", TC_KERNEL_MATMUL, 4, outer, -1);
+  int32_t ba = BUF(l, "in_a", dtype, TC_BUF_INPUT, S(l, 20)), bb = BUF(l, "in_b", dtype, TC_BUF_INPUT, S(l, 21));
+  int32_t bc = BUF(l, "out_c", dtype, TC_BUF_OUTPUT, S(l, 22));
+  *MM(l) = (tc_matmul_desc){.struct_size = sizeof(tc_matmul_desc), .a = ba, .b = bb, .c = bc, .batch2 = sy[0],
+                            .batch = sy[1], .m = sy[2], .n = sy[3], .k = sy[4], .a_offset = sy[5],
+                            .a_stride_batch2 = sy[6], .a_stride_batch = sy[7], .a_stride_m = sy[8], .a_stride_k = sy[9],
+                            .b_offset = sy[10], .b_stride_batch2 = sy[11], .b_stride_batch = sy[12], .b_stride_k = sy[13],
+                            .b_stride_n = sy[14], .c_offset = sy[15], .c_stride_batch2 = sy[16], .c_stride_batch = sy[17],
+                            .c_stride_m = sy[18], .c_stride_n = sy[19], .batch_levels = 2};
+  return LIST(l, dtype == TC_F64 ? "gemm_symbolic_f64" : "gemm_symbolic_f32", 23);
+}
+
+Test(inductor_cuda, generated_gemm_any_strides) {
+  for (int d = 0; d < 2; d++) {
+    kl l = {0};
+    tc_kernel_list list = gemm_symbolic_list(&l, d ? TC_F64 : TC_F32);
+    char *src = check_ok(&list);
+    assert_has(src, "k_matmul_gemm(const tc_cu_args a)");
+    assert_has(src, d ? "typedef double T;" : "typedef float T;");
+    assert_has(src, "const long long a_sm = s8;");
+    assert_has(src, "out_c[c_off + bi2 * c_sb2 + bi * c_sb + i2 * c_sm + i3 * c_sn] = acc[i][j];");
+    free(src);
+  }
+  kl l = {0};
+  int32_t Mv = C(&l, 4096), Nv = C(&l, 3072), Kv = C(&l, 768), one = C(&l, 1), zero = C(&l, 0);
+  int32_t outer[3] = {one, Mv, Nv};
+  K(&l, "matmul_big", TC_KERNEL_MATMUL, 3, outer, -1);
+  int32_t ba = BUF(&l, "in_a", TC_F32, TC_BUF_INPUT, MUL(&l, Mv, Kv)), bb = BUF(&l, "in_w", TC_F32, TC_BUF_INPUT, MUL(&l, Kv, Nv));
+  int32_t bc = BUF(&l, "out_y", TC_F32, TC_BUF_OUTPUT, MUL(&l, Mv, Nv));
+  *MM(&l) = (tc_matmul_desc){.struct_size = sizeof(tc_matmul_desc), .a = ba, .b = bb, .c = bc, .batch = one, .m = Mv, .n = Nv,
+                             .k = Kv, .a_offset = zero, .a_stride_batch = zero, .a_stride_m = Kv, .a_stride_k = one,
+                             .b_offset = zero, .b_stride_batch = zero, .b_stride_k = Nv, .b_stride_n = one,
+                             .c_offset = zero, .c_stride_batch = zero, .c_stride_m = Nv, .c_stride_n = one,
+                             .batch_levels = 1, .batch2 = -1, .a_stride_batch2 = -1, .b_stride_batch2 = -1,
+                             .c_stride_batch2 = -1};
+  tc_kernel_list big = LIST(&l, "gemm_big", 0);
+  char *src = check_ok(&big);
+  assert_has(src, "__launch_bounds__(256) k_matmul_big_gemm(const tc_cu_args a)");
+  assert_has(src, "enum { BM = 128, BN = 128, BK = 8, THREADS = 256,");
+  free(src);
+}
+
+/* The generated GEMM run on the CPU (tests/cuda_gemm_emulation.cpp, compiled here by the
+ * system's C++ compiler): gemm_symbolic_list's kernel in both dtypes and both tiles, over every
+ * stride pattern, batch level, broadcast and edge of its cases, compared bit for bit with FMAs
+ * in the order of k. Skipped without a C++20 compiler. */
+Test(inductor_cuda, generated_gemm_emulated, .timeout = 300) {
+  char dir[] = "/tmp/tc-gemm-emu-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  char path[512];
+  snprintf(path, sizeof path, "%s/kernels.inc", dir);
+  FILE *inc = fopen(path, "w");
+  cr_assert_not_null(inc);
+  for (int d = 0; d < 2; d++)
+    for (int t = 0; t < 2; t++) {
+      kl l = {0};
+      tc_kernel_list list = gemm_symbolic_list(&l, d ? TC_F64 : TC_F32);
+      char *src = NULL;
+      const char *msg = NULL;
+      tc_status st = tck_test_host_take(th, ext->check_gemm(tck_test_host_api(th), &list, 90, GEMM_GENERATED, t ? 128 : 64, &src),
+                                        &msg);
+      cr_assert_eq(st, TC_OK, "%s", msg);
+      /* the kernel's text: from its signature's line to the closing brace at column 0 */
+      const char *name = strstr(src, "k_matmul_gemm(const tc_cu_args a)");
+      cr_assert_not_null(name, "%s", src);
+      const char *begin = name;
+      while (begin > src && begin[-1] != '\n') begin--;
+      const char *end = strstr(name, "\n}\n");
+      cr_assert_not_null(end);
+      fprintf(inc, "%.*sgemm_%s_%d%.*s\n", (int)(name - begin), begin, d ? "f64" : "f32", t ? 128 : 64,
+              (int)(end + 3 - (name + strlen("k_matmul_gemm"))), name + strlen("k_matmul_gemm"));
+      free(src);
+    }
+  fclose(inc);
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "cd %s && echo '#include <barrier>' >probe.cpp && ${CXX:-c++} -std=c++20 -c probe.cpp >/dev/null 2>&1",
+           dir);
+  if (system(cmd) != 0) {
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+    cr_skip_test("no C++20 compiler with <barrier> for the emulation (${CXX:-c++})");
+  }
+  /* the compiler's complaints about the generated code, or the emulation's results */
+  snprintf(cmd, sizeof cmd,
+           "cd %s && ${CXX:-c++} -std=c++20 -O1 -pthread -I. -o emu %s/tests/cuda_gemm_emulation.cpp 2>&1 | head -40 && "
+           "test -x emu && ./emu 2>&1",
+           dir, TC_SOURCE_DIR);
+  FILE *p = popen(cmd, "r");
+  cr_assert_not_null(p);
+  char out[16384];
+  size_t n = fread(out, 1, sizeof out - 1, p);
+  out[n] = '\0';
+  int rc = pclose(p);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  cr_assert_eq(system(cmd), 0);
+  cr_assert_eq(rc, 0, "the emulated GEMM's results:\n%s", out);
+  assert_has(out, "all exact");
+}
+
 /* acc + bias + residual, as a residual block's projection: cuBLASLt may run it (bias vector,
  * residual as C); bias + gelu may not (its GELU is the tanh approximation, not PyTorch's erf). */
 Test(inductor_cuda, matmul_bias_residual_goes_to_cublaslt) {
@@ -433,13 +587,19 @@ Test(inductor_cuda, flash_attention_compiles) {
 static tc_plugin_query_fn cpu_query;
 static tc_error *(*cpu_compile)(tc_compile_args *);
 static const tc_host_api *check_host;
-static int checked;
+static int checked, gemm_checked;
 
 static tc_error *checking_compile(tc_compile_args *a) {
   if (a->kernels) {
     tc_error *e = ext->check(check_host, a->kernels, 90, NULL);
     if (e) return e;
     checked++;
+    /* a list with a matmul again as cuda.gemm=generated: every product's generated GEMM, the
+     * small ones that auto computes inline included */
+    bool matmul = false;
+    for (int32_t i = 0; i < a->kernels->n_kernels; i++) matmul |= tck_list_kernel(a->kernels, i)->kind == TC_KERNEL_MATMUL;
+    if (matmul && (e = ext->check_gemm(check_host, a->kernels, 90, GEMM_GENERATED, 0, NULL))) return e;
+    gemm_checked += matmul;
   }
   return cpu_compile(a);
 }
@@ -469,7 +629,10 @@ Test(inductor_cuda, conformance_graphs_compile_for_sm90, .timeout = 900) {
   fclose(log);
   cr_expect(r.passed > 0 && checked > 0, "no case ran (%d registered, %d lists checked)", conf_case_count(), checked);
   cr_expect_eq(r.failed, 0, "%d of %d conformance graphs fail the CUDA check:\n%s", r.failed, r.passed + r.failed, text);
-  fprintf(stderr, "inductor_cuda: %d conformance cases, %d kernel lists generated and compiled for sm_90\n",
-          r.passed + r.failed, checked);
+  cr_expect(gemm_checked > 0, "no list with a matmul was compiled with cuda.gemm=generated");
+  fprintf(stderr,
+          "inductor_cuda: %d conformance cases, %d kernel lists generated and compiled for sm_90 (%d with a matmul, "
+          "again with cuda.gemm=generated)\n",
+          r.passed + r.failed, checked, gemm_checked);
   free(text);
 }

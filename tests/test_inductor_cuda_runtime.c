@@ -80,6 +80,22 @@ Test(inductor_cuda_runtime, table) {
   }
 }
 
+/* cuda.gemm: an enum of the three GEMM choices, auto by default, a compile option (it changes
+ * the generated module); a bad value is refused naming the key and the valid values. */
+Test(inductor_cuda_runtime, gemm_option) {
+  const tc_option_decl *d = option("cuda.gemm");
+  cr_assert_not_null(d);
+  cr_assert_eq(d->type, TC_OPTION_ENUM);
+  cr_assert_eq(d->scope, TC_OPTION_COMPILE);
+  cr_assert_str_eq(d->default_value, "auto");
+  cr_assert_str_eq(d->values, "auto|cublaslt|generated");
+  char norm[64], err[256];
+  const char *good[] = {"auto", "cublaslt", "generated"};
+  for (int i = 0; i < 3; i++) cr_assert(tck_option_check(d, good[i], norm, sizeof norm, err, sizeof err), "%s", err);
+  cr_assert(!tck_option_check(d, "cublas", norm, sizeof norm, err, sizeof err));
+  cr_assert(strstr(err, "cuda.gemm") && strstr(err, "'cublas'") && strstr(err, "auto|cublaslt|generated"), "%s", err);
+}
+
 Test(inductor_cuda_runtime, capabilities_then_codegen_check) {
   const tc_capabilities_ext *caps = (const tc_capabilities_ext *)tc_ext_find(api.extensions, TC_EXT_CAPABILITIES);
   cr_assert_not_null(caps);

@@ -28,7 +28,7 @@ typedef struct icuda_gen {
   const tc_kernel_desc *k;
   const icuda_codegen_options *o;
   tck_exprs x;
-  char fname[96];
+  char fname[112];
   char bname[ICUDA_MAX_BUFS][48]; /* C names of the buffers */
   /* ROWS vector bodies: per op, its value is per float4 component (v<i>_<c>) */
   bool *percomp;
@@ -66,6 +66,10 @@ void cg_decompose(tck_str *s, const icuda_gen *g, const char *lin, int depth, co
 void cg_declare_accumulators(tck_str *s, const icuda_gen *g, int32_t loop, int depth, const char *arg_none);
 tc_status cg_points(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, size_t cap);
 tc_status cg_matmul(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, size_t cap);
+
+/* codegen_gemm.c: the MATMUL kernel's generated GEMM, plan->gemm_name (set by the caller),
+ * product and epilogue in one kernel; fills plan->gemm_block and gemm_tile. */
+tc_status cg_gemm(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, size_t cap);
 
 /* codegen_attention.c: TC_KERNEL_ATTENTION as a flash-attention kernel (mark its expressions
  * first, as cg_mark_exprs does for ops). */

@@ -55,6 +55,12 @@ static tc_error *check_attention_variant(const tc_host_api *host, const tc_kerne
   return check_options(host, list, &o, source_out);
 }
 
+static tc_error *check_gemm(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t gemm, int32_t tile,
+                            char **source_out) {
+  const icuda_codegen_options o = {.sm = sm, .gemm = gemm, .gemm_tile = tile};
+  return check_options(host, list, &o, source_out);
+}
+
 static tc_error *check(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, char **source_out) {
   return check_row_threads(host, list, sm, 0, source_out);
 }
@@ -65,4 +71,5 @@ const icuda_codegen_check_ext icuda_codegen_check = {
     .check_row_threads = check_row_threads,
     .check_attention_tiles = check_attention_tiles,
     .check_attention_variant = check_attention_variant,
+    .check_gemm = check_gemm,
 };

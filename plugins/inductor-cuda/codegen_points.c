@@ -522,11 +522,19 @@ tc_status cg_matmul(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err
     work = v < 0 || v > ICUDA_INLINE_MATMUL_MAX ? -1 : work * v; /* unknown or large: cuBLASLt */
     if (work > ICUDA_INLINE_MATMUL_MAX) work = -1;
   }
-  const bool inline_mm = work > 0 && work <= ICUDA_INLINE_MATMUL_MAX;
+  /* cuda.gemm=generated: every product through the generated GEMM, small ones too (so the
+   * conformance suite's small matmuls run it on a GPU) */
+  const bool generated = g->o && g->o->gemm == ICUDA_GEMM_GENERATED;
+  const bool inline_mm = work > 0 && work <= ICUDA_INLINE_MATMUL_MAX && !generated;
+  /* the generated GEMM (codegen_gemm.c) next to the epilogue kernel, for launches cuBLASLt does
+   * not take (gemm.c); an inline product needs neither */
+  const bool gemm = !inline_mm && !(g->o && g->o->gemm == ICUDA_GEMM_CUBLASLT);
+  if (!gemm) plan->gemm_name[0] = '\0';
   if (k->n_ops == 0 && !inline_mm) {
     plan->block = 0;
-    tck_str_printf(s, "/* the product goes straight to %s (cuBLASLt): no epilogue */\n", g->bname[mm->c]);
-    return TC_OK;
+    tck_str_printf(s, "/* the product goes straight to %s (cuBLASLt%s): no epilogue */\n", g->bname[mm->c],
+                   gemm ? ", or the generated GEMM below" : "");
+    return gemm ? cg_gemm(s, g, plan, err, cap) : TC_OK;
   }
   for (int32_t i = 0; i < k->n_ops; i++)
     if (op_at(k, i)->loop >= 0) {
@@ -571,5 +579,6 @@ tc_status cg_matmul(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err
       tck_str_puts(s, "/* (acc plus a bias and/or a residual: cuBLASLt adds them in its own epilogue where the layouts at\n"
                       " * launch allow, and this kernel is not launched; see blaslt_epilogue.c) */\n");
   }
-  return points_kernel(s, g, inline_mm, err, cap);
+  tc_status st = points_kernel(s, g, inline_mm, err, cap);
+  return st == TC_OK && gemm ? cg_gemm(s, g, plan, err, cap) : st;
 }

@@ -86,6 +86,10 @@ static tc_error *plan_check(tc_plugin_ctx *ctx, icuda_kernel *k) {
                      (int)p->smem_bytes, (int)ctx->facts.smem_optin);
   if (has_fn && !memchr(p->name, '\0', sizeof p->name))
     return tck_error(ctx->host, TC_ERR_INTERNAL, "inductor-cuda compile '%s': plan name not terminated", k->name);
+  if (!memchr(p->gemm_name, '\0', sizeof p->gemm_name) ||
+      (p->gemm_name[0] && (k->kind != TC_KERNEL_MATMUL || p->gemm_block < 1 || p->gemm_block > 1024 || p->gemm_tile < 8)))
+    return tck_error(ctx->host, TC_ERR_INTERNAL, "inductor-cuda compile '%s': generated GEMM plan (block %d, tile %d)", k->name,
+                     (int)p->gemm_block, (int)p->gemm_tile);
   return NULL;
 }
 
@@ -100,6 +104,7 @@ tc_error *icuda_compile(tc_plugin_ctx *ctx, const tc_kernel_list *list, const ic
   if (!exe) return tck_error(ctx->host, TC_ERR_OUT_OF_MEMORY, "inductor-cuda compile: out of memory");
   exe->name = tck_strdup(graph);
   exe->allow_tf32 = o->allow_tf32;
+  exe->gemm = o->gemm;
   exe->graph_mode = o->mode == TC_MODE_REDUCE_OVERHEAD || o->mode == TC_MODE_MAX_AUTOTUNE;
   exe->autotune = o->mode == TC_MODE_MAX_AUTOTUNE || o->mode == TC_MODE_MAX_AUTOTUNE_NO_CUDAGRAPHS;
   exe->n_exprs = list->n_exprs;
@@ -121,7 +126,7 @@ tc_error *icuda_compile(tc_plugin_ctx *ctx, const tc_kernel_list *list, const ic
   if (!e) {
     icuda_codegen_options co = {.sm = ctx->facts.sm, .n_sms = ctx->facts.n_sms, .row_threads = o->row_threads,
                                 .attn_queries = o->attn_queries, .attn_keys = o->attn_keys,
-                                .attn_thread_queries = o->attn_thread_queries};
+                                .attn_thread_queries = o->attn_thread_queries, .gemm = o->gemm};
     tc_status st = icuda_codegen(list, &co, &exe->source, plans, why, sizeof why);
     if (st != TC_OK) e = tck_error(ctx->host, st, "inductor-cuda compile '%s': code generation: %s", graph, why);
     else if (!exe->source) e = tck_error(ctx->host, TC_ERR_INTERNAL, "inductor-cuda compile '%s': codegen gave no source", graph);

@@ -173,9 +173,17 @@ void icuda_held_free(tc_plugin_ctx *ctx) {
 static tc_error *record(tc_plugin_ctx *ctx, icuda_held *h, CUgraphExec *out) {
   *out = NULL;
   tc_executable *exe = h->exe;
-  for (int32_t i = 0; i < exe->n_kernels; i++)
+  /* cuBLASLt ready before the capture (its handle and workspace are not made inside one); under
+   * cuda.gemm=auto this waits for it to load, so the graph records cuBLASLt as later calls
+   * would run it, and max-autotune tunes it. Without cuBLASLt, auto records the generated GEMM. */
+  for (int32_t i = 0; i < exe->n_kernels && exe->gemm != ICUDA_GEMM_GENERATED; i++)
     if (exe->kernels[i].kind == TC_KERNEL_MATMUL && !exe->kernels[i].plan.inline_product) {
       tc_error *e = icuda_blaslt_prepare(ctx); /* not inside the capture */
+      if (e && exe->gemm == ICUDA_GEMM_AUTO) {
+        ctx->host->error_free(ctx->host->host_ctx, e);
+        e = NULL;
+        ctx->gemm_lt_failed = true; /* gemm.c: not tried again inside the capture */
+      }
       if (e) return e;
       break;
     }

@@ -35,7 +35,8 @@ typedef enum icuda_launch_kind {
   ICUDA_LAUNCH_ROWS = 1,   /* one block per outer point (a row), its threads over the inner domain;
                               grid-stride over rows */
   ICUDA_LAUNCH_MATMUL = 2, /* cuBLASLt writes the product to buffer c, then (has_epilogue) the
-                              generated epilogue kernel runs as POINTS over (batch2,) batch, m, n */
+                              generated epilogue kernel runs as POINTS over (batch2,) batch, m, n;
+                              or the generated GEMM (gemm_name) does both (gemm.c decides) */
   ICUDA_LAUNCH_ATTENTION = 3 /* flash attention: a block per plan.attn_queries queries of one
                                 head (ceil(tq / them) x batch x batch2 blocks), codegen_attention.c */
 } icuda_launch_kind;
@@ -59,7 +60,20 @@ typedef struct icuda_kernel_plan {
    * everything before the first kernel's. A kernel compiles alone as prelude + its text. */
   size_t src_begin, src_end;
   int32_t attn_queries; /* ATTENTION: queries per block (the grid is ceil(tq / it) x heads) */
+  /* MATMUL: the generated GEMM (codegen_gemm.c), product and epilogue in one kernel, in the same
+   * module as the epilogue kernel; "" when there is none (cuda.gemm=cublaslt, an inline
+   * product). Its grid: ceil(m / tile) * ceil(n / tile) blocks of gemm_block threads, times
+   * the batches (gridDim.z, at most 65535: the kernel strides over the rest). */
+  char gemm_name[112];
+  int32_t gemm_block, gemm_tile;
 } icuda_kernel_plan;
+
+/* cuda.gemm: which GEMM runs a MATMUL kernel's product (gemm.c). */
+typedef enum icuda_gemm_mode {
+  ICUDA_GEMM_AUTO = 0,      /* cuBLASLt once it is loaded; the generated GEMM until then */
+  ICUDA_GEMM_CUBLASLT = 1,  /* cuBLASLt always, waiting for it to load; no GEMM is generated */
+  ICUDA_GEMM_GENERATED = 2  /* the generated GEMM always (cuBLASLt never loads for it) */
+} icuda_gemm_mode;
 
 typedef struct icuda_codegen_options {
   int32_t sm;          /* compute capability x10 (90 on the H200), for tuning choices */
@@ -68,6 +82,8 @@ typedef struct icuda_codegen_options {
   int32_t attn_queries; /* ATTENTION: queries per block, 64 or 128 (cuda.attention_queries; 0: 64) */
   int32_t attn_keys;    /* ATTENTION: keys per tile, 32 or 64 (cuda.attention_keys; 0: 32) */
   int32_t attn_thread_queries; /* ATTENTION: queries per thread, 4 or 8 (cuda.attention_thread_queries; 0: 4) */
+  int32_t gemm;                /* icuda_gemm_mode (cuda.gemm): ICUDA_GEMM_CUBLASLT generates no GEMM */
+  int32_t gemm_tile;           /* the generated GEMM's tile, 64 or 128; 0: chosen from the sizes */
 } icuda_codegen_options;
 
 /* The CUDA C of every kernel of a validated list, as one module (readable: kernels named after
@@ -119,6 +135,11 @@ typedef struct icuda_codegen_check_ext {
   /* ... and queries per thread (cuda.attention_thread_queries; 0: 4). */
   tc_error *(*check_attention_variant)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t queries,
                                        int32_t keys, int32_t thread_queries, char **source_out);
+  /* ... with cuda.gemm (icuda_gemm_mode: 0 auto, 1 cublaslt, 2 generated) and the generated
+   * GEMM's tile (64 or 128; 0: chosen from the sizes, as a compile does). The default checks
+   * above generate as auto does: every MATMUL kernel's generated GEMM is in what they compile. */
+  tc_error *(*check_gemm)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t gemm, int32_t tile,
+                          char **source_out);
 } icuda_codegen_check_ext;
 /* codegen_check.c: the extension (next = NULL); the plugin table chains it after its
  * capabilities extension. */
@@ -223,13 +244,28 @@ struct tc_plugin_ctx {
   bool sync_launches;          /* cuda.sync_launches */
   size_t workspace_bytes;      /* cuda.workspace_mb, for cuBLASLt */
   CUdeviceptr workspace;       /* allocated at the first matmul */
-  icuda_blaslt *blaslt;        /* created at the first matmul */
+  icuda_blaslt *blaslt;        /* taken from the preload thread, or made, at the first cuBLASLt matmul */
   pthread_t preload;           /* icuda_libraries_preload's thread */
   bool preloading;
+  /* blaslt.c: the preload thread waits for the context (ctx_state: 0 opening, 1 open, -1 gone)
+   * before it makes cuBLASLt's handle for it; lt_done (atomic) says it has finished, with the
+   * handle in lt_handle (NULL: cuBLASLt did not load, or its handle failed) */
+  pthread_mutex_t preload_mu;
+  pthread_cond_t preload_cv;
+  int ctx_state;
+  int lt_done;
+  void *lt_handle;
+  double lt_create_seconds;    /* cublasLtCreate on the preload thread, for TC_LOGS=init */
   /* asynchronous failures: the newest call launched since the last successful wait */
   bool pending;
   uint64_t pending_call;
   icuda_held *held;            /* graphs.c: the current call's launches, held (or NULL) */
+  /* gemm.c, cuda.gemm=auto: the call whose first matmul asked whether cuBLASLt was ready, and
+   * the answer, which holds for the rest of that call */
+  bool gemm_call_known;
+  uint64_t gemm_call;
+  bool gemm_call_lt_ready;
+  bool gemm_lt_failed;         /* reduce-overhead / max-autotune under auto: cuBLASLt failed to start */
   bool dry_run;                /* graphs.c: launches only choose (and tune) cuBLASLt's algorithms */
   /* TC_LOGS=profile (profile.c): each launch waited for between two events */
   bool profiling;
@@ -324,6 +360,8 @@ struct icuda_kernel {
   int32_t next_algo;
   tck_launch_stats profile;   /* TC_LOGS=profile: device time per launch (cuBLASLt + epilogue) */
   icuda_lt_epilogue lt_epi;   /* MATMUL: the epilogue cuBLASLt may run instead of the kernel */
+  CUfunction gemm_fn;         /* MATMUL: the generated GEMM (plan.gemm_name), or NULL */
+  bool gemm_logged;           /* TC_LOGS=init said once that it ran while cuBLASLt was loading */
   bool launched;              /* once: TC_LOGS=init times the first launch */
 };
 
@@ -333,6 +371,7 @@ struct tc_executable {
   bool from_cache;
   double compile_seconds;
   bool allow_tf32;
+  int32_t gemm;               /* icuda_gemm_mode (cuda.gemm) */
   CUmodule *modules;          /* per kernel: its own module (NULL: no function, or not loaded) */
   int32_t n_exprs, n_syms;
   tc_size_expr *exprs;
@@ -351,6 +390,7 @@ typedef struct icuda_compile_opts {
   int32_t row_threads; /* cuda.row_threads; 0: automatic */
   int32_t attn_queries, attn_keys; /* cuda.attention_queries / cuda.attention_keys (128, 32) */
   int32_t attn_thread_queries;     /* cuda.attention_thread_queries (4) */
+  int32_t gemm;                    /* cuda.gemm: icuda_gemm_mode */
   int32_t mode;        /* tc_mode: reduce-overhead and max-autotune replay calls as CUDA graphs */
 } icuda_compile_opts;
 tc_error *icuda_compile(tc_plugin_ctx *ctx, const tc_kernel_list *list, const icuda_compile_opts *o,
@@ -383,6 +423,16 @@ tc_error *icuda_launch(tc_plugin_ctx *ctx, const tc_launch_args *a);
 /* Launches plan's function as POINTS over `points` outer points (nothing for 0). */
 tc_error *icuda_launch_points(tc_plugin_ctx *ctx, const icuda_kernel *k, uint64_t points, icuda_args *args);
 
+/* ---------------------------------------------------------------- gemm.c */
+/* True when this launch of MATMUL kernel k (in call call_id) runs the generated GEMM instead of
+ * cuBLASLt: cuda.gemm=generated, or auto when cuBLASLt was still loading at the call's first
+ * matmul (asked without waiting, once per call: a call's matmuls all run on one GEMM; said
+ * once per kernel under TC_LOGS=init). Under auto, reduce-overhead and max-autotune wait for
+ * cuBLASLt (what they record and tune is cuBLASLt); any mode where it cannot load: generated. */
+bool icuda_gemm_wanted(tc_plugin_ctx *ctx, const tc_executable *exe, icuda_kernel *k, uint64_t call_id);
+/* The generated GEMM of k (product and epilogue) queued on ctx->stream. */
+tc_error *icuda_gemm_launch(tc_plugin_ctx *ctx, const icuda_kernel *k, const int64_t *vals, icuda_args *args);
+
 /* ---------------------------------------------------------------- blaslt.c */
 /* C = A.B of kernel k through cuBLASLt, sizes and strides from vals (every expr evaluated),
  * operands from args (the kernel's buffers). Queued on ctx->stream. */
@@ -391,9 +441,18 @@ tc_error *icuda_blaslt_matmul(tc_plugin_ctx *ctx, tc_executable *exe, icuda_kern
 void icuda_blaslt_release(tc_plugin_ctx *ctx);
 /* cuBLASLt's handle and workspace now (made at the first matmul otherwise): before a capture. */
 tc_error *icuda_blaslt_prepare(tc_plugin_ctx *ctx);
+/* True when cuBLASLt can take a matmul without waiting: the library is loaded and the
+ * context's handle made (the preload thread's, or the context's own). Never blocks. */
+bool icuda_blaslt_ready_now(tc_plugin_ctx *ctx);
+/* Why cuBLASLt is not ready now: "still loading", or the load's failure. */
+const char *icuda_blaslt_not_ready_why(tc_plugin_ctx *ctx);
+/* plugin.c's context is open (its primary context made): the preload thread may make the
+ * handle (open = true), or it never will (false: the context failed or is being released). */
+void icuda_libraries_preload_context(tc_plugin_ctx *ctx, bool open);
 /* Starts loading NVRTC and cuBLASLt (process-wide, once) on a thread of ctx's, so a first call
  * finds them loaded: both are large libraries (tens of milliseconds each to map and relocate),
- * and the host traces and schedules meanwhile. ctx_release joins the thread. */
+ * and the host traces and schedules meanwhile. Once the context is open the same thread makes
+ * ctx's cuBLASLt handle and warms the heuristic (blaslt.c says why). ctx_release joins it. */
 void icuda_libraries_preload(tc_plugin_ctx *ctx);
 void icuda_libraries_preload_join(tc_plugin_ctx *ctx);
 

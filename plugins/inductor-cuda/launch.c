@@ -8,7 +8,8 @@
  *           at a time, 1 or its warps), capped only by max_blocks when the plan sets one
  *           (grid-stride over row groups beyond it);
  *   MATMUL: cuBLASLt (blaslt.c) writes the product, then the epilogue (if any) as POINTS over
- *           the kernel's outer domain.
+ *           the kernel's outer domain; or the generated GEMM does both (gemm.c: cuda.gemm,
+ *           and under auto whether cuBLASLt has loaded yet).
  * An empty domain launches nothing. The kernel's one parameter is the icuda_args struct by
  * value: cuLaunchKernel copies it when queuing, so a stack copy is enough. */
 #include <stdint.h>
@@ -112,7 +113,8 @@ tc_error *icuda_launch(tc_plugin_ctx *ctx, const tc_launch_args *a) {
   if (!e) e = fill_args(ctx, exe, k, a, vals, &args);
   if (ctx->dry_run) { /* graphs.c, before a capture: only cuBLASLt's algorithm is chosen */
     bool unused;
-    if (!e && k->kind == TC_KERNEL_MATMUL && !k->plan.inline_product) e = icuda_blaslt_matmul(ctx, exe, k, vals, &args, &unused);
+    if (!e && k->kind == TC_KERNEL_MATMUL && !k->plan.inline_product && !icuda_gemm_wanted(ctx, exe, k, a->call_id))
+      e = icuda_blaslt_matmul(ctx, exe, k, vals, &args, &unused);
     if (vals != local) free(vals);
     return e;
   }
@@ -150,8 +152,13 @@ tc_error *icuda_launch(tc_plugin_ctx *ctx, const tc_launch_args *a) {
     }
     case ICUDA_LAUNCH_MATMUL:
     {
-      bool epilogue_done = false; /* cuBLASLt ran the epilogue too (blaslt_epilogue.c) */
-      if (!k->plan.inline_product) e = icuda_blaslt_matmul(ctx, exe, k, vals, &args, &epilogue_done);
+      bool epilogue_done = false; /* cuBLASLt (blaslt_epilogue.c) or the generated GEMM ran the epilogue too */
+      if (!k->plan.inline_product && icuda_gemm_wanted(ctx, exe, k, a->call_id)) {
+        e = icuda_gemm_launch(ctx, k, vals, &args);
+        epilogue_done = true;
+      } else if (!k->plan.inline_product) {
+        e = icuda_blaslt_matmul(ctx, exe, k, vals, &args, &epilogue_done);
+      }
       queued = true;
       /* an inline product takes a warp per element of the product */
       if (!e && k->plan.has_epilogue && !epilogue_done)

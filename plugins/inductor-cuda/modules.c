@@ -103,7 +103,14 @@ static tc_error *load_unit(tc_plugin_ctx *ctx, tc_executable *exe, unit *u, CUre
   *load_result = ctx->cu->cuModuleLoadData(&mod, u->cubin);
   if (*load_result != CUDA_SUCCESS) return NULL; /* the caller decides: compile again, or fail */
   exe->modules[u->kernel] = mod;
-  CUresult r = ctx->cu->cuModuleGetFunction(&k->fn, mod, k->plan.name);
+  CUresult r;
+  if (k->plan.gemm_name[0]) { /* a MATMUL's generated GEMM (codegen_gemm.c) */
+    r = ctx->cu->cuModuleGetFunction(&k->gemm_fn, mod, k->plan.gemm_name);
+    if (r != CUDA_SUCCESS)
+      return icuda_cu_error(ctx, r, "cuModuleGetFunction", "compile '%s' (function %s)", k->name, k->plan.gemm_name);
+  }
+  if (k->kind == TC_KERNEL_MATMUL && !k->plan.has_epilogue) return NULL; /* the GEMM is its only function */
+  r = ctx->cu->cuModuleGetFunction(&k->fn, mod, k->plan.name);
   if (r != CUDA_SUCCESS) return icuda_cu_error(ctx, r, "cuModuleGetFunction", "compile '%s' (function %s)", k->name, k->plan.name);
   if (k->plan.smem_bytes > ICUDA_SMEM_DEFAULT) {
     r = ctx->cu->cuFuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, k->plan.smem_bytes);
@@ -132,7 +139,7 @@ tc_error *icuda_modules_build(tc_plugin_ctx *ctx, tc_executable *exe) {
   size_t bytes = 0;
   for (int32_t i = 0; i < exe->n_kernels && !e; i++) {
     const icuda_kernel *k = &exe->kernels[i];
-    if (k->kind == TC_KERNEL_MATMUL && !k->plan.has_epilogue) continue; /* cuBLASLt alone */
+    if (k->kind == TC_KERNEL_MATMUL && !k->plan.has_epilogue && !k->plan.gemm_name[0]) continue; /* cuBLASLt alone */
     unit *u = &units[n_units++];
     u->kernel = i;
     tck_str src = {0};
@@ -157,7 +164,8 @@ tc_error *icuda_modules_build(tc_plugin_ctx *ctx, tc_executable *exe) {
   double t0 = tck_now_s();
   bool cublas = false;
   for (int32_t i = 0; i < exe->n_kernels; i++)
-    cublas = cublas || (exe->kernels[i].kind == TC_KERNEL_MATMUL && !exe->kernels[i].plan.inline_product);
+    cublas = cublas || (exe->kernels[i].kind == TC_KERNEL_MATMUL && !exe->kernels[i].plan.inline_product &&
+                        exe->gemm != ICUDA_GEMM_GENERATED);
   if (!e && n_todo > 0) compile_all(nv, sm, todo, n_todo, cublas ? prepare_blaslt : NULL, ctx);
   for (int32_t i = 0; i < n_todo && !e; i++) {
     unit *u = todo[i];

@@ -19,7 +19,11 @@
  *                      (default 32).
  *   cuda.allow_tf32    BOOL, compile: f32 GEMMs may use TF32 tensor cores
  *                      (CUBLAS_COMPUTE_32F_FAST_TF32). Off by default, as PyTorch's
- *                      torch.backends.cuda.matmul.allow_tf32. */
+ *                      torch.backends.cuda.matmul.allow_tf32.
+ *   cuda.gemm          ENUM auto|cublaslt|generated, compile: which GEMM runs a matmul (gemm.c):
+ *                      auto, cuBLASLt once it has loaded and the generated GEMM
+ *                      (codegen_gemm.c) while it is loading; cublaslt always (waiting for it;
+ *                      no GEMM is generated); generated always. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,6 +145,9 @@ static const tc_option_decl k_options[] = {
     OPT("cuda.attention_thread_queries", TC_OPTION_ENUM, TC_OPTION_COMPILE, "4", 0, 0, "4|8",
         "fused attention: queries per thread (8 halves the threads and reads fewer shared-memory bytes per FMA; 4 keeps "
         "twice the warps to hide latency, the faster on the H200)"),
+    OPT("cuda.gemm", TC_OPTION_ENUM, TC_OPTION_COMPILE, "auto", 0, 0, "auto|cublaslt|generated",
+        "which GEMM runs a matmul: auto (cuBLASLt once loaded; the generated tiled GEMM, epilogue fused, while cuBLASLt "
+        "is still loading, so a first call does not wait for it), cublaslt (always; waits), generated (always)"),
 };
 #undef OPT
 
@@ -204,6 +211,7 @@ static tc_error *icuda_probe(tc_probe_args *a) {
 
 static void ctx_release(tc_plugin_ctx *ctx) {
   if (!ctx) return;
+  icuda_libraries_preload_join(ctx); /* first: its handle, if made, is released below */
   if (ctx->cu && ctx->cuctx) {
     icuda_ctx_scope sc;
     tc_error *e = icuda_ctx_enter(ctx, "release", &sc);
@@ -239,7 +247,6 @@ static void ctx_release(tc_plugin_ctx *ctx) {
               icuda_cu_name(ctx->cu, r, nb, sizeof nb));
     }
   }
-  icuda_libraries_preload_join(ctx);
   icuda_held_free(ctx);
   free(ctx);
 }
@@ -288,6 +295,7 @@ static tc_error *ctx_open(tc_plugin_ctx *ctx, const tc_init_args *a) {
   if (!e) icuda_profile_open(ctx);
   icuda_ctx_leave(ctx, &sc);
   if (e) return e;
+  icuda_libraries_preload_context(ctx, true); /* the preload thread may make cuBLASLt's handle now */
   tck_log(ctx->host, TC_LOG_INFO, "init", "inductor-cuda: context on device %d (%s, sm_%d, %d SMs)", (int)ctx->device,
           ctx->facts.name, (int)ctx->facts.sm, (int)ctx->facts.n_sms);
   return NULL;
@@ -409,6 +417,11 @@ static tc_error *icuda_launch_entry(const tc_launch_args *a) {
   return e;
 }
 
+/* cuda.gemm's value (validated by the host) as an icuda_gemm_mode. */
+static int32_t gemm_mode(const char *v) {
+  return v && !strcmp(v, "cublaslt") ? ICUDA_GEMM_CUBLASLT : v && !strcmp(v, "generated") ? ICUDA_GEMM_GENERATED : ICUDA_GEMM_AUTO;
+}
+
 static tc_error *icuda_compile_entry(tc_compile_args *a) {
   tc_plugin_ctx *ctx = a->ctx;
   a->exe = NULL;
@@ -424,6 +437,7 @@ static tc_error *icuda_compile_entry(tc_compile_args *a) {
       .attn_keys = (int32_t)tck_option_int(a->options, a->n_options, a->option_size, "cuda.attention_keys", 32),
       .attn_thread_queries =
           (int32_t)tck_option_int(a->options, a->n_options, a->option_size, "cuda.attention_thread_queries", 4),
+      .gemm = gemm_mode(tck_option_get(a->options, a->n_options, a->option_size, "cuda.gemm")),
       .mode = a->mode};
   ENTER(ctx, "compile");
   tc_error *e = icuda_compile(ctx, a->kernels, &o, &a->exe);

@@ -128,6 +128,25 @@ TC_FN void tc_cp_async_wait0(void) {
 #endif
 }
 
+/* The generated GEMM's (codegen_gemm.c) 4 neighbours as one access, per dtype: a float4, or
+ * two double2 (16-byte accesses: a double4 would need 32-byte alignment); p aligned to 16
+ * bytes. And its multiply-add, one rounding, for either dtype. */
+TC_FN void tc_load4(const float *p, float *v) {
+  const float4 w = *(const float4 *)p;
+  v[0] = w.x, v[1] = w.y, v[2] = w.z, v[3] = w.w;
+}
+TC_FN void tc_load4(const double *p, double *v) {
+  const double2 w0 = *(const double2 *)p, w1 = *(const double2 *)(p + 2);
+  v[0] = w0.x, v[1] = w0.y, v[2] = w1.x, v[3] = w1.y;
+}
+TC_FN void tc_store4(float *p, const float *v) { *(float4 *)p = make_float4(v[0], v[1], v[2], v[3]); }
+TC_FN void tc_store4(double *p, const double *v) {
+  *(double2 *)p = make_double2(v[0], v[1]);
+  *(double2 *)(p + 2) = make_double2(v[2], v[3]);
+}
+TC_FN float tc_fma(float a, float b, float c) { return fmaf(a, b, c); }
+TC_FN double tc_fma(double a, double b, double c) { return fma(a, b, c); }
+
 /* A lane's partner value in a butterfly over the warp (float, double, int, long long). */
 #define tc_shfl_xor(v, o) __shfl_xor_sync(0xffffffffu, (v), (o))
 
