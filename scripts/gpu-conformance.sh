@@ -12,6 +12,7 @@ for b in inductor-cuda vulkan; do
   echo "=== $b"
   timeout 200 $B/bin/tc conformance "$b" >"$OUT/conformance_$b.txt" 2>&1
   grep -v '^ok ' "$OUT/conformance_$b.txt" | tail -5
+  echo "$b: $(grep -c '^KNOWN .*flushes f32 subnormals' "$OUT/conformance_$b.txt") KNOWN subnormal-flushing cases"
   rm -rf /tmp/tc-cache-warm
   for pass in cold warm; do
     TC_CACHE_DIR=/tmp/tc-cache-warm TC_LOGS=cache timeout 60 $B/bin/tc run ln_gelu --backend "$b" --size gpu 2>&1 |

@@ -1,4 +1,4 @@
-/* cmd_conformance.c — `tc conformance BACKEND [--filter S] [-v]`: runs the conformance suite
+/* cmd_conformance.c — `tc conformance BACKEND [--filter S] [--mode M] [-o OPTIONS] [-v]`: runs the conformance suite
  * on one backend ("eager" for plain eager mode), prints one line per failing case (and per
  * passing case with -v), and ends with exactly "N passed, N failed". Exits 0 only when
  * nothing failed. */
@@ -11,11 +11,12 @@
 #include "tc_cli.h"
 
 static int usage(void) {
-  fprintf(stderr, "usage: tc conformance BACKEND [--filter S] [--mode MODE] [-v]\n"
+  fprintf(stderr, "usage: tc conformance BACKEND [--filter S] [--mode MODE] [-o OPTIONS] [-v]\n"
                   "  BACKEND   a name from `tc list-backends`, or \"eager\" for plain eager mode\n"
                   "  --filter  run only the cases whose \"suite.name\" contains S\n"
                   "  --mode    compile mode (default, reduce-overhead, max-autotune, max-autotune-no-cudagraphs);\n"
                   "            outside default each case is called twice and the second result checked\n"
+                  "  -o        backend options for every compile, e.g. vulkan.f32_subnormals=emulate\n"
                   "  -v        also list the cases that pass\n");
   return 2;
 }
@@ -50,6 +51,7 @@ int cmd_conformance(int argc, char **argv) {
       }
       conf_set_mode(mode);
     }
+    else if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--options")) && i + 1 < argc) conf_set_options(argv[++i]);
     else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return usage(), 0;
     else if (argv[i][0] == '-' || backend) return usage();
     else backend = argv[i];
@@ -60,8 +62,9 @@ int cmd_conformance(int argc, char **argv) {
     fprintf(stdout, "tc conformance: %s\n0 passed, 1 failed\n", why);
     return 1;
   }
-  fprintf(stdout, "tc conformance %s: %d cases%s%s\n", backend, conf_case_count(), filter ? ", filter " : "",
-          filter ? filter : "");
+  const char *opts = conf_get_options();
+  fprintf(stdout, "tc conformance %s: %d cases%s%s%s%s\n", backend, conf_case_count(), filter ? ", filter " : "",
+          filter ? filter : "", opts ? ", options " : "", opts ? opts : "");
   conf_result r = conf_run_all(backend, filter, verbose, stdout);
   return r.failed ? 1 : 0;
 }

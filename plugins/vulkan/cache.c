@@ -8,11 +8,13 @@
 
 #include "vk_internal.h"
 
-/* The SPIR-V key: everything the compiled module depends on. */
+/* The SPIR-V key: everything the compiled module depends on. (The GLSL of an emulated f32
+ * kernel differs from the native one anyway; the line says so in the key itself.) */
 static char *spirv_key(tc_plugin_ctx *ctx, const vk_compile_opts *o, const char *glsl, size_t *len) {
   tck_str k = {0};
-  tck_str_printf(&k, "vulkan spirv\ndevice %s\ntarget %s\nspirv_opt %d\n", ctx->device_key,
-                 ctx->caps.api_version >= VK_API_VERSION_1_2 ? "vulkan1.2/spv1.5" : "vulkan1.1/spv1.3", o->spirv_opt ? 1 : 0);
+  tck_str_printf(&k, "vulkan spirv\ndevice %s\ntarget %s\nspirv_opt %d\nf32_subnormals %s\n", ctx->device_key,
+                 ctx->caps.api_version >= VK_API_VERSION_1_2 ? "vulkan1.2/spv1.5" : "vulkan1.1/spv1.3", o->spirv_opt ? 1 : 0,
+                 o->f32_emulate ? "emulate" : "native");
   tck_str_puts(&k, glsl);
   *len = k.len;
   return tck_str_take(&k);

@@ -75,6 +75,31 @@ static void vec_index(vk_gen *g, tck_str *t, const tc_kop *op, const char *const
 
 static const char *comp_name[4] = {"x", "y", "z", "w"};
 
+/* Into out: the value of component c of the vec4 register `reg` read from a dtype buffer. */
+static void vec_component(const vk_gen *g, char *out, size_t n, int32_t dtype, const char *reg, int c) {
+  char raw[48];
+  snprintf(raw, sizeof raw, "%s.%s", reg, comp_name[c]);
+  tck_str s = {0};
+  vk_gen_from_storage(g, &s, dtype, raw);
+  snprintf(out, n, "%s", s.data ? s.data : raw);
+  tck_str_free(&s);
+}
+
+/* Into out: the vec4 to store for value v<a> of dtype (per component: v<a>_0..3, else v<a>). */
+static void vec_pack(const vk_gen *g, char *out, size_t n, int32_t dtype, int a, bool per_component) {
+  tck_str s = {0};
+  tck_str_printf(&s, "%s(", vk_vec4_type(g, dtype));
+  for (int c = 0; c < (per_component ? 4 : 1); c++) {
+    char v[32];
+    snprintf(v, sizeof v, per_component ? "v%d_%d" : "v%d", a, c);
+    if (c) tck_str_puts(&s, ", ");
+    vk_gen_to_storage(g, &s, dtype, v);
+  }
+  tck_str_puts(&s, ")");
+  snprintf(out, n, "%s", s.data ? s.data : "");
+  tck_str_free(&s);
+}
+
 /* ------------------------------------------------------------------ pointwise */
 
 static void gen_decompose(vk_gen *g, tck_str *t, int indent, const char *lin) {
@@ -133,7 +158,7 @@ static void gen_pointwise(vk_gen *g, tck_str *t) {
       if (op->kind == TC_KOP_LOAD && access_vectorizable(g, op, last)) {
         char bid[64];
         vk_buffer_ident(g->k, op->buffer, bid, sizeof bid);
-        tck_str_printf(&body, "      %s t%d = %s_v4[", op->dtype == TC_F32 ? "vec4" : "ivec4", (int)i, bid);
+        tck_str_printf(&body, "      %s t%d = %s_v4[", vk_vec4_type(g, op->dtype), (int)i, bid);
         vec_index(g, &body, op, vars);
         tck_str_printf(&body, "];\n");
       }
@@ -144,13 +169,14 @@ static void gen_pointwise(vk_gen *g, tck_str *t) {
       memcpy(cvars, vars, sizeof cvars);
       snprintf(cvar, sizeof cvar, "(i%d + %d)", (int)last, c);
       if (c > 0) cvars[last] = cvar;
-      char suf[8], ov[32];
+      char suf[8], ov[64], reg[16];
       snprintf(suf, sizeof suf, "_%d", c);
       for (int32_t i = 0; i < k->n_ops; i++) {
         const tc_kop *op = tck_kernel_op(k, i);
         if (op->kind == TC_KOP_STORE && access_vectorizable(g, op, last)) continue;
         if (op->kind == TC_KOP_LOAD && access_vectorizable(g, op, last)) {
-          snprintf(ov, sizeof ov, "t%d.%s", (int)i, comp_name[c]);
+          snprintf(reg, sizeof reg, "t%d", (int)i);
+          vec_component(g, ov, sizeof ov, op->dtype, reg, c);
           vk_gen_op(g, &body, 6, i, cvars, suf, ov);
         } else {
           vk_gen_op(g, &body, 6, i, cvars, suf, NULL);
@@ -162,10 +188,11 @@ static void gen_pointwise(vk_gen *g, tck_str *t) {
       if (op->kind != TC_KOP_STORE || !access_vectorizable(g, op, last)) continue;
       char bid[64];
       vk_buffer_ident(g->k, op->buffer, bid, sizeof bid);
-      int a = op->args[0];
+      char val[256];
+      vec_pack(g, val, sizeof val, op->dtype, op->args[0], true);
       tck_str_printf(&body, "      %s_v4[", bid);
       vec_index(g, &body, op, vars);
-      tck_str_printf(&body, "] = %s(v%d_0, v%d_1, v%d_2, v%d_3);\n", op->dtype == TC_F32 ? "vec4" : "ivec4", a, a, a, a);
+      tck_str_printf(&body, "] = %s;\n", val);
     }
     tck_str_printf(&body, "    }\n");
     vk_gen_index_flush(g, &body, 4);
@@ -217,7 +244,7 @@ static const char *tsuf(int32_t d) {
 }
 
 /* Bool reductions run on int 0/1 (sum/max: any, prod/min: all). */
-static int32_t acc_dtype(int32_t d) { return d == TC_BOOL ? TC_I32 : d; }
+static int32_t acc_dtype(const vk_gen *g, int32_t d) { return d == TC_BOOL ? TC_I32 : vk_value_dtype(g, d); }
 static int32_t acc_prim(int32_t prim, int32_t d) {
   if (d != TC_BOOL) return prim;
   return prim == TC_PRIM_REDUCE_SUM ? TC_PRIM_REDUCE_MAX : prim == TC_PRIM_REDUCE_PROD ? TC_PRIM_REDUCE_MIN : prim;
@@ -387,7 +414,7 @@ static void vec_row_base(vk_gen *g, tck_str *t, const tc_kop *op, const char *co
 static void emit_reduce_update(vk_gen *g, tck_str *t, int indent, int32_t i, const char *suffix, const char *jexpr) {
   const tc_kop *op = tck_kernel_op(g->k, i);
   const tc_kop *src = tck_kernel_op(g->k, op->args[0]);
-  int32_t d = src->dtype, ad = acc_dtype(d), prim = acc_prim(op->prim, d);
+  int32_t d = src->dtype, ad = acc_dtype(g, d), prim = acc_prim(op->prim, d);
   char val[64];
   bool comp = g->percomp && g->percomp[op->args[0]];
   if (d == TC_BOOL)
@@ -410,8 +437,10 @@ static void emit_reduce_update(vk_gen *g, tck_str *t, int indent, int32_t i, con
 /* One row's body for a mode (0 scalar, 1 vec4, 2 vec4 + registers). */
 /* An f32 division inside inner loop `loop` by a value of the row (defined outside the loop):
  * softmax's normalization. It becomes a multiply by the reciprocal made once per row. */
-static bool div_by_row_value(const tc_kernel_desc *k, int32_t r, int32_t loop) {
+static bool div_by_row_value(const vk_gen *g, int32_t r, int32_t loop) {
+  const tc_kernel_desc *k = g->k;
   const tc_kop *op = tck_kernel_op(k, r);
+  if (g->f32_emulate) return false; /* emulated: each division correctly rounded (tc_f32_div) */
   if (op->kind != TC_KOP_PRIM || op->prim != TC_PRIM_DIV || op->dtype != TC_F32 || op->n_args < 2 || op->args[1] < 0)
     return false;
   return tck_kernel_op(k, op->args[1])->loop != loop;
@@ -421,10 +450,10 @@ static bool div_by_row_value(const tc_kernel_desc *k, int32_t r, int32_t loop) {
 static void emit_row_recips(vk_gen *g, tck_str *t, int32_t i, int32_t end, int32_t loop) {
   const tc_kernel_desc *k = g->k;
   for (int32_t r = i; r < end; r++) {
-    if (!div_by_row_value(k, r, loop)) continue;
+    if (!div_by_row_value(g, r, loop)) continue;
     int32_t d = tck_kernel_op(k, r)->args[1];
     bool seen = false;
-    for (int32_t q = i; q < r && !seen; q++) seen = div_by_row_value(k, q, loop) && tck_kernel_op(k, q)->args[1] == d;
+    for (int32_t q = i; q < r && !seen; q++) seen = div_by_row_value(g, q, loop) && tck_kernel_op(k, q)->args[1] == d;
     if (seen) continue;
     tck_str_printf(t, "    float v%d_rcp%d = tc_recip_f32(v%d), v%d_rsc%d = tc_recip_scale_f32(v%d);\n", (int)d, (int)loop,
                    (int)d, (int)d, (int)loop, (int)d);
@@ -449,7 +478,7 @@ static void gen_row_body(vk_gen *g, tck_str *t, int mode, const rows_plan *pl, c
   memcpy(vars, outer_vars, sizeof vars);
   if (mode == 2)
     for (int32_t i = 0; i < k->n_ops; i++)
-      if (pl->cached[i]) tck_str_printf(t, "    %s c%d[R];\n", tck_kernel_op(k, i)->dtype == TC_F32 ? "vec4" : "ivec4", (int)i);
+      if (pl->cached[i]) tck_str_printf(t, "    %s c%d[R];\n", vk_vec4_type(g, tck_kernel_op(k, i)->dtype), (int)i);
   for (int32_t i = 0; i < k->n_ops;) {
     const tc_kop *op = tck_kernel_op(k, i);
     if (op->loop < 0) {
@@ -469,7 +498,7 @@ static void gen_row_body(vk_gen *g, tck_str *t, int mode, const rows_plan *pl, c
     for (int32_t r = i; r < end; r++) {
       const tc_kop *ro = tck_kernel_op(k, r);
       if (ro->kind != TC_KOP_REDUCE) continue;
-      int32_t d = tck_kernel_op(k, ro->args[0])->dtype, ad = acc_dtype(d), prim = acc_prim(ro->prim, d);
+      int32_t d = tck_kernel_op(k, ro->args[0])->dtype, ad = acc_dtype(g, d), prim = acc_prim(ro->prim, d);
       tck_str_printf(t, "    %s acc%d = ", vk_glsl_type(ad), (int)r);
       identity(t, prim, ad);
       tck_str_printf(t, ";\n");
@@ -489,7 +518,7 @@ static void gen_row_body(vk_gen *g, tck_str *t, int mode, const rows_plan *pl, c
           tck_str_printf(t, "      if (live) {\n");
           vk_gen_op(g, t, ind + 2, r, vars, "", NULL);
           tck_str_printf(t, "      }\n");
-        } else if (div_by_row_value(k, r, loop)) {
+        } else if (div_by_row_value(g, r, loop)) {
           emit_row_div(g, t, ind, r, "");
         } else {
           vk_gen_op(g, t, ind, r, vars, "", NULL);
@@ -539,7 +568,7 @@ static void gen_row_body(vk_gen *g, tck_str *t, int mode, const rows_plan *pl, c
       for (int32_t r = i; r < end; r++) {
         const tc_kop *ro = tck_kernel_op(k, r);
         if (ro->kind != TC_KOP_LOAD || !pl->vecable[r]) continue;
-        const char *V = ro->dtype == TC_F32 ? "vec4" : "ivec4";
+        const char *V = vk_vec4_type(g, ro->dtype);
         int32_t src = mode == 2 ? pl->cache_of[r] : -1;
         if (src >= 0) {
           tck_str_printf(t, "      %s t%d = c%d[it]; // %s in inner loop %d, kept in registers\n", V, (int)r, (int)src,
@@ -558,7 +587,7 @@ static void gen_row_body(vk_gen *g, tck_str *t, int mode, const rows_plan *pl, c
       for (int c = 0; c < 4; c++) {
         snprintf(cvar[c], sizeof cvar[c], c == 0 ? "j" : "(j + %d)", c);
         vars[inner] = cvar[c];
-        char suf[8], ov[32];
+        char suf[8], ov[64], reg[16];
         snprintf(suf, sizeof suf, "_%d", c);
         for (int32_t r = i; r < end; r++) {
           const tc_kop *ro = tck_kernel_op(k, r);
@@ -571,9 +600,10 @@ static void gen_row_body(vk_gen *g, tck_str *t, int mode, const rows_plan *pl, c
             vk_gen_op(g, t, ind + 2, r, vars, suf, NULL);
             tck_str_printf(t, "      }\n");
           } else if (ro->kind == TC_KOP_LOAD && pl->vecable[r]) {
-            snprintf(ov, sizeof ov, "t%d.%s", (int)r, comp_name[c]);
+            snprintf(reg, sizeof reg, "t%d", (int)r);
+            vec_component(g, ov, sizeof ov, ro->dtype, reg, c);
             vk_gen_op(g, t, ind, r, vars, suf, ov);
-          } else if (div_by_row_value(k, r, loop)) {
+          } else if (div_by_row_value(g, r, loop)) {
             emit_row_div(g, t, ind, r, suf);
           } else {
             vk_gen_op(g, t, ind, r, vars, suf, NULL);
@@ -584,14 +614,10 @@ static void gen_row_body(vk_gen *g, tck_str *t, int mode, const rows_plan *pl, c
       for (int32_t r = i; r < end; r++) {
         const tc_kop *ro = tck_kernel_op(k, r);
         if (ro->kind != TC_KOP_STORE || !pl->vecable[r]) continue;
-        char bid[64], val[96];
+        char bid[64], val[256];
         vk_buffer_ident(g->k, ro->buffer, bid, sizeof bid);
         int a = ro->args[0];
-        const char *V = ro->dtype == TC_F32 ? "vec4" : "ivec4";
-        if (percomp[a])
-          snprintf(val, sizeof val, "%s(v%d_0, v%d_1, v%d_2, v%d_3)", V, a, a, a, a);
-        else
-          snprintf(val, sizeof val, "%s(v%d)", V, a);
+        vec_pack(g, val, sizeof val, ro->dtype, a, percomp[a]);
         bool keep = mode == 2 && pl->cached[r], dead = mode == 2 && pl->dead[r];
         if (keep) {
           tck_str_printf(t, "      c%d[it] = %s;\n", (int)r, val);
@@ -608,15 +634,18 @@ static void gen_row_body(vk_gen *g, tck_str *t, int mode, const rows_plan *pl, c
     for (int32_t r = i; r < end; r++) {
       const tc_kop *ro = tck_kernel_op(k, r);
       if (ro->kind != TC_KOP_REDUCE) continue;
-      int32_t d = tck_kernel_op(k, ro->args[0])->dtype, ad = acc_dtype(d), prim = acc_prim(ro->prim, d);
+      int32_t d = tck_kernel_op(k, ro->args[0])->dtype, ad = acc_dtype(g, d), prim = acc_prim(ro->prim, d);
       if (prim == TC_PRIM_ARGMAX || prim == TC_PRIM_ARGMIN) {
         tck_str_printf(t, "    tc_group_%s_%s(acc%d, acci%d);\n", red_name(prim), tsuf(ad), (int)r, (int)r);
         tck_str_printf(t, "    %s v%d = %s(acci%d == 2147483647 ? 0 : acci%d);\n", vk_glsl_type(ro->dtype), (int)r,
                        vk_glsl_type(ro->dtype), (int)r, (int)r);
       } else if (d == TC_BOOL) {
         tck_str_printf(t, "    bool v%d = tc_group_%s_%s(acc%d) != 0;\n", (int)r, red_name(prim), tsuf(ad), (int)r);
+      } else if (g->f32_emulate && ro->dtype == TC_F32 && (prim == TC_PRIM_REDUCE_SUM || prim == TC_PRIM_REDUCE_PROD)) {
+        /* summed (multiplied) in double, rounded to f32 once */
+        tck_str_printf(t, "    double v%d = tc_f32r(tc_group_%s_%s(acc%d));\n", (int)r, red_name(prim), tsuf(ad), (int)r);
       } else {
-        tck_str_printf(t, "    %s v%d = tc_group_%s_%s(acc%d);\n", vk_glsl_type(ro->dtype), (int)r, red_name(prim),
+        tck_str_printf(t, "    %s v%d = tc_group_%s_%s(acc%d);\n", vk_value_type(g, ro->dtype), (int)r, red_name(prim),
                        tsuf(ad), (int)r);
       }
     }
@@ -658,7 +687,7 @@ static void gen_rows(vk_gen *g, tck_str *t) {
     const tc_kop *op = tck_kernel_op(k, i);
     if (op->kind != TC_KOP_REDUCE) continue;
     int32_t d = tck_kernel_op(k, op->args[0])->dtype;
-    red_kind rk = {acc_prim(op->prim, d), acc_dtype(d)};
+    red_kind rk = {acc_prim(op->prim, d), acc_dtype(g, d)};
     type_used[rk.dtype] = true;
     need_idx |= rk.prim == TC_PRIM_ARGMAX || rk.prim == TC_PRIM_ARGMIN;
     bool seen = false;

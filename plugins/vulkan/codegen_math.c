@@ -45,7 +45,13 @@ void vk_gen_math_helpers(vk_gen *g, tck_str *t, const char *body) {
   if (used(body, "tc_exp_f32") || f32_pow || f32_tanh || f32_erf) tck_str_puts(t, vk_glsl_exp_f32);
   if (used(body, "tc_log_f32") || f32_pow) tck_str_puts(t, vk_glsl_log_f32);
   if (used(body, "tc_div_f32") || used(body, "tc_recip_f32")) tck_str_puts(t, vk_glsl_div_f32);
-  if (used(body, "tc_div_f64")) tck_str_puts(t, vk_glsl_div_f64);
+  /* f32 emulated in f64 (vulkan.f32_subnormals): its conversions and correctly rounded ops */
+  bool emulated = g->f32_emulate && (used(body, "tc_f32_") || g->uses_atomic);
+  if (used(body, "tc_div_f64") || emulated) tck_str_puts(t, vk_glsl_div_f64);
+  if (emulated) {
+    tck_str_puts(t, vk_glsl_f32_bits);
+    tck_str_puts(t, vk_glsl_f32_ops);
+  }
   if (used(body, "tc_recip_f32")) tck_str_puts(t, vk_glsl_recip_f32);
   if (used(body, "tc_sin_f32") || used(body, "tc_cos_f32")) tck_str_puts(t, vk_glsl_trig_f32);
   if (f32_tanh) tck_str_puts(t, vk_glsl_tanh_f32);
@@ -85,6 +91,9 @@ void vk_gen_atomic_helpers(vk_gen *g, tck_str *t) {
     if (!any) continue;
     char id[64];
     vk_buffer_ident(k, b, id, sizeof id);
-    put_template(t, bd == TC_F32 ? vk_glsl_atomic_add_f32 : vk_glsl_atomic_add_f64, id);
+    const char *tmpl = bd == TC_F64         ? vk_glsl_atomic_add_f64
+                       : g->f32_emulate ? vk_glsl_atomic_add_f32_emulated
+                                        : vk_glsl_atomic_add_f32;
+    put_template(t, tmpl, id);
   }
 }

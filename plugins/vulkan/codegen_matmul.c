@@ -36,13 +36,20 @@ tc_status vk_gen_matmul(vk_gen *g) {
              (int)tck_kernel_buffer(k, mm->b)->dtype);
     return TC_ERR_UNSUPPORTED;
   }
-  bool f64 = dt == TC_F64;
+  /* f32 emulated in f64 (vulkan.f32_subnormals): the f64 GEMM over the operands' widened bits,
+   * each product and sum in double (exact products, sums rounded to 53 bits), the result
+   * rounded to f32 once */
+  bool emu = dt == TC_F32 && g->f32_emulate;
+  bool f64 = dt == TC_F64 || emu;
   const char *T = f64 ? "double" : "float";
+  char Aload[96], Bload[96]; /* an operand element as a value: "A[ix]" or "tc_f32_widen(A[ix])" */
   int bk = f64 ? 8 : 16;
   char A[64], B[64], C[64];
   vk_buffer_ident(g->k, mm->a, A, sizeof A);
   vk_buffer_ident(g->k, mm->b, B, sizeof B);
   vk_buffer_ident(g->k, mm->c, C, sizeof C);
+  snprintf(Aload, sizeof Aload, emu ? "tc_f32_widen(%s[%%s])" : "%s[%%s]", A);
+  snprintf(Bload, sizeof Bload, emu ? "tc_f32_widen(%s[%%s])" : "%s[%%s]", B);
   /* Two batch levels when the host filled them: bz2 (outer) and bz, both walked on the grid's z. */
   bool two = TC_HAS_FIELD(mm, tc_matmul_desc, c_stride_batch2) && mm->batch_levels == 2;
   /* epilogue variables: (batch2, batch, m, n) with two batch levels; else (batch, m, n) when
@@ -157,9 +164,11 @@ tc_status vk_gen_matmul(vk_gen *g) {
                  "        [[unroll]] for (int i = 0; i < LA; i++) {\n"
                  "          int e = tid + i * 256;\n"
                  "          int m = a_mfast ? e %% BM : e / BK, kk = a_mfast ? e / BM : e %% BK;\n"
-                 "          ra[i] = (m0 + m < M && k0 + kk < K) ? %s[a_base + (m0 + m) * a_sm + (k0 + kk) * a_sk] : %s(0);\n"
+                 "          ra[i] = (m0 + m < M && k0 + kk < K) ? ");
+  tck_str_printf(&body, Aload, "a_base + (m0 + m) * a_sm + (k0 + kk) * a_sk");
+  tck_str_printf(&body, " : %s(0);\n"
                  "        }\n",
-                 A, T);
+                 T);
   if (!f64) {
     tck_str_printf(&body,
                    "        if (b_vec) {\n"
@@ -175,10 +184,12 @@ tc_status vk_gen_matmul(vk_gen *g) {
                  "        [[unroll]] for (int i = 0; i < LB; i++) {\n"
                  "          int e = tid + i * 256;\n"
                  "          int kk = b_kfast ? e %% BK : e / BN, n = b_kfast ? e / BK : e %% BN;\n"
-                 "          rb[i] = (k0 + kk < K && n0 + n < N) ? %s[b_base + (k0 + kk) * b_sk + (n0 + n) * b_sn] : %s(0);\n"
+                 "          rb[i] = (k0 + kk < K && n0 + n < N) ? ");
+  tck_str_printf(&body, Bload, "b_base + (k0 + kk) * b_sk + (n0 + n) * b_sn");
+  tck_str_printf(&body, " : %s(0);\n"
                  "        }\n"
                  "      }\n",
-                 B, T);
+                 T);
   /* compute on the current buffer */
   tck_str_printf(&body,
                  "      if (kt >= 0) {\n"
@@ -243,8 +254,8 @@ tc_status vk_gen_matmul(vk_gen *g) {
                  "        int n = n0 + (j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4);\n"
                  "        if (m >= M || n >= N) continue;\n");
   if (k->n_ops == 0) {
-    tck_str_printf(&body, "        %s[p.o%d + c_off + %sbz * c_sb + m * c_sm + n * c_sn] = acc[i][j];\n", C, (int)mm->c,
-                   two ? "bz2 * c_sb2 + " : "");
+    tck_str_printf(&body, "        %s[p.o%d + c_off + %sbz * c_sb + m * c_sm + n * c_sn] = %s;\n", C, (int)mm->c,
+                   two ? "bz2 * c_sb2 + " : "", emu ? "tc_f32_narrow(acc[i][j])" : "acc[i][j]");
   } else {
     const char *vars[TC_MAX_RANK + 1] = {0};
     if (nvar == 4) {
@@ -264,7 +275,10 @@ tc_status vk_gen_matmul(vk_gen *g) {
       const tc_kop *op = tck_kernel_op(k, i);
       if (op->kind == TC_KOP_ACC) {
         char ov[64];
-        snprintf(ov, sizeof ov, "%s(acc[i][j])", vk_glsl_type(op->dtype));
+        if (g->f32_emulate && op->dtype == TC_F32) /* the f32 product: the double sum rounded once */
+          snprintf(ov, sizeof ov, "tc_f32r(double(acc[i][j]))");
+        else
+          snprintf(ov, sizeof ov, "%s(acc[i][j])", vk_value_type(g, op->dtype));
         vk_gen_op(g, &body, 8, i, vars, "", ov);
       } else {
         vk_gen_op(g, &body, 8, i, vars, "", NULL);

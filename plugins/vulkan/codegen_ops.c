@@ -18,8 +18,33 @@ const char *vk_glsl_type(int32_t dtype) {
   }
 }
 
-/* The type a buffer of dtype holds in memory (bool is one byte). */
-static const char *storage_type(int32_t dtype) { return dtype == TC_BOOL ? "uint8_t" : vk_glsl_type(dtype); }
+int32_t vk_value_dtype(const vk_gen *g, int32_t dtype) { return dtype == TC_F32 && g->f32_emulate ? TC_F64 : dtype; }
+
+const char *vk_value_type(const vk_gen *g, int32_t dtype) { return vk_glsl_type(vk_value_dtype(g, dtype)); }
+
+const char *vk_vec4_type(const vk_gen *g, int32_t dtype) {
+  if (dtype == TC_F32) return g->f32_emulate ? "uvec4" : "vec4";
+  return "ivec4";
+}
+
+/* The type a buffer of dtype holds in memory (bool is one byte; an emulated f32 its bits). */
+static const char *storage_type(const vk_gen *g, int32_t dtype) {
+  if (dtype == TC_F32 && g->f32_emulate) return "uint";
+  return dtype == TC_BOOL ? "uint8_t" : vk_glsl_type(dtype);
+}
+
+void vk_gen_from_storage(const vk_gen *g, tck_str *t, int32_t dtype, const char *raw) {
+  if (dtype == TC_BOOL) tck_str_printf(t, "(uint(%s) != 0u)", raw);
+  else if (dtype == TC_F32 && g->f32_emulate) tck_str_printf(t, "tc_f32_widen(%s)", raw);
+  else if (dtype == TC_F32 && vk_gen_simulates_ftz(g)) tck_str_printf(t, "tc_ftz(%s)", raw);
+  else tck_str_puts(t, raw);
+}
+
+void vk_gen_to_storage(const vk_gen *g, tck_str *t, int32_t dtype, const char *val) {
+  if (dtype == TC_BOOL) tck_str_printf(t, "uint8_t(%s ? 1u : 0u)", val);
+  else if (dtype == TC_F32 && g->f32_emulate) tck_str_printf(t, "tc_f32_narrow(%s)", val);
+  else tck_str_puts(t, val);
+}
 
 
 bool vk_expr_is_const(const vk_gen *g, int32_t id, int64_t c) { return tck_exprs_is_const(&g->x, id, c); }
@@ -129,13 +154,13 @@ void vk_gen_prologue(vk_gen *g, tck_str *h, const tck_str *body) {
     char id[64];
     vk_buffer_ident(k, i, id, sizeof id);
     const char *ro = b->role == TC_BUF_INPUT ? "readonly " : "";
-    tck_str_printf(h, "layout(std430, set = 0, binding = %d) %sbuffer B%d { %s %s[]; };\n", (int)i, ro, (int)i,
-                   storage_type(b->dtype), id);
+    tck_str_printf(h, "layout(std430, set = 0, binding = %d) %sbuffer B%d { %s %s[]; };%s\n", (int)i, ro, (int)i,
+                   storage_type(g, b->dtype), id, b->dtype == TC_F32 && g->f32_emulate ? " // f32 bits" : "");
     char v4[80];
     snprintf(v4, sizeof v4, "%s_v4[", id);
     if ((b->dtype == TC_F32 || b->dtype == TC_I32) && body && body->data && strstr(body->data, v4))
       tck_str_printf(h, "layout(std430, set = 0, binding = %d) %sbuffer B%dv { %s %s_v4[]; };\n", (int)i, ro, (int)i,
-                     b->dtype == TC_F32 ? "vec4" : "ivec4", id);
+                     vk_vec4_type(g, b->dtype), id);
     if (b->dtype == TC_F32 && g->uses_atomic)
       tck_str_printf(h, "layout(std430, set = 0, binding = %d) buffer B%du { uint %s_u[]; };\n", (int)i, (int)i, id);
     if (b->dtype == TC_F64 && g->uses_atomic)
@@ -149,6 +174,10 @@ void vk_gen_prologue(vk_gen *g, tck_str *h, const tck_str *body) {
   for (int32_t i = 0; i < k->n_buffers; i++) tck_str_printf(h, "  int o%d;\n", (int)i);
   if (g->list->n_syms + k->n_buffers == 0) tck_str_printf(h, "  int unused;\n");
   tck_str_printf(h, "} p;\n\n");
+  if (vk_gen_simulates_ftz(g))
+    tck_str_printf(h, "// TC_VULKAN_SIMULATE_FTZ: a flushing driver's f32 (subnormal loads and results become +-0)\n"
+                      "float tc_ftz(float x) { uint u = floatBitsToUint(x); return (u & 0x7f800000u) == 0u ? "
+                      "uintBitsToFloat(u & 0x80000000u) : x; }\n\n");
   vk_gen_math_helpers(g, h, body ? body->data : NULL);
   vk_gen_atomic_helpers(g, h);
   gen_index_error_helpers(g, h);
@@ -212,6 +241,39 @@ void vk_gen_index(vk_gen *g, tck_str *t, const tc_index *ix, const char *const *
 }
 
 static bool is_float(int32_t d) { return d == TC_F32 || d == TC_F64; }
+
+/* With f32 emulated, whether an f32 result of prim computed in double is already an f32 value
+ * (no rounding): sign and magnitude operations, selections, rounding to integers, fmod. */
+static bool exact_in_double(int32_t prim) {
+  switch (prim) {
+  case TC_PRIM_NEG: case TC_PRIM_ABS: case TC_PRIM_FLOOR: case TC_PRIM_CEIL: case TC_PRIM_ROUND: case TC_PRIM_SIGN:
+  case TC_PRIM_MAX: case TC_PRIM_MIN: case TC_PRIM_WHERE: case TC_PRIM_FMOD:
+    return true;
+  default: return false;
+  }
+}
+
+/* An emulated f32 op whose double form needs its own helper to round once and correctly:
+ * division, square root and its reciprocal (Vulkan's f64 ones are not correctly rounded, so
+ * f32_ops.glsl fixes the last bit exactly), and conversions into f32. True when emitted. */
+static bool emulated_f32_expr(vk_gen *g, tck_str *t, const tc_kop *op, const char *a, const char *b, int32_t d) {
+  int32_t od = op->dtype;
+  if (!g->f32_emulate || od != TC_F32) return false;
+  switch (op->prim) {
+  case TC_PRIM_DIV: tck_str_printf(t, "tc_f32_div(%s, %s)", a, b); return true;
+  case TC_PRIM_RECIPROCAL: tck_str_printf(t, "tc_f32_div(1.0lf, %s)", a); return true;
+  case TC_PRIM_SQRT: tck_str_printf(t, "tc_f32_sqrt(%s)", a); return true;
+  case TC_PRIM_RSQRT: tck_str_printf(t, "tc_f32_rsqrt(%s)", a); return true;
+  case TC_PRIM_CONVERT:
+    if (d == TC_F32) tck_str_printf(t, "%s", a);
+    else if (d == TC_F64) tck_str_printf(t, "tc_f32r(%s)", a);
+    else if (d == TC_BOOL) tck_str_printf(t, "(%s ? 1.0lf : 0.0lf)", a);
+    /* an integer's f32 is never subnormal: the device's conversion, then exactly to double */
+    else tck_str_printf(t, "double(float(%s))", a);
+    return true;
+  default: return false;
+  }
+}
 static const char *fsuf(int32_t d) { return d == TC_F64 ? "f64" : d == TC_I64 ? "i64" : d == TC_I32 ? "i32" : "f32"; }
 
 /* The name of op a's value as seen from the op being emitted (component suffix when a varies
@@ -220,9 +282,26 @@ static void arg_name(vk_gen *g, tck_str *t, int32_t a, const char *suffix, const
   tck_str_printf(t, "v%d%s", (int)a, percomp && percomp[a] ? suffix : "");
 }
 
+static void prim_expr_value(vk_gen *g, tck_str *t, const tc_kop *op, const char *a, const char *b, const char *c,
+                            int32_t in_dtype);
+
+/* op's value from operands a, b, c of dtype in_dtype. With f32 emulated, an f32 result computed
+ * in double is rounded once to f32 (tc_f32r): exact for + - * of f32 operands (their double
+ * results round correctly to f32: 53 >= 2 * 24 + 2), within the f64 functions' error for exp,
+ * log, sin, cos, tanh, erf, pow. */
 static void prim_expr(vk_gen *g, tck_str *t, const tc_kop *op, const char *a, const char *b, const char *c,
                       int32_t in_dtype) {
-  int32_t d = in_dtype, od = op->dtype;
+  if (emulated_f32_expr(g, t, op, a, b, in_dtype)) return;
+  bool round = g->f32_emulate && op->dtype == TC_F32 && !exact_in_double(op->prim);
+  bool flush = vk_gen_simulates_ftz(g) && op->dtype == TC_F32; /* TC_VULKAN_SIMULATE_FTZ */
+  if (round || flush) tck_str_puts(t, round ? "tc_f32r(" : "tc_ftz(");
+  prim_expr_value(g, t, op, a, b, c, in_dtype);
+  if (round || flush) tck_str_puts(t, ")");
+}
+
+static void prim_expr_value(vk_gen *g, tck_str *t, const tc_kop *op, const char *a, const char *b, const char *c,
+                            int32_t in_dtype) {
+  int32_t d = vk_value_dtype(g, in_dtype), od = vk_value_dtype(g, op->dtype);
   const char *T = vk_glsl_type(d);
   bool f = is_float(d), isint = d == TC_I32 || d == TC_I64;
   switch (op->prim) {
@@ -296,8 +375,9 @@ static void prim_expr(vk_gen *g, tck_str *t, const tc_kop *op, const char *a, co
 static void store_stmt(vk_gen *g, tck_str *t, const tc_kop *op, const char *bufid, const char *idx, const char *val) {
   int32_t bd = tck_kernel_buffer(g->k, op->buffer)->dtype;
   if (op->kind == TC_KOP_STORE) {
-    if (bd == TC_BOOL) tck_str_printf(t, "%s[%s] = uint8_t(%s ? 1u : 0u);", bufid, idx, val);
-    else tck_str_printf(t, "%s[%s] = %s;", bufid, idx, val);
+    tck_str_printf(t, "%s[%s] = ", bufid, idx);
+    vk_gen_to_storage(g, t, bd, val);
+    tck_str_puts(t, ";");
     return;
   }
   /* STORE_ADD: atomic, since an indirect index (scatter-add) may collide across invocations. */
@@ -314,7 +394,7 @@ void vk_gen_op(vk_gen *g, tck_str *t, int indent, int32_t i, const char *const *
   const bool *pc = g->percomp;
   const tc_kernel_desc *k = g->k;
   const tc_kop *op = tck_kernel_op(k, i);
-  const char *T = vk_glsl_type(op->dtype);
+  const char *T = vk_value_type(g, op->dtype);
   char bufid[64] = "";
   if (op->kind == TC_KOP_LOAD || op->kind == TC_KOP_STORE || op->kind == TC_KOP_STORE_ADD ||
       op->kind == TC_KOP_INDEX_CHECK) {
@@ -336,27 +416,37 @@ void vk_gen_op(vk_gen *g, tck_str *t, int indent, int32_t i, const char *const *
     tck_str_printf(t, " { int ix = p.o%d + ", (int)op->buffer);
     vk_gen_index(g, t, op->index, vars, suffix);
     tck_str_printf(t, "; ");
-    const char *conv = b->dtype == TC_BOOL ? "(uint(%s[ix]) != 0u)" : "%s[ix]";
+    char raw[80];
+    snprintf(raw, sizeof raw, "%s[ix]", bufid);
     if (op->index->indirect >= 0) {
       /* gather: an index outside the buffer reads 0, never out of bounds */
       tck_str_printf(t, "v%d%s = (ix >= p.o%d && ix < p.o%d + ", (int)i, suffix, (int)op->buffer, (int)op->buffer);
       vk_gen_expr_ref(g, t, b->numel);
       tck_str_printf(t, ") ? ");
-      tck_str_printf(t, conv, bufid);
+      vk_gen_from_storage(g, t, b->dtype, raw);
       tck_str_printf(t, " : %s(0); }\n", T);
     } else {
       tck_str_printf(t, "v%d%s = ", (int)i, suffix);
-      tck_str_printf(t, conv, bufid);
+      vk_gen_from_storage(g, t, b->dtype, raw);
       tck_str_printf(t, "; }\n");
     }
     return;
   }
   case TC_KOP_CONST:
     tck_str_printf(t, "%s v%d%s = ", T, (int)i, suffix);
-    vk_gen_const(t, op->dtype, op->fconst, op->iconst);
+    if (op->dtype == TC_F32 && g->f32_emulate) /* the f32 constant's exact value, as a double */
+      vk_gen_const(t, TC_F64, (double)(float)op->fconst, op->iconst);
+    else
+      vk_gen_const(t, op->dtype, op->fconst, op->iconst);
     tck_str_printf(t, ";\n");
     return;
   case TC_KOP_INDEX:
+    if (op->dtype == TC_F32 && g->f32_emulate) { /* an integer's f32: never subnormal */
+      tck_str_printf(t, "double v%d%s = double(float(", (int)i, suffix);
+      vk_gen_index(g, t, op->index, vars, suffix);
+      tck_str_printf(t, "));\n");
+      return;
+    }
     tck_str_printf(t, "%s v%d%s = %s(", T, (int)i, suffix, T);
     vk_gen_index(g, t, op->index, vars, suffix);
     tck_str_printf(t, ");\n");
@@ -483,6 +573,7 @@ bool vk_gen_check_kernel(vk_gen *g) {
     const tc_kop *op = tck_kernel_op(k, i);
     int32_t d = op->dtype;
     if (d == TC_I64 || d == TC_F64) g->uses_i64 = true;
+    if (d == TC_F64) g->uses_f64 = true;
     if (op->kind == TC_KOP_STORE_ADD) g->uses_atomic = true;
     if (op->kind == TC_KOP_INDEX_CHECK) g->uses_index_error = g->uses_i64 = true;
     if (d != TC_F32 && d != TC_F64 && d != TC_I32 && d != TC_I64 && d != TC_BOOL) {
@@ -490,6 +581,7 @@ bool vk_gen_check_kernel(vk_gen *g) {
       return false;
     }
   }
+  if (g->f32_emulate) g->uses_i64 = g->uses_f64 = true; /* f32 values are doubles (vulkan.f32_subnormals) */
   if (g->uses_i64 && !c->i64) {
     snprintf(g->err, sizeof g->err, "the device lacks shaderInt64 (64-bit values in the kernel)");
     return false;
@@ -499,7 +591,7 @@ bool vk_gen_check_kernel(vk_gen *g) {
     return false;
   }
   for (int32_t i = 0; i < k->n_ops; i++)
-    if (tck_kernel_op(k, i)->dtype == TC_F64 && !c->f64) {
+    if ((tck_kernel_op(k, i)->dtype == TC_F64 || g->f32_emulate) && !c->f64) {
       snprintf(g->err, sizeof g->err, "the device lacks shaderFloat64");
       return false;
     }

@@ -100,6 +100,8 @@ void vk_device_caps_query(vk_fns *fn, VkPhysicalDevice phys, vk_device_caps *cap
     caps->denorm_preserve[1] = p12.shaderDenormPreserveFloat64;
     caps->signed_zero_inf_nan_preserve[0] = p12.shaderSignedZeroInfNanPreserveFloat32;
     caps->signed_zero_inf_nan_preserve[1] = p12.shaderSignedZeroInfNanPreserveFloat64;
+    caps->denorm_flush_to_zero[0] = p12.shaderDenormFlushToZeroFloat32;
+    caps->denorm_flush_to_zero[1] = p12.shaderDenormFlushToZeroFloat64;
   }
   snprintf(caps->name, sizeof caps->name, "%s", p->deviceName);
   caps->vendor_id = p->vendorID;

@@ -10,7 +10,17 @@
 
 /* Kernel ki's description and GLSL, on the calling thread (code generation is cheap next to
  * shaderc and the driver, which run on compile's threads). */
-static tc_status kernel_describe(tc_plugin_ctx *ctx, const tc_kernel_list *list, int32_t ki, vk_kernel *out) {
+/* Whether kernel k reads, writes or computes an f32 value (only those are emulated). */
+static bool touches_f32(const tc_kernel_desc *k) {
+  for (int32_t i = 0; i < k->n_buffers; i++)
+    if (tck_kernel_buffer(k, i)->dtype == TC_F32) return true;
+  for (int32_t i = 0; i < k->n_ops; i++)
+    if (tck_kernel_op(k, i)->dtype == TC_F32) return true;
+  return false;
+}
+
+static tc_status kernel_describe(tc_plugin_ctx *ctx, const vk_compile_opts *o, const tc_kernel_list *list, int32_t ki,
+                                 vk_kernel *out) {
   const tc_kernel_desc *k = tck_list_kernel(list, ki);
   char name[160];
   snprintf(name, sizeof name, "%s", k->name && *k->name ? k->name : "kernel");
@@ -45,7 +55,7 @@ static tc_status kernel_describe(tc_plugin_ctx *ctx, const tc_kernel_list *list,
                   (int)list->n_syms, (int)k->n_buffers, out->push_bytes, ctx->caps.max_push_bytes);
 
   tck_str text = {0};
-  vk_gen g = {.ctx = ctx, .list = list, .k = k, .t = &text};
+  vk_gen g = {.ctx = ctx, .list = list, .k = k, .t = &text, .f32_emulate = o->f32_emulate && touches_f32(k)};
   if (!tck_exprs_init(&g.x, list->exprs, list->expr_size, list->n_exprs, &tck_syntax_glsl))
     return vk_err(ctx, TC_ERR_OUT_OF_MEMORY, "vulkan compile: out of memory");
   tc_status st = TC_OK;
@@ -163,7 +173,7 @@ tc_status vk_compile_kernels(tc_plugin_ctx *ctx, const vk_compile_opts *o, const
   tck_str src = {0};
   for (int32_t i = 0; i < list->n_kernels; i++) {
     exe->n_kernels = i + 1;
-    tc_status st = kernel_describe(ctx, list, i, &exe->kernels[i]);
+    tc_status st = kernel_describe(ctx, o, list, i, &exe->kernels[i]);
     if (st != TC_OK) {
       tck_str_free(&src);
       vk_executable_free(ctx, exe);

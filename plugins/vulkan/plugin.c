@@ -5,7 +5,8 @@
  * vulkan.device=INDEX|NAME (an index into the device list, or a case-insensitive substring of a
  * device's name), vulkan.validation=0|1|sync (VK_LAYER_KHRONOS_validation when installed, its
  * messages in the log; sync adds its synchronization validation), vulkan.matmul_tile=0|64|128,
- * vulkan.dump_spirv=DIR (writes every SPIR-V module there, for spirv-val), vulkan.spirv_opt. */
+ * vulkan.dump_spirv=DIR (writes every SPIR-V module there, for spirv-val), vulkan.spirv_opt,
+ * vulkan.f32_subnormals=auto|emulate|native (subnormals.c). */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,9 @@ static const tc_option_decl k_options[] = {
         "write every SPIR-V module compiled to this directory (for spirv-val)"),
     OPT("vulkan.spirv_opt", TC_OPTION_BOOL, TC_OPTION_COMPILE, "0", NULL,
         "run spirv-opt (performance level) on every shader; off: the driver optimizes"),
+    OPT("vulkan.f32_subnormals", TC_OPTION_ENUM, TC_OPTION_COMPILE, "auto", "auto|emulate|native",
+        "f32 subnormals as PyTorch keeps them: emulate f32 in f64 where the driver flushes them (auto: when the "
+        "device lacks DenormPreserveFloat32 but keeps f64 subnormals), or native f32 always"),
 };
 #undef OPT
 
@@ -208,13 +212,19 @@ static tc_status ctx_open(tc_plugin_ctx *ctx, const tc_init_args *a) {
   char why[256];
   if (!vk_loader_open(&ctx->fn, why, sizeof why)) return vk_err(ctx, TC_ERR_UNAVAILABLE, "vulkan init: %s", why);
   if ((st = vk_device_open(ctx, device)) != TC_OK) return st;
+  vk_simulate_ftz_setup(ctx);
   vk_pipeline_cache_open(ctx);
   vk_profile_open(ctx);
   vk_submitter_start(ctx);
+  bool emulate = false;
+  const char *auto_why = "";
+  vk_f32_subnormals_choose(ctx, NULL, &emulate, &auto_why);
   tck_log(ctx->host, TC_LOG_INFO, "init",
-          "vulkan: context on device %d (%s); the driver preserves subnormals f32 %s, f64 %s; signed zero/inf/NaN f32 %s",
+          "vulkan: context on device %d (%s); the driver preserves subnormals f32 %s, f64 %s (can flush f32 %s); signed "
+          "zero/inf/NaN f32 %s; vulkan.f32_subnormals=auto would run f32 %s (%s)",
           (int)device, ctx->caps.name, ctx->caps.denorm_preserve[0] ? "yes" : "no", ctx->caps.denorm_preserve[1] ? "yes" : "no",
-          ctx->caps.signed_zero_inf_nan_preserve[0] ? "yes" : "no");
+          ctx->caps.denorm_flush_to_zero[0] ? "yes" : "no", ctx->caps.signed_zero_inf_nan_preserve[0] ? "yes" : "no",
+          emulate ? "emulated in f64" : "natively", auto_why);
   tck_log(ctx->host, TC_LOG_INFO, "vulkan", "vulkan: %s (%s), subgroup %u%s, f64 %s, i64 %s, 8-bit storage %s",
           ctx->caps.name, type_name(ctx->caps.type), ctx->caps.subgroup_size,
           ctx->caps.subgroup_shuffle ? " (shuffle)" : "", ctx->caps.f64 ? "yes" : "no", ctx->caps.i64 ? "yes" : "no",
@@ -360,7 +370,13 @@ static tc_error *vk_compile(tc_compile_args *a) {
       .spirv_opt = tck_option_bool(a->options, a->n_options, a->option_size, "vulkan.spirv_opt", false),
       .dump_dir = tck_option_get(a->options, a->n_options, a->option_size, "vulkan.dump_spirv"),
   };
-  tc_status st = vk_compile_kernels(ctx, &o, a->kernels, &a->exe);
+  const char *path_why = "";
+  tc_status st = vk_f32_subnormals_choose(
+      ctx, tck_option_get(a->options, a->n_options, a->option_size, "vulkan.f32_subnormals"), &o.f32_emulate, &path_why);
+  if (st != TC_OK) return vk_error_take(ctx, st);
+  tck_log(ctx->host, TC_LOG_INFO, "vulkan", "vulkan: graph '%s': f32 %s (%s)", a->kernels->name ? a->kernels->name : "?",
+          o.f32_emulate ? "emulated in f64" : "native", path_why);
+  st = vk_compile_kernels(ctx, &o, a->kernels, &a->exe);
   /* as on CUDA, max-autotune includes reduce-overhead's replay; -no-cudagraphs does not */
   if (st == TC_OK) {
     a->exe->replay = a->mode == TC_MODE_REDUCE_OVERHEAD || a->mode == TC_MODE_MAX_AUTOTUNE;

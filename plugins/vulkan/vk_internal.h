@@ -117,6 +117,7 @@ typedef struct vk_device_caps {
   /* float controls (Vulkan 1.2): shaders may keep subnormals, and +-0, inf and NaN through
    * every op, for 32- and 64-bit floats ([0]: f32, [1]: f64) */
   bool denorm_preserve[2], signed_zero_inf_nan_preserve[2];
+  bool denorm_flush_to_zero[2]; /* shaderDenormFlushToZeroFloat32/64: can be told to flush */
   uint32_t subgroup_size;
   uint32_t max_wg_invocations, max_wg_count[3], max_shared_bytes, max_push_bytes;
   uint64_t max_storage_range, min_storage_align;
@@ -297,6 +298,7 @@ struct tc_plugin_ctx {
   void *shaderc_compiler; /* shaderc_compiler_t, made on the first cache miss */
   pthread_mutex_t lock; /* guards shaderc_compiler's creation: compile's jobs run on several threads */
   int mm_tile;    /* vulkan.matmul_tile: 64 or 128 rows per GEMM tile; 0: by the tile count */
+  bool simulate_ftz; /* $TC_VULKAN_SIMULATE_FTZ (tests): act as a driver that flushes f32 subnormals */
   int validation; /* vk_validation_mode */
   VkDebugUtilsMessengerEXT messenger;
   uint64_t validation_messages; /* warnings and errors the layer reported */
@@ -309,7 +311,20 @@ struct tc_plugin_ctx {
 typedef struct vk_compile_opts {
   bool spirv_opt;       /* vulkan.spirv_opt=1: shaderc runs spirv-opt (performance level) */
   const char *dump_dir; /* vulkan.dump_spirv: every module written there, or NULL */
+  bool f32_emulate;     /* vulkan.f32_subnormals resolved for the device: f32 emulated in f64 */
 } vk_compile_opts;
+
+/* ---- subnormals.c: vulkan.f32_subnormals=auto|emulate|native ---- */
+/* Whether this device's f32 arithmetic runs emulated in f64 (glsl/f32_bits.glsl, f32_ops.glsl), for the
+ * option's value (NULL: auto); *why says why, for logs. TC_ERR_UNSUPPORTED (in ctx->err) when
+ * emulation is asked for on a device without shaderFloat64 and shaderInt64. */
+tc_status vk_f32_subnormals_choose(tc_plugin_ctx *ctx, const char *option, bool *emulate, const char **why);
+/* TC_VULKAN_SIMULATE_FTZ=1 (for tests, on a device that keeps subnormals, as lavapipe, which
+ * cannot be told to flush): the context acts as NVIDIA's (f32 subnormals flushed, f64 ones
+ * kept: auto emulates) and native f32 code flushes subnormal loads and results (tc_ftz);
+ * emulated code is left alone. Called once the device's caps are known. */
+void vk_simulate_ftz_setup(tc_plugin_ctx *ctx);
+
 
 /* ---- errors (plugin.c) ---- */
 /* Internal calls return a tc_status and leave the message in ctx->err; the entry point turns it
@@ -369,6 +384,9 @@ typedef struct vk_gen {
   tck_exprs x; /* the list's size expressions in GLSL syntax; marks what the shader uses */
   const bool *percomp; /* per op: its value varies per vector component in the current emission */
   bool uses_f64, uses_i64, uses_u8, uses_subgroups, uses_atomic, uses_unroll;
+  /* f32 values are doubles holding them exactly, f32 buffers raw bits (vulkan.f32_subnormals;
+   * set only for kernels that touch f32) */
+  bool f32_emulate;
   bool uses_index_error; /* TC_KOP_INDEX_CHECK ops (ABI 2.3): their record buffers get a helper */
   bool index_local;      /* checks note a bad index in registers (vk_gen_index_locals), else call the helper */
   /* ROWS: what must be a multiple of 4 for the vec4 bodies (the launch checks it and picks
@@ -379,6 +397,19 @@ typedef struct vk_gen {
   char err[256];
 } vk_gen;
 const char *vk_glsl_type(int32_t dtype);
+/* Whether the kernel flushes like a flushing driver: native f32 under TC_VULKAN_SIMULATE_FTZ
+ * (subnormals.c). */
+bool vk_gen_simulates_ftz(const vk_gen *g);
+/* The dtype whose GLSL type holds a value of dtype in this kernel: f64 for an emulated f32. */
+int32_t vk_value_dtype(const vk_gen *g, int32_t dtype);
+/* The GLSL type of a value of dtype ("double" for an emulated f32). */
+const char *vk_value_type(const vk_gen *g, int32_t dtype);
+/* The 4-wide GLSL type a vec4 access of a dtype buffer reads ("uvec4": an emulated f32's bits). */
+const char *vk_vec4_type(const vk_gen *g, int32_t dtype);
+/* Into t: the value of a dtype element whose stored form is the expression `raw` (a buffer
+ * element or vector component), and the stored form of value expression `val`. */
+void vk_gen_from_storage(const vk_gen *g, tck_str *t, int32_t dtype, const char *raw);
+void vk_gen_to_storage(const vk_gen *g, tck_str *t, int32_t dtype, const char *val);
 /* An expression id as GLSL: a literal for constants, "eN" otherwise (marks it used). */
 void vk_gen_expr_ref(vk_gen *g, tck_str *t, int32_t id);
 /* Declares every used expression (and their children), children first. */
@@ -413,7 +444,8 @@ bool vk_expr_is_const(const vk_gen *g, int32_t id, int64_t c);
 #define VK_GLSL_FILES(X)                                                                                      \
   X(sizes) X(minmax_f32) X(minmax_64) X(rem_f32) X(rem_64) X(ftoi_f32) X(ftoi_64) X(exp_f32) X(div_f32) X(div_f64) \
   X(recip_f32) X(log_f32) X(trig_f32) X(tanh_f32) X(erf_f32) X(pow_f32) X(exp_f64) X(log_f64) X(trig_f64)       \
-  X(tanh_f64) X(erf_f64) X(pow_f64) X(philox) X(atomic_add_f32) X(atomic_add_f64)
+  X(tanh_f64) X(erf_f64) X(pow_f64) X(philox) X(atomic_add_f32) X(atomic_add_f64)     \
+  X(f32_bits) X(f32_ops) X(atomic_add_f32_emulated)
 #define VK_GLSL_DECL(name) extern const char vk_glsl_##name[];
 VK_GLSL_FILES(VK_GLSL_DECL)
 #undef VK_GLSL_DECL

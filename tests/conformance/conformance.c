@@ -87,6 +87,7 @@ void conf_set_mode(int32_t mode) { conf_mode = mode; }
 void conf_set_options(const char *options) {
   conf_options = options;
 }
+const char *conf_get_options(void) { return conf_options; }
 void conf_set_digest(FILE *f) {
   conf_digest = f;
 }

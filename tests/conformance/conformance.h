@@ -80,6 +80,8 @@ void conf_set_mode(int32_t mode);
 /* Backend options for every case's compile (tc_compile_options.options; NULL: none). The text
  * must outlive the runs. */
 void conf_set_options(const char *options);
+/* The options conf_set_options gave (NULL: none). */
+const char *conf_get_options(void);
 /* Every conf_check also writes "suite.name dtype numel digest" (of the result's bytes) to f,
  * so two runs can be compared bit for bit; NULL: off. */
 void conf_set_digest(FILE *f);

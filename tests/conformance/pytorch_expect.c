@@ -242,20 +242,25 @@ bool pt_check_flushing(conf_ctx *c, const char *what, const tc_tensor *got, cons
 
 static tc_tensor *add2(tc_tensor *a, tc_tensor *b) { return tc_add(a, b); }
 
+/* The probe compiles with the run's own options: with vulkan.f32_subnormals=emulate (or auto
+ * choosing it) the backend keeps subnormals on a flushing device, and nothing is excused. */
 bool pt_backend_flushes_subnormals(const char *backend) {
   static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-  static char names[8][64];
+  static char names[8][256];
   static bool answers[8];
   static int n;
   if (!backend || !strcmp(backend, "eager")) return false;
+  const char *options = conf_get_options();
+  char key[256];
+  snprintf(key, sizeof key, "%s %s", backend, options ? options : "");
   pthread_mutex_lock(&lock);
   for (int i = 0; i < n; i++)
-    if (!strcmp(names[i], backend)) {
+    if (!strcmp(names[i], key)) {
       bool a = answers[i];
       pthread_mutex_unlock(&lock);
       return a;
     }
-  tc_compile_options o = {.struct_size = sizeof o, .backend = backend, .name = "subnormal_probe"};
+  tc_compile_options o = {.struct_size = sizeof o, .backend = backend, .name = "subnormal_probe", .options = options};
   tc_compiled *f = tc_compile(TC_FN(add2), 2, &o);
   float x = 1e-40f, zero = 0.0f, r = -1.0f;
   int64_t one = 1;
@@ -268,7 +273,7 @@ bool pt_backend_flushes_subnormals(const char *backend) {
   tc_compiled_free(f);
   tc_error_clear();
   if (n < 8) {
-    snprintf(names[n], sizeof names[n], "%s", backend);
+    snprintf(names[n], sizeof names[n], "%s", key);
     answers[n++] = flushes;
   }
   pthread_mutex_unlock(&lock);
@@ -313,7 +318,8 @@ static bool check(conf_ctx *c, const char *what, const tc_tensor *got, const pt_
   if (ok && flushed) {
     int digits = want->dtype == TC_F64 ? 17 : 9;
     conf_known_difference(c, "this device flushes f32 subnormals to zero (its driver cannot preserve them: Vulkan's "
-                             "shaderDenormPreserveFloat32 is false); only elements that read or make a subnormal differ");
+                             "shaderDenormPreserveFloat32 is false) and this run keeps f32 native "
+                             "(vulkan.f32_subnormals); only elements that read or make a subnormal differ");
     conf_fail(c, "%s: %zu of %zu elements differ, each reading or making a subnormal; the first, %zu: got %.*g, PyTorch %.*g",
               what, flushed, n, first_flushed, digits, conf_element_as_double(want->dtype, host + first_flushed * size),
               digits, conf_element_as_double(want->dtype, want->data + first_flushed * size));
