@@ -683,6 +683,12 @@ typedef struct tc_capabilities_ext {
   int32_t n_prim_words;  /* prims below n_prim_words * 64 are described by the bits */
   const uint64_t *prims; /* bit (id % 64) of word (id / 64) per accepted prim id */
   uint32_t kernel_kinds; /* bit (1u << tc_kernel_kind) per accepted kernel kind */
+  /* Optional, may be NULL (appended after 2.3; read only when struct_size covers it): the kernel
+   * kinds accepted under these COMPILE-scope options (the plugin's declared ones, as compile
+   * gets them), a subset of kernel_kinds, so an option can decline an opt-in kind
+   * (inductor-cpu's cpu.attention=unfused). Pure: called by the host before scheduling, from
+   * any thread, without a context. */
+  uint32_t (*kernel_kinds_under)(const tc_option *options, int32_t n_options, size_t option_size);
 } tc_capabilities_ext;
 
 /* ---------------------------------------------------------------------------------------------

@@ -289,3 +289,22 @@ bool backend_accepts(const tc_backend *be, int32_t prim, int32_t dtype, int32_t 
   }
   return true;
 }
+
+bool backend_accepts_kind_under(const tc_backend *be, int32_t kind, const tc_options *opts) {
+  if (!backend_accepts(be, -1, -1, kind)) return false;
+  const tc_ext_base *e = tc_ext_find(be->api->extensions, TC_EXT_CAPABILITIES);
+  if (!e || e->struct_size < TC_STRUCT_SIZE(tc_capabilities_ext, kernel_kinds_under)) return true;
+  const tc_capabilities_ext *c = (const tc_capabilities_ext *)e;
+  if (!c->kernel_kinds_under || kind < 0 || kind >= 32) return true;
+  tc_options *own = NULL;
+  if (!opts) opts = own = options_parse(NULL);
+  tc_option *o = NULL;
+  int32_t n = 0;
+  /* Options that do not parse or validate fail the compile later, naming the key; until then
+   * the plugin's defaults decide. */
+  if (!opts || options_for_scope(opts, be->plugin, TC_OPTION_COMPILE, &o, &n) != TC_OK) n = 0;
+  options_free(own);
+  const bool yes = (c->kernel_kinds_under(o, n, sizeof(tc_option)) & (1u << kind)) != 0;
+  free(o);
+  return yes;
+}

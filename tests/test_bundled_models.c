@@ -115,6 +115,44 @@ Test(bundled_models, inductor_cpu_tiers_agree_bit_for_bit, .timeout = 600) {
   }
 }
 
+/* attn_block's attention is one fused kernel on inductor-cpu (codegen_attention.c): with
+ * cpu.attention=unfused the same graph has the three unfused kernels (q·kᵀ, the masked softmax,
+ * p·v) where the fused one was, and both agree with each other. */
+Test(bundled_models, attn_block_attention_is_one_kernel_on_inductor_cpu, .timeout = 300) {
+  if (!test_backend_available("inductor-cpu")) cr_skip_test("inductor-cpu is not available here");
+  const tc_model *m = tc_model_find("attn_block");
+  cr_assert_not_null(m);
+  tc_tensor *in[16] = {0};
+  cr_assert_eq(m->make_inputs(TC_SIZE_TEST, 7, in), TC_OK, "%s", tc_last_error());
+  int32_t kernels[2];
+  tc_tensor *y[2];
+  static const char *const options[2] = {"cpu.attention=fused", "cpu.attention=unfused"};
+  for (int k = 0; k < 2; k++) {
+    tc_compile_options o = {
+        .struct_size = sizeof o, .backend = "inductor-cpu", .fullgraph = true, .name = m->name, .options = options[k]};
+    tc_compiled *c = tc_compile(m->fn, m->n_inputs, &o);
+    cr_assert_not_null(c, "%s: %s", options[k], tc_last_error());
+    y[k] = tc_call(c, in);
+    cr_assert_not_null(y[k], "%s: %s", options[k], tc_last_error());
+    tc_compile_stats st = {.struct_size = sizeof st};
+    cr_assert_eq(tc_compiled_stats(c, &st), TC_OK);
+    kernels[k] = st.n_kernels;
+    tc_compiled_free(c);
+  }
+  cr_assert_eq(kernels[0], 7, "fused: %d kernels", kernels[0]);
+  cr_assert_eq(kernels[1], kernels[0] + 2, "unfused: %d kernels, fused %d", kernels[1], kernels[0]);
+  int64_t n0, n1;
+  double *a = host_f64(y[0], &n0), *b = host_f64(y[1], &n1);
+  cr_assert_eq(n0, n1);
+  for (int64_t i = 0; i < n0; i++)
+    cr_assert(fabs(a[i] - b[i]) <= 1e-4 + 1e-3 * fabs(b[i]), "element %lld: fused %g, unfused %g", (long long)i, a[i], b[i]);
+  free(a);
+  free(b);
+  tc_release(y[0]);
+  tc_release(y[1]);
+  for (int i = 0; i < m->n_inputs; i++) tc_release(in[i]);
+}
+
 /* The check: the bundled MLP, batch 32 then 64, compiles twice and names the guard. */
 Test(bundled_models, mlp_batch_32_then_64_recompiles_once, .init = cr_redirect_stderr) {
   setenv("TC_LOGS", "recompiles", 1);

@@ -992,3 +992,206 @@ Test(inductor_cpu, exit_right_after_the_first_call, .timeout = 240) {
   snprintf(cmd, sizeof cmd, "test -z \"$(ls -A '%s')\"", tmp);
   cr_assert_eq(system(cmd), 0, "the programs left files in their TMPDIR");
 }
+
+/* ---------------------------------------------------------------- fused attention
+ * TC_KERNEL_ATTENTION kernels (codegen_attention.c) against a double-precision reference, with
+ * symbols s0 = B, s1 = tq, s2 = tk and 3 heads. interleaved: attn_block's layout, q, k and v
+ * read in place from one (B, T, 3, H, d) buffer (tq = tk = T), the output merged (B, T, H*dv);
+ * else q (B, H, tq, d), k stored transposed (B, H, d, tk: k_stride_d = tk), v's element f at
+ * 2f of a row of 2*dv floats (v_stride_d 2), the output (B, H, tq, dv). */
+typedef struct attn_shape {
+  int64_t d, dv;
+  bool causal, interleaved;
+  int64_t off;
+  double scale;
+} attn_shape;
+enum { ATTN_H = 3 };
+
+static tc_kernel_list attention_case_list(kl *l, const attn_shape *sh) {
+  const int64_t H = ATTN_H, d = sh->d, dv = sh->dv;
+  int32_t b = S(l, 0), tq = S(l, 1), tk = sh->interleaved ? tq : S(l, 2), h = C(l, H), one = C(l, 1), zero = C(l, 0);
+  K(l, sh->causal ? "causal_attention" : "attention", TC_KERNEL_ATTENTION, 0, NULL, -1);
+  tc_attention_desc *a = AT(l);
+  *a = (tc_attention_desc){.struct_size = sizeof *a, .batch2 = b, .batch = h, .tq = tq, .tk = tk, .d = C(l, d),
+                           .dv = C(l, dv), .scale = sh->scale, .causal = sh->causal, .causal_offset = sh->off};
+  if (sh->interleaved) { /* d == dv */
+    int32_t row = C(l, 3 * H * d), orow = C(l, H * dv);
+    int32_t qkv = BUF(l, "in_qkv", TC_F32, TC_BUF_INPUT, MUL(l, MUL(l, b, tq), row));
+    int32_t out = BUF(l, "out_y", TC_F32, TC_BUF_OUTPUT, MUL(l, MUL(l, b, tq), orow));
+    a->q = a->k = a->v = qkv, a->o = out;
+    a->q_offset = zero, a->k_offset = C(l, H * d), a->v_offset = C(l, 2 * H * d), a->o_offset = zero;
+    a->q_stride_batch2 = a->k_stride_batch2 = a->v_stride_batch2 = MUL(l, tq, row);
+    a->q_stride_batch = a->k_stride_batch = a->v_stride_batch = C(l, d);
+    a->q_stride_t = a->k_stride_t = a->v_stride_t = row;
+    a->q_stride_d = a->k_stride_d = a->v_stride_d = one;
+    a->o_stride_batch2 = MUL(l, tq, orow), a->o_stride_batch = C(l, dv), a->o_stride_t = orow, a->o_stride_d = one;
+  } else {
+    int32_t qh = MUL(l, tq, C(l, d)), kh = MUL(l, tk, C(l, d)), vh = MUL(l, tk, C(l, 2 * dv)), oh = MUL(l, tq, C(l, dv));
+    a->q = BUF(l, "in_q", TC_F32, TC_BUF_INPUT, MUL(l, MUL(l, b, h), qh));
+    a->k = BUF(l, "in_k", TC_F32, TC_BUF_INPUT, MUL(l, MUL(l, b, h), kh));
+    a->v = BUF(l, "in_v", TC_F32, TC_BUF_INPUT, MUL(l, MUL(l, b, h), vh));
+    a->o = BUF(l, "out_y", TC_F32, TC_BUF_OUTPUT, MUL(l, MUL(l, b, h), oh));
+    a->q_offset = a->k_offset = a->v_offset = a->o_offset = zero;
+    a->q_stride_batch2 = MUL(l, h, qh), a->q_stride_batch = qh, a->q_stride_t = C(l, d), a->q_stride_d = one;
+    a->k_stride_batch2 = MUL(l, h, kh), a->k_stride_batch = kh, a->k_stride_t = one, a->k_stride_d = tk;
+    a->v_stride_batch2 = MUL(l, h, vh), a->v_stride_batch = vh, a->v_stride_t = C(l, 2 * dv), a->v_stride_d = C(l, 2);
+    a->o_stride_batch2 = MUL(l, h, oh), a->o_stride_batch = oh, a->o_stride_t = C(l, dv), a->o_stride_d = one;
+  }
+  return LIST(l, "attention_test", sh->interleaved ? 2 : 3);
+}
+
+/* Where element (b, h, i, e) of q, k, v and o lives in the case's buffers. */
+typedef struct attn_at {
+  int64_t q, k, v, o;
+} attn_at;
+static attn_at attn_index(const attn_shape *sh, int64_t B, int64_t tq, int64_t tk, int64_t b, int64_t h, int64_t i,
+                          int64_t e) {
+  const int64_t H = ATTN_H, d = sh->d, dv = sh->dv;
+  (void)B;
+  if (sh->interleaved) {
+    const int64_t row = 3 * H * d;
+    return (attn_at){.q = (b * tq + i) * row + h * d + e, .k = (b * tq + i) * row + H * d + h * d + e,
+                     .v = (b * tq + i) * row + 2 * H * d + h * d + e, .o = (b * tq + i) * H * dv + h * dv + e};
+  }
+  const int64_t bh = b * H + h;
+  return (attn_at){.q = (bh * tq + i) * d + e, .k = (bh * d + e) * tk + i, .v = (bh * tk + i) * 2 * dv + 2 * e,
+                   .o = (bh * tq + i) * dv + e};
+}
+
+/* Runs the compiled case on B x tq x tk (buffers sized for it, filled from seed; nan_query:
+ * query (0, 0, that row) gets a NaN, -1 none) and checks it against the reference; the output
+ * is left in *out (malloc'd) for bit comparisons. */
+static void attention_case_run(tc_executable *exe, const attn_shape *sh, int64_t B, int64_t tq, int64_t tk,
+                               unsigned seed, int64_t nan_query, float **out) {
+  const int64_t H = ATTN_H, d = sh->d, dv = sh->dv;
+  const int64_t n_in = sh->interleaved ? B * tq * 3 * H * d : 0;
+  const int64_t nq = B * H * tq * d, nk = B * H * tk * d, nv = B * H * tk * 2 * dv, no = B * H * tq * dv;
+  float *qkv = sh->interleaved ? malloc(sizeof(float) * (size_t)(n_in + 1)) : NULL;
+  float *q = sh->interleaved ? qkv : malloc(sizeof(float) * (size_t)(nq + 1));
+  float *k = sh->interleaved ? qkv : malloc(sizeof(float) * (size_t)(nk + 1));
+  float *v = sh->interleaved ? qkv : malloc(sizeof(float) * (size_t)(nv + 1));
+  float *o = malloc(sizeof(float) * (size_t)(no + 1));
+  const int64_t fill[4] = {n_in, nq, nk, nv};
+  float *bufs[4] = {qkv, q, k, v};
+  for (int t = sh->interleaved ? 0 : 1; t < (sh->interleaved ? 1 : 4); t++)
+    for (int64_t i = 0; i < fill[t]; i++) bufs[t][i] = frand(&seed);
+  for (int64_t i = 0; i < no; i++) o[i] = 12345.0f; /* every element must be written */
+  if (nan_query >= 0) q[attn_index(sh, B, tq, tk, 0, 0, nan_query, 1 % d).q] = NAN;
+  void *ptrs[4] = {q, k, v, o};
+  void *ptrs_in[2] = {qkv, o};
+  const int64_t syms[3] = {B, tq, tk};
+  const char *msg;
+  cr_assert_eq(launch(exe, 0, sh->interleaved ? ptrs_in : ptrs, sh->interleaved ? 2 : 4, syms, sh->interleaved ? 2 : 3,
+                      &msg),
+               TC_OK, "launch: %s", msg);
+  double *s = malloc(sizeof(double) * (size_t)(tk + 1));
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t h = 0; h < H; h++)
+      for (int64_t i = 0; i < tq; i++) {
+        double m = -INFINITY;
+        bool nan = false;
+        for (int64_t j = 0; j < tk; j++) {
+          double dot = 0;
+          for (int64_t e = 0; e < d; e++)
+            dot += (double)q[attn_index(sh, B, tq, tk, b, h, i, e).q] * k[attn_index(sh, B, tq, tk, b, h, j, e).k];
+          s[j] = sh->causal && j - i >= sh->off ? -INFINITY : (double)(float)dot * sh->scale;
+          nan |= isnan(s[j]);
+          if (s[j] > m) m = s[j];
+        }
+        double l = 0;
+        for (int64_t j = 0; j < tk; j++) l += m == -INFINITY ? 0 : exp(s[j] - m);
+        for (int64_t f = 0; f < dv; f++) {
+          double acc = 0;
+          for (int64_t j = 0; j < tk && m != -INFINITY; j++)
+            acc += exp(s[j] - m) * v[attn_index(sh, B, tq, tk, b, h, j, f).v];
+          const double want = nan ? NAN : tk == 0 ? 0.0 : m == -INFINITY ? NAN : acc / l;
+          const float got = o[attn_index(sh, B, tq, tk, b, h, i, f).o];
+          cr_assert(isnan(want) ? isnan(got) : fabs(got - want) <= 2e-5 + 2e-4 * fabs(want),
+                    "d %lld dv %lld B %lld tq %lld tk %lld: out[%lld, %lld, %lld, %lld] = %g, want %g", (long long)d,
+                    (long long)dv, (long long)B, (long long)tq, (long long)tk, (long long)b, (long long)h, (long long)i,
+                    (long long)f, got, want);
+        }
+      }
+  free(s);
+  if (sh->interleaved) free(qkv);
+  else free(q), free(k), free(v);
+  *out = o;
+}
+
+/* attn_block's layout at head size 64 (and 16), causal, T across several query blocks and key
+ * tiles and T = 1: the reference's values, and the same bits on 1, 2 and 3 threads (fixed
+ * summation order, whatever the split of the work). */
+Test(inductor_cpu, fused_attention_matches_the_reference_on_any_thread_count, .timeout = 120) {
+  const attn_shape shapes[2] = {{.d = 64, .dv = 64, .causal = true, .interleaved = true, .off = 1, .scale = 0.125},
+                                {.d = 16, .dv = 16, .causal = true, .interleaved = true, .off = 1, .scale = 0.25}};
+  const int64_t ts[3] = {70, 1, 33};
+  for (int c = 0; c < 2; c++) {
+    float *first[3] = {0};
+    for (int th_i = 0; th_i < 3; th_i++) {
+      static const char *const threads[3] = {"1", "2", "3"};
+      reinit(threads[th_i], NULL);
+      kl l = {0};
+      tc_kernel_list list = attention_case_list(&l, &shapes[c]);
+      tc_executable *exe = compile_ok(&list);
+      if (c == 0 && th_i == 0) {
+        const char *src = source_of(exe);
+        cr_assert(strstr(src, "static void k_causal_attention(const float *restrict in_qkv, float *restrict out_y"), "%s", src);
+        cr_assert(strstr(src, "tc_attn_block(qh, q_st, q_sd, oh, o_st, o_sd, kt, vs, kp, i0, nq,"), "%s", src);
+      }
+      for (int t = 0; t < 3; t++) {
+        float *o;
+        attention_case_run(exe, &shapes[c], 2, ts[t], ts[t], 5u + (unsigned)t, -1, &o);
+        if (th_i == 0 && t == 0) first[0] = o;
+        else if (t == 0) {
+          cr_assert_eq(memcmp(first[0], o, sizeof(float) * 2 * ATTN_H * 70 * shapes[c].dv), 0,
+                       "d %lld: %s threads differ from 1", (long long)shapes[c].d, threads[th_i]);
+          free(o);
+        } else free(o);
+      }
+      exe_free(exe);
+    }
+    free(first[0]);
+  }
+}
+
+/* Strided operands (k transposed, v every other element), head sizes that are not vector
+ * multiples, tq != tk, no mask and a shifted causal mask; the edge rows: a query that sees no
+ * key is NaN (causal_offset 0 hides key 0 from query 0), tk = 0 gives zeros, a NaN in a query
+ * makes its row NaN and no other. */
+Test(inductor_cpu, fused_attention_strides_and_edge_rows, .timeout = 120) {
+  const attn_shape shapes[3] = {{.d = 7, .dv = 10, .causal = false, .scale = 0.377964},
+                                {.d = 5, .dv = 3, .causal = true, .off = 0, .scale = 0.5},
+                                {.d = 33, .dv = 40, .causal = true, .off = 4, .scale = 0.17}};
+  static const int64_t sizes[][3] = {{2, 5, 9}, {1, 40, 37}, {2, 3, 0}, {1, 1, 70}};
+  for (int c = 0; c < 3; c++) {
+    kl l = {0};
+    tc_kernel_list list = attention_case_list(&l, &shapes[c]);
+    tc_executable *exe = compile_ok(&list);
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+      float *o;
+      attention_case_run(exe, &shapes[c], sizes[z][0], sizes[z][1], sizes[z][2], 17u + (unsigned)z,
+                         sizes[z][1] > 2 ? 2 : -1, &o);
+      free(o);
+    }
+    exe_free(exe);
+  }
+}
+
+/* cpu.attention: declared (compile scope, fused by default); unfused takes the kind out of what
+ * the plugin accepts under those options (the host then schedules the three unfused kernels). */
+Test(inductor_cpu, attention_option_declines_the_kind) {
+  const tc_option_decl *d = tck_option_decl_find(api.options, api.n_options, api.option_size, "cpu.attention");
+  cr_assert(d && d->type == TC_OPTION_ENUM && d->scope == TC_OPTION_COMPILE && !strcmp(d->default_value, "fused") &&
+            !strcmp(d->values, "fused|unfused"));
+  const tc_capabilities_ext *caps = (const tc_capabilities_ext *)tc_ext_find(api.extensions, TC_EXT_CAPABILITIES);
+  cr_assert(caps && caps->base.struct_size >= TC_STRUCT_SIZE(tc_capabilities_ext, kernel_kinds_under) &&
+            caps->kernel_kinds_under);
+  const uint32_t attn = 1u << TC_KERNEL_ATTENTION;
+  cr_assert(caps->kernel_kinds & attn);
+  tc_option opt = {.struct_size = sizeof opt, .name = "cpu.attention", .value = "fused", .set = true};
+  cr_assert(caps->kernel_kinds_under(&opt, 1, sizeof opt) & attn);
+  cr_assert(caps->kernel_kinds_under(NULL, 0, sizeof opt) & attn, "fused is the default");
+  opt.value = "unfused";
+  const uint32_t under = caps->kernel_kinds_under(&opt, 1, sizeof opt);
+  cr_assert(!(under & attn) && (under & (1u << TC_KERNEL_MATMUL)) && (under & (1u << TC_KERNEL_LOOP)));
+}

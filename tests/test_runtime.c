@@ -85,6 +85,10 @@ Test(runtime, bad_option_values_name_key_backend_and_valid_keys) {
   cr_assert_null(tc_compile(TC_FN(exp_plus_x), 1, &o));
   assert_contains(tc_last_error(), "cpu.blas=mkl");
   assert_contains(tc_last_error(), "auto|generated|openblas");
+  o.options = "cpu.attention=maybe";
+  cr_assert_null(tc_compile(TC_FN(exp_plus_x), 1, &o));
+  assert_contains(tc_last_error(), "cpu.attention=maybe");
+  assert_contains(tc_last_error(), "fused|unfused");
   o.options = "cpu.thread=2";
   cr_assert_null(tc_compile(TC_FN(exp_plus_x), 1, &o));
   assert_contains(tc_last_error(), "option 'cpu.thread': backend 'inductor-cpu' has no such option");

@@ -470,12 +470,16 @@ static tc_tensor *ref_keep(tc_tensor *t) {
 
 static void e2e_init(void) { setenv("TC_CACHE_DIR", "/tmp/tc-test-schedule-cache", 1); }
 
-static tc_compiled *compile_icpu(tc_model_fn fn, int n, const char *name, int dynamic) {
+static tc_compiled *compile_icpu_with(tc_model_fn fn, int n, const char *name, int dynamic, const char *options) {
   tc_compile_options o = {.struct_size = sizeof o, .backend = "inductor-cpu", .name = name, .fullgraph = true,
-                          .dynamic = dynamic, .options = "cpu.threads=2"};
+                          .dynamic = dynamic, .options = options};
   tc_compiled *c = tc_compile(fn, n, &o);
   cr_assert_not_null(c, "%s", tc_last_error());
   return c;
+}
+
+static tc_compiled *compile_icpu(tc_model_fn fn, int n, const char *name, int dynamic) {
+  return compile_icpu_with(fn, n, name, dynamic, "cpu.threads=2");
 }
 
 static int kernels_of(const tc_compiled *c) {
@@ -609,21 +613,27 @@ static tc_tensor *m_mha(tc_tensor *qkv) {
   return y;
 }
 
+/* Unfused (cpu.attention=unfused: the views are the matmuls' operands) and fused (the attention
+ * kernel's strides). */
 Test(schedule_e2e, attention_heads_read_in_place, .init = e2e_init) {
   tc_tensor *qkv = seq(3, (int64_t[]){2, 9, 48}, 1, 4);
-  tc_compiled *c = compile_icpu(TC_FN(m_mha), 1, "mha", TC_DYNAMIC_AUTO);
-  tc_tensor *got = tc_call(c, &qkv), *want = REF(m_mha(qkv));
-  assert_close(got, want, 1e-4);
-  cr_assert_eq(kernels_of(c), 3, "q, k, v and the merged heads are strided views, not copies");
-  tc_release(got);
-  tc_release(want);
-  tc_compiled_free(c);
+  static const char *const options[2] = {"cpu.threads=2,cpu.attention=unfused", "cpu.threads=2"};
+  for (int f = 0; f < 2; f++) {
+    tc_compiled *c = compile_icpu_with(TC_FN(m_mha), 1, "mha", TC_DYNAMIC_AUTO, options[f]);
+    tc_tensor *got = tc_call(c, &qkv), *want = REF(m_mha(qkv));
+    assert_close(got, want, 1e-4);
+    cr_assert_eq(kernels_of(c), f == 0 ? 3 : 1, "%s: q, k, v and the merged heads are strided views, not copies",
+                 options[f]);
+    tc_release(got);
+    tc_release(want);
+    tc_compiled_free(c);
+  }
   tc_release(qkv);
 }
 
 /* The issue's model: attn_block with B 2 (the test size has B 1, where (B, heads) folds into
- * one level) is 9 kernels: layer norms 2, matmuls 5, softmax 1, and no copies of q, k, v or of
- * the merged heads (13 kernels when those are materialized). */
+ * one level) is 9 kernels with cpu.attention=unfused: layer norms 2, matmuls 5, softmax 1, and no
+ * copies of q, k, v or of the merged heads (13 kernels when those are materialized). */
 Test(schedule_e2e, attn_block_without_head_copies, .init = e2e_init) {
   const tc_model *m = tc_model_find("attn_block");
   cr_assert_not_null(m);
@@ -632,7 +642,7 @@ Test(schedule_e2e, attn_block_without_head_copies, .init = e2e_init) {
   tc_tensor *x2 = tc_randn(11, TC_F32, 3, (int64_t[]){2, tc_size(in[0], 1), tc_size(in[0], 2)});
   tc_release(in[0]);
   in[0] = x2;
-  tc_compiled *c = compile_icpu(m->fn, 13, "attn_block", TC_DYNAMIC_AUTO);
+  tc_compiled *c = compile_icpu_with(m->fn, 13, "attn_block", TC_DYNAMIC_AUTO, "cpu.threads=2,cpu.attention=unfused");
   tc_tensor *got = tc_call(c, in);
   tc_tensor *want = REF(((tc_tensor * (*)(tc_tensor *, tc_tensor *, tc_tensor *, tc_tensor *, tc_tensor *, tc_tensor *,
                                           tc_tensor *, tc_tensor *, tc_tensor *, tc_tensor *, tc_tensor *, tc_tensor *,

@@ -114,5 +114,9 @@ void backend_wait_check_remove(tc_backend *be, void *ctx);
  * or consuming `dtype`, and kernel kind `kind` (-1: not asked). True without the extension,
  * except for TC_KERNEL_ATTENTION, which a plugin of ABI 2.2 or newer must declare. */
 bool backend_accepts(const tc_backend *be, int32_t prim, int32_t dtype, int32_t kind);
+/* backend_accepts for kernel kind `kind`, then the plugin's answer under the compile-scope
+ * options of opts (NULL: $TC_OPTIONS) where its capabilities extension has kernel_kinds_under:
+ * an option may decline an opt-in kind (cpu.attention=unfused). */
+bool backend_accepts_kind_under(const tc_backend *be, int32_t kind, const tc_options *opts);
 
 #endif

@@ -64,7 +64,7 @@ tc_status lowered_build(tc_backend *be, const tc_graph *g, const lower_options *
     tc_schedule *plan = NULL;
     /* Index checks (ABI 2.3): an older plugin would not know TC_KOP_INDEX_CHECK. */
     const sched_options so = {.matmul_batch2 = true,
-                              .attention = backend_accepts(be, -1, -1, TC_KERNEL_ATTENTION),
+                              .attention = backend_accepts_kind_under(be, TC_KERNEL_ATTENTION, lo->options),
                               .index_check = be->api->abi_minor >= 3};
     TC_RETURN_IF_ERROR(schedule_build_opts(g, &so, &plan));
     tc_status s = lower_kernels_bind(be, plan, lo, out, stats);

@@ -89,7 +89,7 @@ static tc_error *de_executable_info(tc_executable_info_args *a) {
 
 /* Every prim the interpreter runs, every dtype but the reserved ones; no kernels. */
 static const tc_capabilities_ext de_caps = {{sizeof(tc_capabilities_ext), TC_EXT_CAPABILITIES, NULL},
-                                            DE_ALL, 2, tck_prims_all, 0};
+                                            DE_ALL, 2, tck_prims_all, 0, NULL};
 
 TC_PLUGIN_EXPORT tc_error *tc_plugin_query(tc_query_args *args) {
   static const tc_plugin_api api = {

@@ -28,6 +28,12 @@ static bool unit_uses_gemm(const tc_kernel_list *list, const icpu_unit_opts *o) 
   return false;
 }
 
+static bool unit_uses_attention(const tc_kernel_list *list) {
+  for (int32_t i = 0; i < list->n_kernels; i++)
+    if (tck_list_kernel(list, i)->kind == TC_KERNEL_ATTENTION) return true;
+  return false;
+}
+
 /* "k_" + the kernel's name as an identifier, made unique within the unit. */
 static void kernel_c_name(const tc_kernel_list *list, int32_t i, char (*names)[96]) {
   tck_c_ident("k_", tck_list_kernel(list, i)->name, i, names[i], 96);
@@ -74,7 +80,7 @@ tc_status codegen_unit(const tc_kernel_list *list, const icpu_unit_opts *o, char
     bool rows[64];
     stream = k->kind == TC_KERNEL_LOOP && k->n_buffers <= 64 && kgen_row_buffers(list, k, rows);
   }
-  prelude_emit(&s, blas, stream, unit_uses_gemm(list, o));
+  prelude_emit(&s, blas, stream, unit_uses_gemm(list, o), unit_uses_attention(list));
   tck_exprs exprs;
   if (!tck_exprs_init(&exprs, list->exprs, list->expr_size, list->n_exprs, &tck_syntax_c /* x<id>, s<k>, the prelude's tc_floordiv ... */)) {
     tck_str_free(&s);
@@ -93,6 +99,7 @@ tc_status codegen_unit(const tc_kernel_list *list, const icpu_unit_opts *o, char
     if (k->kind == TC_KERNEL_LOOP) st = codegen_loop(&fn, &g, kerr, sizeof kerr);
     else if (k->kind == TC_KERNEL_MATMUL && generated(o, k)) st = codegen_gemm(&fn, &g, kerr, sizeof kerr);
     else if (k->kind == TC_KERNEL_MATMUL) st = codegen_matmul(&fn, &g, kerr, sizeof kerr);
+    else if (k->kind == TC_KERNEL_ATTENTION) st = codegen_attention(&fn, &g, kerr, sizeof kerr);
     else { snprintf(kerr, sizeof kerr, "unknown kernel kind %d", k->kind); st = TC_ERR_UNSUPPORTED; }
     if (st == TC_OK && fn.oom) st = TC_ERR_OUT_OF_MEMORY;
     if (st != TC_OK) {

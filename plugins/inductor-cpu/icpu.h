@@ -93,8 +93,9 @@ bool icpu_host_has_cache(const tc_host_api *h);
 /* ---------------------------------------------------------------- prelude.c */
 /* The prelude of helper functions every unit starts with (prelude/tc_cpu_prelude.h). with_stream:
  * the unit writes rows with streaming stores (tc_row_store_f32, tc_stream_fence); with_blas: it
- * calls OpenBLAS; with_gemm: it has a generated GEMM (codegen_gemm.c). */
-void prelude_emit(tck_str *s, bool with_blas, bool with_stream, bool with_gemm);
+ * calls OpenBLAS; with_gemm: it has a generated GEMM (codegen_gemm.c); with_attention: a fused
+ * attention kernel (codegen_attention.c). */
+void prelude_emit(tck_str *s, bool with_blas, bool with_stream, bool with_gemm, bool with_attention);
 
 /* ---------------------------------------------------------------- codegen_loop.c / _matmul.c */
 typedef struct icpu_kgen {
@@ -144,6 +145,12 @@ bool gemm_takes(const tc_kernel_desc *k);
 /* An f32 matmul kernel as blocked loops around the prelude's micro-kernel, its epilogue run on
  * each tile as the tile leaves the micro-kernel. */
 tc_status codegen_gemm(tck_str *s, icpu_kgen *g, char *err, size_t err_cap);
+
+/* ---------------------------------------------------------------- codegen_attention.c */
+/* A TC_KERNEL_ATTENTION kernel as fused attention: per head and run of query blocks, the keys
+ * packed once, then blocks of queries over key tiles with an online softmax (the prelude's
+ * attention section); the scores never reach memory. */
+tc_status codegen_attention(tck_str *s, icpu_kgen *g, char *err, size_t err_cap);
 
 /* ---------------------------------------------------------------- gemm_choice.c */
 /* cpu.blas: who multiplies f32 matrices. */

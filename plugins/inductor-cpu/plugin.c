@@ -30,6 +30,11 @@ static const tc_option_decl icpu_options[] = {
      .meaning = "a compile that misses the disk cache: tiered runs the first calls on a fast build (-O3 without the "
                 "costly register passes, in parts at once) and swaps in the -O3 build made in the background (GCC; "
                 "else full); full builds -O3 before the first call; fast builds the fast one only, never cached"},
+    {.struct_size = sizeof(tc_option_decl), .name = "cpu.attention", .type = TC_OPTION_ENUM, .scope = TC_OPTION_COMPILE,
+     .default_value = "fused", .values = "fused|unfused",
+     .meaning = "softmax(mask(q.kT*scale)).v: fused, one kernel whose scores never reach memory (online softmax over "
+                "key tiles); unfused declines the kernel kind, so the scheduler makes its three kernels (q.kT, the "
+                "masked softmax writing the T x T scores, p.v)"},
 };
 
 /* The compiler: the option's value, else $CC, else "cc" (probe sees no options: opt NULL). */
@@ -280,12 +285,22 @@ static tc_error *icpu_executable_info(tc_executable_info_args *args) {
 
 /* ---------------------------------------------------------------- the table */
 
+#define ICPU_KINDS ((1u << TC_KERNEL_LOOP) | (1u << TC_KERNEL_MATMUL) | (1u << TC_KERNEL_ATTENTION))
+
+/* cpu.attention=unfused declines fused attention (a host that predates kernel_kinds_under hands
+ * it over anyway, and gets it fused). */
+static uint32_t icpu_kernel_kinds_under(const tc_option *options, int32_t n_options, size_t option_size) {
+  const char *v = tck_option_get(options, n_options, option_size, "cpu.attention");
+  return v && !strcmp(v, "unfused") ? ICPU_KINDS & ~(1u << TC_KERNEL_ATTENTION) : ICPU_KINDS;
+}
+
 static const tc_capabilities_ext icpu_capabilities = {
     .base = {.struct_size = sizeof(tc_capabilities_ext), .type = TC_EXT_CAPABILITIES, .next = NULL},
     .dtypes = (1u << TC_F32) | (1u << TC_F64) | (1u << TC_I32) | (1u << TC_I64) | (1u << TC_BOOL),
     .n_prim_words = 2,
     .prims = tck_prims_all,
-    .kernel_kinds = (1u << TC_KERNEL_LOOP) | (1u << TC_KERNEL_MATMUL)};
+    .kernel_kinds = ICPU_KINDS,
+    .kernel_kinds_under = icpu_kernel_kinds_under};
 
 static const tc_plugin_api icpu_table = {
     .struct_size = sizeof(tc_plugin_api),
@@ -294,7 +309,7 @@ static const tc_plugin_api icpu_table = {
     .name = "inductor-cpu",
     .version = ICPU_VERSION,
     .description = "fused kernels as OpenMP C, compiled by the system C compiler; f32 matmuls as a generated GEMM "
-                   "with fused epilogues (cpu.blas), f64 through OpenBLAS",
+                   "with fused epilogues (cpu.blas), f64 through OpenBLAS; attention as one fused kernel (cpu.attention)",
     .handoff = TC_HANDOFF_KERNELS,
     .memory = TC_MEMORY_HOST,
     .flags = 0,

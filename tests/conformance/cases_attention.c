@@ -1,7 +1,7 @@
 /* cases_attention.c — scaled dot-product attention written with tc ops, as models write it
  * (softmax(masked_fill(q.kT * scale, mask, -inf)).v), against a double-precision reference.
- * A backend that takes TC_KERNEL_ATTENTION (inductor-cuda) runs these as one flash-attention
- * kernel; the others run the unfused kernels: every backend must give the same values,
+ * A backend that takes TC_KERNEL_ATTENTION runs these as one fused kernel (inductor-cuda's flash
+ * attention, inductor-cpu's codegen_attention.c); the others run the unfused kernels: every backend must give the same values,
  * including NaN for a query whose keys are all masked. The shapes cross the flash kernel's
  * 64-query and 64-key tiles and use head sizes that are not multiples of 4. */
 #include <math.h>

@@ -7,7 +7,8 @@
  * section; "common" goes into every unit, followed by the kit's shared scalar helpers
  * (plugin-api/kit/prelude/tc_scalar.h, which "common" parameterizes with TC_FN and friends),
  * then "cpu"; "stream" goes into units that write rows with streaming stores, "blas" into units
- * with a matmul through OpenBLAS, "gemm" into units with a generated f32 GEMM. Everything before the first marker (this comment) and the marker lines
+ * with a matmul through OpenBLAS, "vec" (vector types and FMA) then "gemm" into units with a
+ * generated f32 GEMM, "vec" then "attention" into units with fused attention. Everything before the first marker (this comment) and the marker lines
  * themselves are left out. To check it as C, paste the two files as prelude.c does.
  *
  * Why "stream" exists: a row kernel whose output is far bigger than the caches writes each row
@@ -230,6 +231,41 @@ enum { TC_ROW_MAJOR = 101, TC_NO_TRANS = 111, TC_TRANS = 112 };
   }
 TC_GEMM(f32, float, cblas_sgemm)
 TC_GEMM(f64, double, cblas_dgemm)
+//@section vec
+
+/* The vectors of the generated GEMM and of fused attention (sections gemm, attention): GCC vector
+ * extensions rather than <immintrin.h>, whose parsing alone costs ~0.2 s a unit. */
+#if defined(__AVX512F__)
+#define TC_VL 16 /* floats per vector */
+#elif defined(__AVX2__) && defined(__FMA__)
+#define TC_VL 8
+#else
+#define TC_VL 4 /* no vector FMA: fmaf per lane, correct and slow */
+#endif
+typedef float tc_gv __attribute__((vector_size(TC_VL * 4)));
+typedef float tc_gvu __attribute__((vector_size(TC_VL * 4), aligned(4), may_alias)); /* unaligned */
+
+/* a*b + c rounded once: units compile with -ffp-contract=off, so the FMA is asked for by name. */
+#if defined(__clang__) && defined(__has_builtin)
+#if __has_builtin(__builtin_elementwise_fma)
+#define TC_GEMM_ELEMENTWISE_FMA 1 /* newer clang: its x86 FMA builtins are gone */
+#endif
+#endif
+static inline tc_gv tc_gemm_fma(tc_gv a, tc_gv b, tc_gv c) {
+#if defined(TC_GEMM_ELEMENTWISE_FMA)
+  return __builtin_elementwise_fma(a, b, c);
+#elif defined(__AVX512F__)
+  return __builtin_ia32_vfmaddps512_mask(a, b, c, (unsigned short)-1, 4 /* the current rounding */);
+#elif defined(__AVX2__) && defined(__FMA__)
+  return __builtin_ia32_vfmaddps256(a, b, c);
+#else
+  for (int l = 0; l < TC_VL; l++) c[l] = fmaf(a[l], b[l], c[l]);
+  return c;
+#endif
+}
+
+/* x in every lane: x - 0 is x for every x (-0 and NaN too), so this folds into one broadcast. */
+static inline tc_gv tc_gemm_bcast(float x) { return x - (tc_gv){0}; }
 //@section gemm
 
 /* The generated GEMM of f32 matmuls (codegen_gemm.c writes the loops around these pieces, with
@@ -247,16 +283,14 @@ TC_GEMM(f64, double, cblas_dgemm)
  * Every element of C is one chain of fused multiply-adds in the order of k from 0 (a partial sum
  * stored and reloaded is exact), so a result does not depend on the blocks, the thread count,
  * the vector width or the path that made its tile: runs are reproducible bit for bit.
- * GCC vector extensions rather than <immintrin.h>, whose parsing alone costs ~0.2 s a unit. */
-#if defined(__AVX512F__)
-#define TC_GEMM_VL 16 /* floats per vector */
+ * The vectors and their FMA come from section vec. */
+#define TC_GEMM_VL TC_VL /* floats per vector (section vec) */
+#if TC_VL == 16
 #define TC_GEMM_MR 12 /* tile rows: 12 x 2 vectors of sums, 2 of B, 1 of A: 27 of 32 registers */
-#elif defined(__AVX2__) && defined(__FMA__)
-#define TC_GEMM_VL 8
+#elif TC_VL == 8
 #define TC_GEMM_MR 6 /* 6 x 2 sums, 2 of B, 1 of A: 15 of 16 registers */
 #else
-#define TC_GEMM_VL 4 /* no vector FMA: fmaf per lane, correct and slow (cpu.blas=auto takes OpenBLAS) */
-#define TC_GEMM_MR 4
+#define TC_GEMM_MR 4 /* no vector FMA: fmaf per lane, correct and slow (cpu.blas=auto takes OpenBLAS) */
 #endif
 #define TC_GEMM_NR (2 * TC_GEMM_VL) /* tile columns: two vectors */
 #define TC_GEMM_KC 256              /* the longest block of K: a micro-panel of A of 12 KB */
@@ -270,30 +304,6 @@ TC_GEMM(f64, double, cblas_dgemm)
 #else
 #define TC_GEMM_ONCE __attribute__((noinline, noclone))
 #endif
-typedef float tc_gv __attribute__((vector_size(TC_GEMM_VL * 4)));
-typedef float tc_gvu __attribute__((vector_size(TC_GEMM_VL * 4), aligned(4), may_alias)); /* unaligned */
-
-/* a*b + c rounded once: units compile with -ffp-contract=off, so the FMA is asked for by name. */
-#if defined(__clang__) && defined(__has_builtin)
-#if __has_builtin(__builtin_elementwise_fma)
-#define TC_GEMM_ELEMENTWISE_FMA 1 /* newer clang: its x86 FMA builtins are gone */
-#endif
-#endif
-static inline tc_gv tc_gemm_fma(tc_gv a, tc_gv b, tc_gv c) {
-#if defined(TC_GEMM_ELEMENTWISE_FMA)
-  return __builtin_elementwise_fma(a, b, c);
-#elif defined(__AVX512F__)
-  return __builtin_ia32_vfmaddps512_mask(a, b, c, (unsigned short)-1, 4 /* the current rounding */);
-#elif defined(__AVX2__) && defined(__FMA__)
-  return __builtin_ia32_vfmaddps256(a, b, c);
-#else
-  for (int l = 0; l < TC_GEMM_VL; l++) c[l] = fmaf(a[l], b[l], c[l]);
-  return c;
-#endif
-}
-
-/* x in every lane: x - 0 is x for every x (-0 and NaN too), so this folds into one broadcast. */
-static inline tc_gv tc_gemm_bcast(float x) { return x - (tc_gv){0}; }
 
 /* The work items of a matmul: batch entries x row blocks x column blocks (whole tiles). Entries
  * go to threads whole when they split evenly or are plenty; else every entry is split, in rows
@@ -517,4 +527,199 @@ static TC_GEMM_ONCE void tc_gemm_tile_f32(tc_gemm_ws *g, int64_t i, int64_t j, i
   if (!to_t && !in_c)
     for (int64_t r = 0; r < mr; r++)
       for (int64_t q = 0; q < nr; q++) c[r * scm + q * scn] = t[r * TC_GEMM_NR + q];
+}
+//@section attention
+
+/* Fused attention (codegen_attention.c): O = softmax(mask(q·kᵀ·scale))·v of one head, a block of
+ * TC_ATTN_R queries at a time over tiles of TC_ATTN_BK keys, so a tile's scores live in
+ * registers and L1 and never in memory. Per query: a running max m, running sums l (one per
+ * lane) and the output row acc, rescaled by exp(m_old - m_new) when the max grows (the online
+ * softmax). Every sum is a chain in a fixed order (q·k over e from 0, p·v over keys from 0, l
+ * lane by lane over tiles, then its lanes in order), and blocks start at multiples of
+ * TC_ATTN_R, so a result depends on neither the thread count nor how work is split: runs
+ * agree bit for bit. A key tile wholly masked for a block is not visited; one masked for some
+ * of a query's keys weighs them exactly 0 (and a tile masked for all of a query's keys leaves
+ * its state as it was: alpha 1, p 0). */
+#if TC_VL == 16
+#define TC_ATTN_R 12 /* queries a block: 12 x 2 vectors of sums + 2 of k (or v) + 1 broadcast: 27 of 32 registers */
+#elif TC_VL == 8
+#define TC_ATTN_R 6 /* 6 x 2 + 2 + 1: 15 of 16 registers */
+#else
+#define TC_ATTN_R 4
+#endif
+#define TC_ATTN_BK (2 * TC_VL) /* keys a tile: two vectors */
+#define TC_ATTN_MAX_D 256      /* head sizes the descriptor allows (q·k and v) */
+#define TC_ATTN_INLINE static inline __attribute__((always_inline))
+/* One out-of-line copy of the block: inlined with the head sizes as constants it ran no faster
+ * (the same bits) and cost 0.1 s more of cc -O3; the loops over a block's queries that are not
+ * the register-blocked products stay rolled for the same reason. */
+#if defined(__clang__)
+#define TC_ATTN_ONCE static __attribute__((noinline))
+#else
+#define TC_ATTN_ONCE static __attribute__((noinline, noclone))
+#endif
+
+typedef int32_t tc_gvi __attribute__((vector_size(TC_VL * 4)));
+
+/* lanes of a where keep is set (-1), else lanes of b: C has no ?: on vectors */
+TC_ATTN_INLINE tc_gv tc_attn_select(tc_gvi keep, tc_gv a, tc_gv b) {
+  return (tc_gv)(((tc_gvi)a & keep) | ((tc_gvi)b & ~keep));
+}
+
+/* The max keys of the lanes of x (tc_maxkey_f32: ordered like the floats, NaN the largest), and
+ * the lanewise max of keys: a max over vectors without a branch per lane. */
+TC_ATTN_INLINE tc_gvi tc_attn_key(tc_gv x) {
+  const tc_gvi b = (tc_gvi)x, nan = x != x;
+  return ((b ^ ((b >> 31) & INT32_MAX)) & ~nan) | (((tc_gvi){0} + INT32_MAX) & nan);
+}
+TC_ATTN_INLINE tc_gvi tc_attn_imax(tc_gvi a, tc_gvi b) {
+  const tc_gvi gt = a > b;
+  return (a & gt) | (b & ~gt);
+}
+
+/* How many keys query i sees: those before tk, and under a causal mask those with j - i < off. */
+TC_ATTN_INLINE int64_t tc_attn_keys(int64_t i, int64_t tk, int causal, int64_t off) {
+  if (!causal) return tk;
+  const int64_t lim = i + off;
+  return lim < 0 ? 0 : lim < tk ? lim : tk;
+}
+
+/* Work items: a head and a run of its query blocks. Heads go whole while they are plenty (four
+ * per thread); else each head is cut into runs so every thread has several. */
+static inline int64_t tc_attn_runs(int64_t heads, int64_t blocks, int threads) {
+  if (threads <= 1 || heads <= 0 || heads >= 4 * (int64_t)threads) return 1;
+  const int64_t want = (4 * (int64_t)threads + heads - 1) / heads;
+  return want < blocks ? want : blocks > 1 ? blocks : 1;
+}
+
+/* A thread's packed keys and values of one head, grown as needed, freed with its region. */
+typedef struct tc_attn_ws {
+  float *buf;
+  size_t cap; /* floats */
+} tc_attn_ws;
+static inline float *tc_attn_ws_get(tc_attn_ws *w, size_t floats) {
+  if (floats > w->cap) {
+    free(w->buf);
+    w->buf = (float *)aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64);
+    w->cap = w->buf ? floats : 0;
+  }
+  return w->buf;
+}
+
+/* Keys [0, n) of a head (element (j, e) at k[j*kst + e*ksd]) transposed into kt (d rows of kp
+ * floats: a tile's keys are two vectors of a row), values (v[j*vst + f*vsd]) into vs (kp rows of
+ * dvp floats); zeros past n and past dv. */
+TC_ATTN_INLINE void tc_attn_pack(float *restrict kt, float *restrict vs, const float *k, int64_t kst, int64_t ksd,
+                                 const float *v, int64_t vst, int64_t vsd, int64_t n, int64_t kp, int d, int dv, int dvp) {
+  for (int64_t j0 = 0; j0 < n; j0 += 16) { /* 16 keys at a time, so their rows stay in L1 */
+    const int64_t j1 = j0 + 16 < n ? j0 + 16 : n;
+    for (int e = 0; e < d; e++)
+      for (int64_t j = j0; j < j1; j++) kt[(size_t)e * (size_t)kp + j] = k[j * kst + e * ksd];
+  }
+  for (int e = 0; e < d; e++)
+    for (int64_t j = n; j < kp; j++) kt[(size_t)e * (size_t)kp + j] = 0.0f;
+  for (int64_t j = 0; j < n; j++) {
+    float *row = vs + (size_t)j * (size_t)dvp;
+    for (int f = 0; f < dv; f++) row[f] = v[j * vst + f * vsd];
+    for (int f = dv; f < dvp; f++) row[f] = 0.0f;
+  }
+  for (int64_t j = n; j < kp; j++)
+    for (int f = 0; f < dvp; f++) vs[(size_t)j * (size_t)dvp + f] = 0.0f;
+}
+
+/* Queries [i0, i0 + nq) of a head (nq <= TC_ATTN_R; element (i, e) at q[i*qst + e*qsd]) against
+ * keys [0, kend) of the packed kt and vs, into o (o[i*ost + f*osd]). PyTorch's results: a query
+ * that sees no key is NaN when tk > 0 (softmax of all -inf), 0 when tk = 0 (an empty sum); NaN
+ * in a score reaches its query's max, sums and output. */
+TC_ATTN_ONCE void tc_attn_block(const float *q, int64_t qst, int64_t qsd, float *o, int64_t ost, int64_t osd,
+                                  const float *restrict kt, const float *restrict vs, int64_t kp, int64_t i0, int nq,
+                                  int64_t kend, int64_t tk, int causal, int64_t off, float scale, int d, int dv,
+                                  int dvp) {
+  enum { R = TC_ATTN_R, BK = TC_ATTN_BK, VL = TC_VL };
+  float qb[R * TC_ATTN_MAX_D] __attribute__((aligned(64)));   /* the block's queries, zeros past nq */
+  float acc[R * TC_ATTN_MAX_D] __attribute__((aligned(64)));  /* its output rows, dvp floats each */
+  float p[R][BK] __attribute__((aligned(64)));                /* a tile's scores, then weights */
+  float m[R], alpha[R];
+  tc_gv l[R];
+  tc_gvi iota;
+  for (int t = 0; t < VL; t++) iota[t] = t;
+#pragma GCC unroll 1
+  for (int r = 0; r < R; r++) {
+    for (int e = 0; e < d; e++) qb[r * d + e] = r < nq ? q[(i0 + r) * qst + e * qsd] : 0.0f;
+    for (int f = 0; f < dvp; f++) acc[r * dvp + f] = 0.0f;
+    m[r] = -INFINITY;
+    l[r] = (tc_gv){0};
+  }
+  for (int64_t k0 = 0; k0 < kend; k0 += BK) {
+    /* scores: R queries x BK keys, each a chain of FMAs over e */
+    tc_gv s[R][2];
+    for (int r = 0; r < R; r++) s[r][0] = s[r][1] = (tc_gv){0};
+    for (int e = 0; e < d; e++) {
+      const tc_gv k0v = *(const tc_gv *)(kt + (size_t)e * (size_t)kp + k0);
+      const tc_gv k1v = *(const tc_gv *)(kt + (size_t)e * (size_t)kp + k0 + VL);
+      for (int r = 0; r < R; r++) {
+        const tc_gv qv = tc_gemm_bcast(qb[r * d + e]);
+        s[r][0] = tc_gemm_fma(qv, k0v, s[r][0]);
+        s[r][1] = tc_gemm_fma(qv, k1v, s[r][1]);
+      }
+    }
+    /* scale and mask (-inf), the new max, weights exp(s - max), the sums */
+    const tc_gv ninf = tc_gemm_bcast(-INFINITY), vscale = tc_gemm_bcast(scale);
+#pragma GCC unroll 1
+    for (int r = 0; r < R; r++) {
+      const int64_t lim = tc_attn_keys(i0 + r, tk, causal, off) - k0; /* keys of the tile it sees */
+      tc_gvi km = (tc_gvi){0} + INT32_MIN; /* the tile's max as integer keys (NaN wins) */
+      for (int h = 0; h < 2; h++) {
+        const int64_t rel = lim - h * VL;
+        const tc_gvi keep = iota < (tc_gvi){0} + (int32_t)(rel < 0 ? 0 : rel > VL ? VL : rel);
+        const tc_gv sc = tc_attn_select(keep, s[r][h] * vscale, ninf);
+        *(tc_gv *)&p[r][h * VL] = sc;
+        km = tc_attn_imax(km, tc_attn_key(sc));
+      }
+      int32_t kt_max = km[0]; /* across the lanes: integer compares, exact in any order */
+      for (int t = 1; t < VL; t++) kt_max = km[t] > kt_max ? km[t] : kt_max;
+      const float mt = tc_unkey_f32(kt_max);
+      const float mn = tc_max_f32(m[r], mt);
+      if (mn == -INFINITY) { /* every key so far masked: nothing weighs, nothing to rescale */
+        alpha[r] = 1.0f;
+        for (int j = 0; j < BK; j++) p[r][j] = 0.0f;
+        continue;
+      }
+      alpha[r] = tc_exp_f32(m[r] - mn);
+      m[r] = mn;
+#pragma omp simd
+      for (int j = 0; j < BK; j++) p[r][j] = tc_exp_f32(p[r][j] - mn);
+      l[r] = l[r] * tc_gemm_bcast(alpha[r]) + (*(const tc_gv *)&p[r][0] + *(const tc_gv *)&p[r][VL]);
+    }
+    /* acc = acc * alpha + p·v over the tile's keys below kend, two vectors of dvp at a time */
+    const int nk = kend - k0 < BK ? (int)(kend - k0) : BK;
+    for (int f0 = 0; f0 < dvp; f0 += 2 * VL) {
+      tc_gv a[R][2];
+      for (int r = 0; r < R; r++) {
+        const tc_gv al = tc_gemm_bcast(alpha[r]);
+        a[r][0] = *(const tc_gv *)(acc + r * dvp + f0) * al;
+        a[r][1] = *(const tc_gv *)(acc + r * dvp + f0 + VL) * al;
+      }
+      for (int j = 0; j < nk; j++) {
+        const tc_gv v0 = *(const tc_gv *)(vs + (size_t)(k0 + j) * (size_t)dvp + f0);
+        const tc_gv v1 = *(const tc_gv *)(vs + (size_t)(k0 + j) * (size_t)dvp + f0 + VL);
+        for (int r = 0; r < R; r++) {
+          const tc_gv pv = tc_gemm_bcast(p[r][j]);
+          a[r][0] = tc_gemm_fma(pv, v0, a[r][0]);
+          a[r][1] = tc_gemm_fma(pv, v1, a[r][1]);
+        }
+      }
+      for (int r = 0; r < R; r++) {
+        *(tc_gv *)(acc + r * dvp + f0) = a[r][0];
+        *(tc_gv *)(acc + r * dvp + f0 + VL) = a[r][1];
+      }
+    }
+  }
+#pragma GCC unroll 1
+  for (int r = 0; r < nq; r++) {
+    float sum = l[r][0];
+    for (int t = 1; t < VL; t++) sum += l[r][t];
+    const float none = tk > 0 ? NAN : 0.0f; /* no key seen: all masked, or none at all */
+    for (int f = 0; f < dv; f++) o[(i0 + r) * ost + f * osd] = m[r] == -INFINITY ? none : acc[r * dvp + f] / sum;
+  }
 }
