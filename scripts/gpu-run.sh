@@ -44,7 +44,9 @@ if [ -n "${TC_GPU_QUICK:-}" ]; then
   [ -n "${TC_GPU_MODELS:-}" ] && bench_models="--models $TC_GPU_MODELS --no-eager" && torch_args=(--models "$TC_GPU_MODELS")
 fi
 # TC_GPU_T_CONF=S: the conformance time limit per backend and mode; TC_GPU_NO_BENCH=1 and
-# TC_GPU_NO_TORCH=1 skip the bench and PyTorch (a correctness-only call).
+# TC_GPU_NO_TORCH=1 skip the bench and PyTorch (a correctness-only call); TC_GPU_NO_RO_CONF,
+# TC_GPU_NO_GEMM_CONF, TC_GPU_NO_GEMM_CMP, TC_GPU_NO_DYN and TC_GPU_NO_AB skip parts of the
+# inductor-cuda section below (to fit a call in the device time left).
 t_conf=${TC_GPU_T_CONF:-$t_conf}
 for b in $gpu_backends; do
   # A second process must take every kernel from the disk cache (shaderc / nvrtc skipped).
@@ -90,19 +92,22 @@ if [ -z "${TC_GPU_NO_MODES:-}" ] && [[ " $gpu_backends " == *" inductor-cuda "* 
     grep -v '^ok ' /tmp/conf_gemm.txt | tail -8
     { echo "=== conformance inductor-cuda cuda.gemm=generated"; cat /tmp/conf_gemm.txt; } >>"$LOG"
   fi
-  echo "=== the generated GEMM against cuBLASLt (tc run, median; the profile: each kernel's device time)"
-  for m in attn_block mlp; do
-    for g in cublaslt generated; do
-      TC_OPTIONS=cuda.gemm=$g timeout 90 $B/bin/tc run $m --backend inductor-cuda --size gpu --iters 100 2>&1 |
-        grep -E "^(median|figure|checksum)" | sed "s/^/$m cuda.gemm=$g: /" | tee -a "$LOG"
+  if [ -z "${TC_GPU_NO_GEMM_CMP:-}" ]; then # TC_GPU_NO_GEMM_CMP=1 skips it (a short call)
+    echo "=== the generated GEMM against cuBLASLt (tc run, median; the profile: each kernel's device time)"
+    for m in attn_block mlp; do
+      for g in cublaslt generated; do
+        TC_OPTIONS=cuda.gemm=$g timeout 90 $B/bin/tc run $m --backend inductor-cuda --size gpu --iters 100 2>&1 |
+          grep -E "^(median|figure|checksum)" | sed "s/^/$m cuda.gemm=$g: /" | tee -a "$LOG"
+      done
+      TC_LOGS=profile TC_OPTIONS=cuda.gemm=generated timeout 90 $B/bin/tc run $m --backend inductor-cuda --size gpu \
+        --iters 30 2>&1 | grep -E "profile" >>"$LOG"
     done
-    TC_LOGS=profile TC_OPTIONS=cuda.gemm=generated timeout 90 $B/bin/tc run $m --backend inductor-cuda --size gpu --iters 30 \
-      2>&1 | grep -E "profile" >>"$LOG"
-  done
+  fi
   echo "=== bench inductor-cuda tiny_mlp_b1 --mode reduce-overhead, dyn_attn --dynamic on"
   timeout 120 $B/bin/tc bench --backend inductor-cuda --size gpu --models tiny_mlp_b1 --no-eager --mode reduce-overhead \
     --json >"$OUT/bench_cuda_ro.json" 2>/tmp/bench_ro.log
-  timeout 150 $B/bin/tc bench --backend inductor-cuda --size gpu --models dyn_attn --no-eager --dynamic on \
+  # TC_GPU_NO_DYN=1 skips dyn_attn (about 100 s)
+  [ -z "${TC_GPU_NO_DYN:-}" ] && timeout 150 $B/bin/tc bench --backend inductor-cuda --size gpu --models dyn_attn --no-eager --dynamic on \
     --json >"$OUT/bench_cuda_dyn.json" 2>/tmp/bench_dyn.log
   python3 - "$OUT" <<'PY'
 import json, sys
@@ -130,7 +135,7 @@ PY
     TC_OPTIONS=$opts TC_LOGS=init TC_CACHE_DIR=/tmp/tc-cache-first timeout 60 $B/bin/tc run attn_block --backend inductor-cuda \
       --size gpu --iters 3 2>&1 | grep -E "^first call|cuBLASLt|modules loaded|first launch|generated GEMM" | sed "s/^/$pass: /"
   done
-  if [[ " $gpu_backends " == *" vulkan "* ]]; then
+  if [[ " $gpu_backends " == *" vulkan "* ]] && [ -z "${TC_GPU_NO_AB:-}" ]; then # TC_GPU_NO_AB=1: neither this nor tc ab
     echo "=== attn_block first call on vulkan, new processes: cold cache, then warm"
     rm -rf /tmp/tc-cache-first-vk
     for pass in cold warm; do
@@ -138,7 +143,7 @@ PY
         grep -E "^first call|pipelines created|created at its launch|kernels, [0-9]+ from the SPIR-V cache" | sed "s/^/$pass: /"
     done
   fi
-  if [[ " $gpu_backends " == *" vulkan "* ]] || $B/bin/tc list-backends 2>/dev/null | grep -q "^vulkan .* yes"; then
+  if [ -z "${TC_GPU_NO_AB:-}" ] && { [[ " $gpu_backends " == *" vulkan "* ]] || $B/bin/tc list-backends 2>/dev/null | grep -q "^vulkan .* yes"; }; then
     echo "=== tc ab attn_block --backends vulkan,inductor-cuda"
     timeout 120 $B/bin/tc ab attn_block --backends vulkan,inductor-cuda --size test 2>&1 | tail -8
   fi

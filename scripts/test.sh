@@ -121,6 +121,8 @@ if [ -x build/bin/tc ]; then
   # vulkan's f32 emulated in f64 (what auto chooses on a driver that flushes f32 subnormals, as
   # NVIDIA's): lavapipe keeps them natively, so both paths must pass the same cases (~1.5 min)
   [[ " $backends " == *" vulkan "* ]] && conformance vulkan -o vulkan.f32_subnormals=emulate
+  # inductor-cpu's fused attention kernel (cpu.attention=fused; unfused is the default)
+  [[ " $backends " == *" inductor-cpu "* ]] && conformance inductor-cpu -o cpu.attention=fused
 fi
 
 if [ -x build/bin/tc ]; then

@@ -1177,11 +1177,11 @@ Test(inductor_cpu, fused_attention_strides_and_edge_rows, .timeout = 120) {
   }
 }
 
-/* cpu.attention: declared (compile scope, fused by default); unfused takes the kind out of what
+/* cpu.attention: declared (compile scope, unfused by default); unfused takes the kind out of what
  * the plugin accepts under those options (the host then schedules the three unfused kernels). */
 Test(inductor_cpu, attention_option_declines_the_kind) {
   const tc_option_decl *d = tck_option_decl_find(api.options, api.n_options, api.option_size, "cpu.attention");
-  cr_assert(d && d->type == TC_OPTION_ENUM && d->scope == TC_OPTION_COMPILE && !strcmp(d->default_value, "fused") &&
+  cr_assert(d && d->type == TC_OPTION_ENUM && d->scope == TC_OPTION_COMPILE && !strcmp(d->default_value, "unfused") &&
             !strcmp(d->values, "fused|unfused"));
   const tc_capabilities_ext *caps = (const tc_capabilities_ext *)tc_ext_find(api.extensions, TC_EXT_CAPABILITIES);
   cr_assert(caps && caps->base.struct_size >= TC_STRUCT_SIZE(tc_capabilities_ext, kernel_kinds_under) &&
@@ -1190,7 +1190,7 @@ Test(inductor_cpu, attention_option_declines_the_kind) {
   cr_assert(caps->kernel_kinds & attn);
   tc_option opt = {.struct_size = sizeof opt, .name = "cpu.attention", .value = "fused", .set = true};
   cr_assert(caps->kernel_kinds_under(&opt, 1, sizeof opt) & attn);
-  cr_assert(caps->kernel_kinds_under(NULL, 0, sizeof opt) & attn, "fused is the default");
+  cr_assert(!(caps->kernel_kinds_under(NULL, 0, sizeof opt) & attn), "unfused is the default");
   opt.value = "unfused";
   const uint32_t under = caps->kernel_kinds_under(&opt, 1, sizeof opt);
   cr_assert(!(under & attn) && (under & (1u << TC_KERNEL_MATMUL)) && (under & (1u << TC_KERNEL_LOOP)));

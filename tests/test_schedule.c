@@ -617,7 +617,7 @@ static tc_tensor *m_mha(tc_tensor *qkv) {
  * kernel's strides). */
 Test(schedule_e2e, attention_heads_read_in_place, .init = e2e_init) {
   tc_tensor *qkv = seq(3, (int64_t[]){2, 9, 48}, 1, 4);
-  static const char *const options[2] = {"cpu.threads=2,cpu.attention=unfused", "cpu.threads=2"};
+  static const char *const options[2] = {"cpu.threads=2,cpu.attention=unfused", "cpu.threads=2,cpu.attention=fused"};
   for (int f = 0; f < 2; f++) {
     tc_compiled *c = compile_icpu_with(TC_FN(m_mha), 1, "mha", TC_DYNAMIC_AUTO, options[f]);
     tc_tensor *got = tc_call(c, &qkv), *want = REF(m_mha(qkv));

@@ -31,10 +31,11 @@ static const tc_option_decl icpu_options[] = {
                 "costly register passes, in parts at once) and swaps in the -O3 build made in the background (GCC; "
                 "else full); full builds -O3 before the first call; fast builds the fast one only, never cached"},
     {.struct_size = sizeof(tc_option_decl), .name = "cpu.attention", .type = TC_OPTION_ENUM, .scope = TC_OPTION_COMPILE,
-     .default_value = "fused", .values = "fused|unfused",
+     .default_value = "unfused", .values = "fused|unfused",
      .meaning = "softmax(mask(q.kT*scale)).v: fused, one kernel whose scores never reach memory (online softmax over "
-                "key tiles); unfused declines the kernel kind, so the scheduler makes its three kernels (q.kT, the "
-                "masked softmax writing the T x T scores, p.v)"},
+                "key tiles); unfused (the default: on the GPU machine's Xeon, 2 threads, attn_block ran at 0.97 of its "
+                "GEMMs' OpenBLAS time unfused, 0.80 fused) declines the kernel kind, so the scheduler makes its three "
+                "kernels (q.kT, the masked softmax writing the T x T scores, p.v)"},
 };
 
 /* The compiler: the option's value, else $CC, else "cc" (probe sees no options: opt NULL). */
@@ -287,11 +288,11 @@ static tc_error *icpu_executable_info(tc_executable_info_args *args) {
 
 #define ICPU_KINDS ((1u << TC_KERNEL_LOOP) | (1u << TC_KERNEL_MATMUL) | (1u << TC_KERNEL_ATTENTION))
 
-/* cpu.attention=unfused declines fused attention (a host that predates kernel_kinds_under hands
+/* Fused attention only under cpu.attention=fused (a host that predates kernel_kinds_under hands
  * it over anyway, and gets it fused). */
 static uint32_t icpu_kernel_kinds_under(const tc_option *options, int32_t n_options, size_t option_size) {
   const char *v = tck_option_get(options, n_options, option_size, "cpu.attention");
-  return v && !strcmp(v, "unfused") ? ICPU_KINDS & ~(1u << TC_KERNEL_ATTENTION) : ICPU_KINDS;
+  return v && !strcmp(v, "fused") ? ICPU_KINDS : ICPU_KINDS & ~(1u << TC_KERNEL_ATTENTION);
 }
 
 static const tc_capabilities_ext icpu_capabilities = {

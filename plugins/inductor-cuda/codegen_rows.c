@@ -455,7 +455,10 @@ tc_status cg_rows(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, 
     pl.rt = pl.block;
     pl.R = (int)((slots + pl.block - 1) / pl.block);
   }
-  pl.regs = any_vec && pl.N > 0 && pl.N % 4 == 0 && pl.R <= ICUDA_ROW_REGS;
+  /* cuda.row_threads set by hand may keep up to 4 x ICUDA_ROW_REGS float4s a thread in registers
+   * (a row of 4096 on 32 or 64 threads: more bytes in flight per thread, fewer barriers) */
+  const bool by_hand = g->o && g->o->row_threads >= 32;
+  pl.regs = any_vec && pl.N > 0 && pl.N % 4 == 0 && pl.R <= (by_hand ? 4 * ICUDA_ROW_REGS : ICUDA_ROW_REGS);
   plan_build(g, &pl);
 
   plan->kind = ICUDA_LAUNCH_ROWS;
