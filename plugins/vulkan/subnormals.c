@@ -3,11 +3,13 @@
  * driver on the H200 flushes them in every f32 operation, comparisons included) runs its f32
  * arithmetic emulated in f64 instead (glsl/f32_bits.glsl, f32_ops.glsl; docs/architecture.md).
  *
- *   auto     emulate when the device lacks DenormPreserveFloat32 and has shaderFloat64,
- *            shaderInt64 and DenormPreserveFloat64; native otherwise. The last condition tells
- *            a driver that flushes (NVIDIA: f64 denormals kept, f32 not) from one that declares
- *            no float controls at all (lavapipe declares neither, and keeps subnormals: it is a
- *            CPU). The emulation itself never makes a subnormal double.
+ *   auto     emulate when the device lacks DenormPreserveFloat32, has shaderFloat64 and
+ *            shaderInt64, and is a GPU (or declares DenormPreserveFloat64); native otherwise.
+ *            The device type tells a driver that flushes from one that declares no float
+ *            controls at all but keeps subnormals: lavapipe declares neither preserve flag and
+ *            keeps them (it is a CPU), and so did NVIDIA's driver on the H200 (neither flag,
+ *            session 8), which flushes f32 subnormals in every operation. The emulation itself
+ *            never makes a subnormal double.
  *   emulate  always (an error on a device without shaderFloat64 and shaderInt64);
  *   native   never: f32 runs as f32, subnormals as the driver treats them. */
 #include <stdlib.h>
@@ -50,13 +52,13 @@ tc_status vk_f32_subnormals_choose(tc_plugin_ctx *ctx, const char *option, bool 
   if (c->denorm_preserve[0]) {
     *emulate = false;
     *why = "auto: the device preserves f32 subnormals (DenormPreserveFloat32)";
-  } else if (can && (c->denorm_preserve[1] || ctx->simulate_ftz)) {
+  } else if (can && (c->denorm_preserve[1] || ctx->simulate_ftz || c->type != VK_PHYSICAL_DEVICE_TYPE_CPU)) {
     *emulate = true;
-    *why = "auto: the device cannot preserve f32 subnormals but keeps f64 ones: f32 emulated in f64";
+    *why = "auto: the device cannot preserve f32 subnormals (a GPU without DenormPreserveFloat32): f32 emulated in f64";
   } else {
     *emulate = false;
     *why =
-        can ? "auto: the device declares no subnormal support for f32 or f64 (lavapipe: it keeps them anyway)"
+        can ? "auto: a CPU device that declares no subnormal support (lavapipe: it keeps them anyway)"
             : "auto: the device cannot preserve f32 subnormals and lacks shaderFloat64 / shaderInt64 to emulate them";
   }
   return TC_OK;
