@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
-# On the GPU machine: inductor-cuda's row-kernel variants (ln_gelu, softmax) and the flash
-# kernel, each kernel's device time from TC_LOGS=profile (the minimum over the calls of one
-# `tc run`, events around each launch: variants compare kernel against kernel, free of the
-# wait `tc run` makes after every call), then one tc bench of both with the default settings for
-# the ratio to the copy ceiling of the same run.
+# On the GPU machine: inductor-cuda's row-kernel variants (ln_gelu, softmax), each kernel's
+# device time from TC_LOGS=profile (the minimum over the calls of one `tc run`, events around
+# each launch: variants compare kernel against kernel, free of the wait `tc run` makes after
+# every call; GB/s from the bytes read and written). The flash kernel's variants:
+# scripts/gpu-cuda-attention.sh.
 #   TC_ROWS_VARIANTS  "name:options ..." (options as TC_OPTIONS takes them; "-" for none)
-#   TC_ATTN_VARIANTS  "q,k,t ..." flash tiles as scripts/gpu-cuda-attention.sh takes them
 set -u
 B=.dev/gpu-build
 export LD_LIBRARY_PATH=$PWD/$B/lib:${LD_LIBRARY_PATH:-}
@@ -23,15 +22,4 @@ for v in $rows; do
     gbs=$(python3 -c "print(f'{$bytes / ($us * 1e-6) / 1e9:.0f}')" 2>/dev/null || echo "?")
     echo "rows $name $m: ${us} us = ${gbs} GB/s | $line"
   done
-done
-attn=${TC_ATTN_VARIANTS:-"64,32,4 64,32,8"}
-for v in $attn; do
-  IFS=, read -r q k t <<<"$v"
-  opts="cuda.attention_queries=$q,cuda.attention_keys=$k,cuda.attention_thread_queries=$t"
-  conf=$(TC_OPTIONS=$opts timeout 120 $B/bin/tc conformance inductor-cuda --filter attention 2>&1 | tail -1)
-  run=$(TC_OPTIONS=$opts timeout 90 $B/bin/tc run attn_block --backend inductor-cuda --size gpu --iters 100 2>&1 |
-    grep -E '^median' | tr -s ' ')
-  prof=$(TC_LOGS=profile TC_OPTIONS=$opts timeout 90 $B/bin/tc run attn_block --backend inductor-cuda --size gpu --iters 30 2>&1 |
-    grep -E 'causal_attention' | sed 's/.*launches, //')
-  echo "attention $q x $k, $t a thread: $run | $prof | conformance attention: $conf"
 done

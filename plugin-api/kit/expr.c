@@ -90,6 +90,16 @@ void tck_exprs_mark_index(tck_exprs *x, const tc_index *ix) {
   if (ix->indirect >= 0) tck_exprs_mark(x, ix->indirect_stride);
 }
 
+void tck_exprs_mark_attention(tck_exprs *x, const tc_attention_desc *a) {
+  const int32_t ids[] = {a->batch2, a->batch, a->tq, a->tk, a->d, a->dv,
+                         a->q_offset, a->q_stride_batch2, a->q_stride_batch, a->q_stride_t, a->q_stride_d,
+                         a->k_offset, a->k_stride_batch2, a->k_stride_batch, a->k_stride_t, a->k_stride_d,
+                         a->v_offset, a->v_stride_batch2, a->v_stride_batch, a->v_stride_t, a->v_stride_d,
+                         a->o_offset, a->o_stride_batch2, a->o_stride_batch, a->o_stride_t, a->o_stride_d};
+  for (size_t i = 0; i < sizeof ids / sizeof *ids; i++)
+    if (ids[i] >= 0) tck_exprs_mark(x, ids[i]);
+}
+
 void tck_exprs_ref(tck_str *s, const tck_exprs *x, int32_t id) {
   if (id < 0 || id >= x->n) {
     tck_str_puts(s, "0");

@@ -36,13 +36,7 @@ tc_status codegen_attention(tck_str *s, icpu_kgen *g, char *err, size_t cap) {
     return TC_ERR_UNSUPPORTED;
   }
   const bool two = a->batch2 >= 0;
-  const int32_t ids[] = {a->batch2, a->batch, a->tq, a->tk,
-                         a->q_offset, a->q_stride_batch2, a->q_stride_batch, a->q_stride_t, a->q_stride_d,
-                         a->k_offset, a->k_stride_batch2, a->k_stride_batch, a->k_stride_t, a->k_stride_d,
-                         a->v_offset, a->v_stride_batch2, a->v_stride_batch, a->v_stride_t, a->v_stride_d,
-                         a->o_offset, a->o_stride_batch2, a->o_stride_batch, a->o_stride_t, a->o_stride_d};
-  for (size_t i = 0; i < sizeof ids / sizeof *ids; i++)
-    if (ids[i] >= 0) tck_exprs_mark(&g->exprs, ids[i]);
+  tck_exprs_mark_attention(&g->exprs, a);
   char qn[80], kn[80], vn[80], on[80];
   kgen_buf_name(g->k, a->q, qn, sizeof qn);
   kgen_buf_name(g->k, a->k, kn, sizeof kn);

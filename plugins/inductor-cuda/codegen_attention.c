@@ -45,16 +45,7 @@ static void def(tck_str *s, const icuda_gen *g, const char *name, int32_t id) {
   tck_str_puts(s, ";\n");
 }
 
-void cg_attention_mark(icuda_gen *g) {
-  const tc_attention_desc *a = g->k->attention;
-  const int32_t ids[] = {a->batch2, a->batch, a->tq, a->tk, a->d, a->dv,
-                         a->q_offset, a->q_stride_batch2, a->q_stride_batch, a->q_stride_t, a->q_stride_d,
-                         a->k_offset, a->k_stride_batch2, a->k_stride_batch, a->k_stride_t, a->k_stride_d,
-                         a->v_offset, a->v_stride_batch2, a->v_stride_batch, a->v_stride_t, a->v_stride_d,
-                         a->o_offset, a->o_stride_batch2, a->o_stride_batch, a->o_stride_t, a->o_stride_d};
-  for (size_t i = 0; i < sizeof ids / sizeof *ids; i++)
-    if (ids[i] >= 0) tck_exprs_mark(&g->x, ids[i]);
-}
+void cg_attention_mark(icuda_gen *g) { tck_exprs_mark_attention(&g->x, g->k->attention); }
 
 tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, size_t cap) {
   const tc_attention_desc *a = g->k->attention;
