@@ -37,10 +37,10 @@ d = sys.argv[1]
 def load(f):
     try: return json.load(open(f"{d}/{f}"))
     except Exception as e: print(f, "unreadable:", e); return {}
-tc, gen, unf, pt = load("cpu_tc.json"), load("cpu_tc_generated.json"), load("cpu_tc_fused.json"), load("cpu_torch.json")
+tc, gen, fus, pt = load("cpu_tc.json"), load("cpu_tc_generated.json"), load("cpu_tc_fused.json"), load("cpu_torch.json")
 torch = {m.get("name"): m for m in pt.get("models", [])} if isinstance(pt, dict) else {}
 print(f"{'workload':12} {'setting':10} {'tc ms':>8} {'ratio':>6} {'to':12} {'peak':>6} {'torch eager ms':>15} {'torch.compile ms':>17} {'tc/compile':>10}")
-for label, run in (("default", tc), ("generated", gen), ("fused", unf)):
+for label, run in (("default", tc), ("generated", gen), ("fused", fus)):
     for m in run.get("models", []):
         c, p = m.get("ceiling") or {}, m.get("peak") or {}
         t = torch.get(m["name"], {})
