@@ -90,6 +90,18 @@ void tck_exprs_mark_index(tck_exprs *x, const tc_index *ix) {
   if (ix->indirect >= 0) tck_exprs_mark(x, ix->indirect_stride);
 }
 
+void tck_exprs_mark_matmul(tck_exprs *x, const tc_matmul_desc *mm) {
+  const bool two = TC_HAS_FIELD(mm, tc_matmul_desc, c_stride_batch2) && mm->batch_levels == 2;
+  const int32_t ids[] = {mm->batch, mm->m, mm->n, mm->k,
+                         mm->a_offset, mm->a_stride_batch, mm->a_stride_m, mm->a_stride_k,
+                         mm->b_offset, mm->b_stride_batch, mm->b_stride_k, mm->b_stride_n,
+                         mm->c_offset, mm->c_stride_batch, mm->c_stride_m, mm->c_stride_n,
+                         two ? mm->batch2 : -1, two ? mm->a_stride_batch2 : -1, two ? mm->b_stride_batch2 : -1,
+                         two ? mm->c_stride_batch2 : -1};
+  for (size_t i = 0; i < sizeof ids / sizeof *ids; i++)
+    if (ids[i] >= 0) tck_exprs_mark(x, ids[i]);
+}
+
 void tck_exprs_mark_attention(tck_exprs *x, const tc_attention_desc *a) {
   const int32_t ids[] = {a->batch2, a->batch, a->tq, a->tk, a->d, a->dv,
                          a->q_offset, a->q_stride_batch2, a->q_stride_batch, a->q_stride_t, a->q_stride_d,

@@ -156,6 +156,9 @@ void tck_exprs_free(tck_exprs *x);
 void tck_exprs_mark(tck_exprs *x, int32_t id);
 /* Marks every expr an index refers to. */
 void tck_exprs_mark_index(tck_exprs *x, const tc_index *ix);
+/* Marks every expr a matmul descriptor refers to: extents, offsets, strides (the second batch
+ * level's where the host filled it and it is in use). */
+void tck_exprs_mark_matmul(tck_exprs *x, const tc_matmul_desc *mm);
 /* Marks every expr an attention descriptor refers to: extents, head sizes, offsets, strides. */
 void tck_exprs_mark_attention(tck_exprs *x, const tc_attention_desc *a);
 /* Declares one local per used non-leaf expr, children first ("const int64_t x7 = x3*s0;"). */

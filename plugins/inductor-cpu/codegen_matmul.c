@@ -44,14 +44,7 @@ tc_status codegen_matmul(tck_str *s, icpu_kgen *g, char *err, size_t cap) {
   }
   /* Two batch levels (b2, b) when the host filled them: an outer batch loop around the batch. */
   const bool two = TC_HAS_FIELD(mm, tc_matmul_desc, c_stride_batch2) && mm->batch_levels == 2;
-  const int32_t ids[] = {mm->batch, mm->m, mm->n, mm->k, mm->a_offset, mm->a_stride_batch, mm->a_stride_m,
-                         mm->a_stride_k, mm->b_offset, mm->b_stride_batch, mm->b_stride_k, mm->b_stride_n,
-                         mm->c_offset, mm->c_stride_batch, mm->c_stride_m, mm->c_stride_n};
-  for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) tck_exprs_mark(&g->exprs, ids[i]);
-  if (two) {
-    const int32_t ids2[] = {mm->batch2, mm->a_stride_batch2, mm->b_stride_batch2, mm->c_stride_batch2};
-    for (size_t i = 0; i < sizeof ids2 / sizeof ids2[0]; i++) tck_exprs_mark(&g->exprs, ids2[i]);
-  }
+  tck_exprs_mark_matmul(&g->exprs, mm);
   for (int32_t i = 0; i < k->n_ops; i++) {
     const tc_kop *op = tck_kernel_op(k, i);
     if (op->loop >= 0) { snprintf(err, cap, "op %d: a matmul epilogue has no inner loops", i); return TC_ERR_INVALID_ARGUMENT; }

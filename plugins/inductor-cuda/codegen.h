@@ -38,6 +38,8 @@ typedef struct icuda_gen {
    * load of a body keeps its own name while a component's ops are written */
   char (*comp_names)[24];
 } icuda_gen;
+/* "  const long long name = <expr id>;", or absent where id is -1 (a field the kernel lacks). */
+void cg_size_def(tck_str *s, const icuda_gen *g, const char *name, int32_t id, const char *absent);
 
 /* codegen_points.c */
 /* Component c's names of the float4 loads among ops [from, to) (loads[j]: op j is one): op j's

@@ -36,14 +36,6 @@ static int32_t attention_smem(int32_t bm, int32_t bn, int32_t d4, int32_t dv8) {
   return 4 * (q + 2 * (kp + v)); /* k (then p) and v double-buffered */
 }
 
-static void ref(tck_str *s, const icuda_gen *g, int32_t id) { tck_exprs_ref(s, &g->x, id); }
-
-/* "const long long name = <expr>;" */
-static void def(tck_str *s, const icuda_gen *g, const char *name, int32_t id) {
-  tck_str_printf(s, "  const long long %s = ", name);
-  ref(s, g, id);
-  tck_str_puts(s, ";\n");
-}
 
 void cg_attention_mark(icuda_gen *g) { tck_exprs_mark_attention(&g->x, g->k->attention); }
 
@@ -85,10 +77,10 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
                  "  enum { BM = %d, BN = %d, QPT = %d, KPT = BN / 8, D = %lld, D4 = %d, DV = %lld, DV8 = %d, DVT = DV8 / 8 };\n"
                  "  enum { QTROW = BM + 4, KROW = D4 + 4, PROW = BM + 4, KP = KROW > PROW ? KROW : PROW };\n",
                  bm, bn, qpt, (long long)d, d4, (long long)dv, dv8);
-  def(s, g, "tq", a->tq);
-  def(s, g, "tk", a->tk);
-  def(s, g, "heads", a->batch);
-  if (two) def(s, g, "heads2", a->batch2);
+  cg_size_def(s, g, "tq", a->tq, "0");
+  cg_size_def(s, g, "tk", a->tk, "0");
+  cg_size_def(s, g, "heads", a->batch, "0");
+  if (two) cg_size_def(s, g, "heads2", a->batch2, "0");
   else tck_str_puts(s, "  const long long heads2 = 1;\n");
   static const char *const fields[4][5] = {
       {"q_off", "q_sb2", "q_sb", "q_st", "q_sd"},
@@ -106,7 +98,7 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
         tck_str_printf(s, "  const long long %s = 0;\n", fields[t][f]);
         continue;
       }
-      def(s, g, fields[t][f], strides[t][f]);
+      cg_size_def(s, g, fields[t][f], strides[t][f], "0");
     }
   tck_str_printf(s,
                  "  const float scale = %.9gf;\n"

@@ -52,27 +52,6 @@ static int32_t gemm_tile(const icuda_gen *g) {
   return tiles >= 2.0 * sms ? GEMM_BIG : GEMM_SMALL;
 }
 
-/* "  const long long name = <expr>;", absent ids as `absent`. */
-static void def(tck_str *s, const icuda_gen *g, const char *name, int32_t id, const char *absent) {
-  tck_str_printf(s, "  const long long %s = ", name);
-  if (id < 0) tck_str_puts(s, absent);
-  else tck_exprs_ref(s, &g->x, id);
-  tck_str_puts(s, ";\n");
-}
-
-static void gemm_mark(icuda_gen *g) {
-  const tc_matmul_desc *mm = g->k->matmul;
-  const bool two = TC_HAS_FIELD(mm, tc_matmul_desc, c_stride_batch2) && mm->batch_levels == 2;
-  const int32_t ids[] = {mm->batch, mm->m, mm->n, mm->k,
-                         mm->a_offset, mm->a_stride_batch, mm->a_stride_m, mm->a_stride_k,
-                         mm->b_offset, mm->b_stride_batch, mm->b_stride_k, mm->b_stride_n,
-                         mm->c_offset, mm->c_stride_batch, mm->c_stride_m, mm->c_stride_n,
-                         two ? mm->batch2 : -1, two ? mm->a_stride_batch2 : -1, two ? mm->b_stride_batch2 : -1,
-                         two ? mm->c_stride_batch2 : -1};
-  for (size_t i = 0; i < sizeof ids / sizeof *ids; i++)
-    if (ids[i] >= 0) tck_exprs_mark(&g->x, ids[i]);
-}
-
 /* The kernel's fixed text between its sizes and its epilogue: the block's tile, the fetches ... */
 static const char gemm_tiles[] =
     "  /* a tile per block: blockIdx.x walks n fastest (neighbouring blocks share A's rows in L2),\n"
@@ -177,7 +156,7 @@ tc_status cg_gemm(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, 
   const int32_t dt = tck_kernel_buffer(k, mm->a)->dtype;
   const char *T = tck_c_dtype(dt);
   const int32_t tile = gemm_tile(g), threads = (tile / 8) * (tile / 8);
-  gemm_mark(g);
+  tck_exprs_mark_matmul(&g->x, mm);
   plan->gemm_block = threads;
   plan->gemm_tile = tile;
   tck_str_printf(s,
@@ -199,27 +178,27 @@ tc_status cg_gemm(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, 
                  (int)tile, (int)tile, (int)threads);
   tck_str_printf(s, "  const %s *__restrict__ A = %s;\n  const %s *__restrict__ B = %s;\n", T, g->bname[mm->a], T,
                  g->bname[mm->b]);
-  def(s, g, "M", mm->m, "1");
-  def(s, g, "N", mm->n, "1");
-  def(s, g, "K", mm->k, "1");
-  def(s, g, "batch", mm->batch, "1");
-  def(s, g, "batch2", two ? mm->batch2 : -1, "1");
-  def(s, g, "a_off", mm->a_offset, "0");
-  def(s, g, "a_sb2", two ? mm->a_stride_batch2 : -1, "0");
-  def(s, g, "a_sb", mm->a_stride_batch, "0");
-  def(s, g, "a_sm", mm->a_stride_m, "0");
-  def(s, g, "a_sk", mm->a_stride_k, "0");
-  def(s, g, "b_off", mm->b_offset, "0");
-  def(s, g, "b_sb2", two ? mm->b_stride_batch2 : -1, "0");
-  def(s, g, "b_sb", mm->b_stride_batch, "0");
-  def(s, g, "b_sk", mm->b_stride_k, "0");
-  def(s, g, "b_sn", mm->b_stride_n, "0");
+  cg_size_def(s, g, "M", mm->m, "1");
+  cg_size_def(s, g, "N", mm->n, "1");
+  cg_size_def(s, g, "K", mm->k, "1");
+  cg_size_def(s, g, "batch", mm->batch, "1");
+  cg_size_def(s, g, "batch2", two ? mm->batch2 : -1, "1");
+  cg_size_def(s, g, "a_off", mm->a_offset, "0");
+  cg_size_def(s, g, "a_sb2", two ? mm->a_stride_batch2 : -1, "0");
+  cg_size_def(s, g, "a_sb", mm->a_stride_batch, "0");
+  cg_size_def(s, g, "a_sm", mm->a_stride_m, "0");
+  cg_size_def(s, g, "a_sk", mm->a_stride_k, "0");
+  cg_size_def(s, g, "b_off", mm->b_offset, "0");
+  cg_size_def(s, g, "b_sb2", two ? mm->b_stride_batch2 : -1, "0");
+  cg_size_def(s, g, "b_sb", mm->b_stride_batch, "0");
+  cg_size_def(s, g, "b_sk", mm->b_stride_k, "0");
+  cg_size_def(s, g, "b_sn", mm->b_stride_n, "0");
   if (k->n_ops == 0) { /* the product is the result: stored at C's strides */
-    def(s, g, "c_off", mm->c_offset, "0");
-    def(s, g, "c_sb2", two ? mm->c_stride_batch2 : -1, "0");
-    def(s, g, "c_sb", mm->c_stride_batch, "0");
-    def(s, g, "c_sm", mm->c_stride_m, "0");
-    def(s, g, "c_sn", mm->c_stride_n, "0");
+    cg_size_def(s, g, "c_off", mm->c_offset, "0");
+    cg_size_def(s, g, "c_sb2", two ? mm->c_stride_batch2 : -1, "0");
+    cg_size_def(s, g, "c_sb", mm->c_stride_batch, "0");
+    cg_size_def(s, g, "c_sm", mm->c_stride_m, "0");
+    cg_size_def(s, g, "c_sn", mm->c_stride_n, "0");
   }
   tck_str_puts(s, gemm_tiles);
   tck_str_puts(s, gemm_loop);

@@ -136,6 +136,13 @@ void cg_prologue(tck_str *s, icuda_gen *g, int block) {
   tck_exprs_declare(s, &g->x, 1);
 }
 
+void cg_size_def(tck_str *s, const icuda_gen *g, const char *name, int32_t id, const char *absent) {
+  tck_str_printf(s, "  const long long %s = ", name);
+  if (id < 0) tck_str_puts(s, absent);
+  else tck_exprs_ref(s, &g->x, id);
+  tck_str_puts(s, ";\n");
+}
+
 void cg_decompose(tck_str *s, const icuda_gen *g, const char *lin, int depth, const char *const *vars, int32_t n_outer) {
   if (n_outer == 0) return;
   tck_str_indent(s, depth);
