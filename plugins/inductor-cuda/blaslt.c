@@ -127,10 +127,6 @@ static const char *st_name(cublasStatus_t s) {
 void icuda_mm_algos_free(icuda_mm_algo_slot *slots) { free(slots); }
 
 void icuda_blaslt_release(tc_plugin_ctx *ctx) {
-  if (ctx->lt_handle) { /* made by the preload thread (joined by now), never taken */
-    g_lt.Destroy((cublasLtHandle_t)ctx->lt_handle);
-    ctx->lt_handle = NULL;
-  }
   if (!ctx->blaslt) return;
   if (ctx->blaslt->handle) {
     cublasStatus_t s = g_lt.Destroy(ctx->blaslt->handle);
@@ -141,8 +137,8 @@ void icuda_blaslt_release(tc_plugin_ctx *ctx) {
   ctx->blaslt = NULL;
 }
 
-/* The handle and the workspace, at the first cuBLASLt matmul of the context: the preload
- * thread's handle (waiting for the thread), else one made here. */
+/* The handle and the workspace, at the first cuBLASLt matmul of the context (waiting for the
+ * preload thread's load if it is still running). */
 static tc_error *blaslt_ready(tc_plugin_ctx *ctx) {
   if (ctx->blaslt) return NULL;
   icuda_libraries_preload_join(ctx);
@@ -151,12 +147,8 @@ static tc_error *blaslt_ready(tc_plugin_ctx *ctx) {
   icuda_blaslt *b = calloc(1, sizeof *b);
   if (!b) return tck_error(ctx->host, TC_ERR_OUT_OF_MEMORY, "inductor-cuda matmul: out of memory");
   double t0 = tck_now_s();
-  const bool preloaded = ctx->lt_handle != NULL;
-  cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
-  if (preloaded) b->handle = (cublasLtHandle_t)ctx->lt_handle;
-  else s = g_lt.Create(&b->handle);
-  ctx->lt_handle = NULL;
-  double create_s = preloaded ? ctx->lt_create_seconds : tck_now_s() - t0;
+  cublasStatus_t s = g_lt.Create(&b->handle);
+  double create_s = tck_now_s() - t0;
   if (s != CUBLAS_STATUS_SUCCESS) {
     free(b);
     return tck_error(ctx->host, TC_ERR_UNAVAILABLE, "inductor-cuda matmul: cublasLtCreate failed: %s", st_name(s));
@@ -171,9 +163,8 @@ static tc_error *blaslt_ready(tc_plugin_ctx *ctx) {
   }
   ctx->blaslt = b;
   tck_log(ctx->host, TC_LOG_INFO, "init",
-          "inductor-cuda: cuBLASLt %zu (loaded in %.1f ms, handle %.1f ms%s), workspace %zu MiB", g_lt.version,
-          g_lt_load_seconds * 1e3, create_s * 1e3, preloaded ? " on the preload thread, heuristic warmed" : "",
-          ctx->workspace_bytes >> 20);
+          "inductor-cuda: cuBLASLt %zu (loaded in %.1f ms, handle %.1f ms), workspace %zu MiB", g_lt.version,
+          g_lt_load_seconds * 1e3, create_s * 1e3, ctx->workspace_bytes >> 20);
   return NULL;
 }
 
@@ -184,100 +175,35 @@ bool icuda_blaslt_ready_now(tc_plugin_ctx *ctx) {
   /* no thread to wait for (it did not start, or was joined): ready unless the load failed (an
    * untried load runs on this thread, as the first cuBLASLt matmul's) */
   if (!ctx->preloading) return !__atomic_load_n(&g_lt_tried, __ATOMIC_ACQUIRE) || g_lt_ok;
-  return __atomic_load_n(&ctx->lt_done, __ATOMIC_ACQUIRE) && ctx->lt_handle != NULL;
+  return __atomic_load_n(&ctx->lt_done, __ATOMIC_ACQUIRE) && g_lt_ok;
 }
 
 const char *icuda_blaslt_not_ready_why(tc_plugin_ctx *ctx) {
   if (ctx->preloading && !__atomic_load_n(&ctx->lt_done, __ATOMIC_ACQUIRE)) return "is still loading";
-  if (!g_lt_ok) return g_lt_why[0] ? g_lt_why : "did not load";
-  return "has no handle (cublasLtCreate failed)";
+  return g_lt_why[0] ? g_lt_why : "did not load";
 }
 
-/* One heuristic query of a plain 1024^3 f32 product, answer discarded. The heuristic's first
- * call is where cuBLASLt sets up what it chooses with; made here, on the preload thread, it is
- * not part of a call's first matmul. (Not measured apart: the ~15 ms of cuBLASLt's first GEMM
- * measured in session 9 are this and the lazy loading of the chosen kernel's code, which only
- * that kernel's first launch can do.) */
-static void heuristic_warm(cublasLtHandle_t h, size_t workspace) {
-  cublasLtMatmulDesc_t desc = NULL;
-  cublasLtMatrixLayout_t l = NULL;
-  cublasLtMatmulPreference_t pref = NULL;
-  cublasLtMatmulHeuristicResult_t res;
-  int got = 0;
-  uint64_t ws = workspace;
-  if (g_lt.MatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) == CUBLAS_STATUS_SUCCESS &&
-      g_lt.MatrixLayoutCreate(&l, CUDA_R_32F, 1024, 1024, 1024) == CUBLAS_STATUS_SUCCESS &&
-      g_lt.MatmulPreferenceCreate(&pref) == CUBLAS_STATUS_SUCCESS &&
-      g_lt.MatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws) == CUBLAS_STATUS_SUCCESS)
-    g_lt.MatmulAlgoGetHeuristic(h, desc, l, l, l, l, pref, 1, &res, &got);
-  if (pref) g_lt.MatmulPreferenceDestroy(pref);
-  if (l) g_lt.MatrixLayoutDestroy(l);
-  if (desc) g_lt.MatmulDescDestroy(desc);
-}
-
-/* ctx's handle, made on the preload thread with ctx's primary context current (cuBLASLt's
- * runtime finds the device through it), then the heuristic warmed; NULL on any failure (the
- * first cuBLASLt matmul then makes the handle itself, and reports what fails). */
-static void *handle_make(tc_plugin_ctx *ctx) {
-  if (ctx->cu->cuCtxPushCurrent(ctx->cuctx) != CUDA_SUCCESS) return NULL;
-  double t0 = tck_now_s();
-  cublasLtHandle_t h = NULL;
-  if (g_lt.Create(&h) != CUBLAS_STATUS_SUCCESS) h = NULL;
-  ctx->lt_create_seconds = tck_now_s() - t0;
-  if (h) heuristic_warm(h, ctx->workspace_bytes);
-  CUcontext popped = NULL;
-  ctx->cu->cuCtxPopCurrent(&popped);
-  return h;
-}
-
-/* NVRTC, cuBLASLt, and once the context is open, its cuBLASLt handle: the order a warm first
- * call needs them in (NVRTC's version is part of the cubin cache's key). */
+/* NVRTC, then cuBLASLt: the order a warm first call needs them in (NVRTC's version is part of
+ * the cubin cache's key). Loading only: the thread makes no handle and calls nothing of CUDA.
+ * A short process may exit while it still runs (the context is released at exit only when the
+ * application frees it), and a thread inside cublasLtCreate while exit() tears cuBLASLt and
+ * the driver down crashed the process on the H200 (session 8: `tc run` with a warm cache). */
 static void *preload_main(void *arg) {
   tc_plugin_ctx *ctx = arg;
   char why[8];
   icuda_nvrtc_load(why, sizeof why);
   pthread_once(&g_lt_once, blaslt_load_once);
-  void *handle = NULL;
-  if (g_lt_ok) {
-    pthread_mutex_lock(&ctx->preload_mu);
-    while (ctx->ctx_state == 0) pthread_cond_wait(&ctx->preload_cv, &ctx->preload_mu);
-    const bool open = ctx->ctx_state > 0;
-    pthread_mutex_unlock(&ctx->preload_mu);
-    if (open) handle = handle_make(ctx);
-  }
-  ctx->lt_handle = handle;
-  __atomic_store_n(&ctx->lt_done, 1, __ATOMIC_RELEASE); /* publishes lt_handle */
+  __atomic_store_n(&ctx->lt_done, 1, __ATOMIC_RELEASE);
   return NULL;
 }
 
 void icuda_libraries_preload(tc_plugin_ctx *ctx) {
-  ctx->ctx_state = 0;
-  if (pthread_mutex_init(&ctx->preload_mu, NULL) != 0) return;
-  if (pthread_cond_init(&ctx->preload_cv, NULL) != 0) {
-    pthread_mutex_destroy(&ctx->preload_mu);
-    return;
-  }
   ctx->preloading = pthread_create(&ctx->preload, NULL, preload_main, ctx) == 0;
-  if (!ctx->preloading) {
-    pthread_cond_destroy(&ctx->preload_cv);
-    pthread_mutex_destroy(&ctx->preload_mu);
-  }
-}
-
-void icuda_libraries_preload_context(tc_plugin_ctx *ctx, bool open) {
-  if (!ctx->preloading) return;
-  pthread_mutex_lock(&ctx->preload_mu);
-  if (ctx->ctx_state == 0) ctx->ctx_state = open ? 1 : -1;
-  pthread_cond_broadcast(&ctx->preload_cv);
-  pthread_mutex_unlock(&ctx->preload_mu);
 }
 
 void icuda_libraries_preload_join(tc_plugin_ctx *ctx) {
   if (!ctx->preloading) return;
-  icuda_libraries_preload_context(ctx, false); /* a context never opened: the thread stops waiting */
   pthread_join(ctx->preload, NULL);
-  pthread_cond_destroy(&ctx->preload_cv);
-  pthread_mutex_destroy(&ctx->preload_mu);
   ctx->preloading = false;
 }
 

@@ -244,18 +244,10 @@ struct tc_plugin_ctx {
   bool sync_launches;          /* cuda.sync_launches */
   size_t workspace_bytes;      /* cuda.workspace_mb, for cuBLASLt */
   CUdeviceptr workspace;       /* allocated at the first matmul */
-  icuda_blaslt *blaslt;        /* taken from the preload thread, or made, at the first cuBLASLt matmul */
+  icuda_blaslt *blaslt;        /* made at the first cuBLASLt matmul */
   pthread_t preload;           /* icuda_libraries_preload's thread */
   bool preloading;
-  /* blaslt.c: the preload thread waits for the context (ctx_state: 0 opening, 1 open, -1 gone)
-   * before it makes cuBLASLt's handle for it; lt_done (atomic) says it has finished, with the
-   * handle in lt_handle (NULL: cuBLASLt did not load, or its handle failed) */
-  pthread_mutex_t preload_mu;
-  pthread_cond_t preload_cv;
-  int ctx_state;
-  int lt_done;
-  void *lt_handle;
-  double lt_create_seconds;    /* cublasLtCreate on the preload thread, for TC_LOGS=init */
+  int lt_done;                 /* atomic: the preload thread has finished loading (blaslt.c) */
   /* asynchronous failures: the newest call launched since the last successful wait */
   bool pending;
   uint64_t pending_call;
@@ -441,18 +433,15 @@ tc_error *icuda_blaslt_matmul(tc_plugin_ctx *ctx, tc_executable *exe, icuda_kern
 void icuda_blaslt_release(tc_plugin_ctx *ctx);
 /* cuBLASLt's handle and workspace now (made at the first matmul otherwise): before a capture. */
 tc_error *icuda_blaslt_prepare(tc_plugin_ctx *ctx);
-/* True when cuBLASLt can take a matmul without waiting: the library is loaded and the
- * context's handle made (the preload thread's, or the context's own). Never blocks. */
+/* True when cuBLASLt can take a matmul without waiting for its load (its handle, a few ms, is
+ * made then if it is not yet). Never blocks. */
 bool icuda_blaslt_ready_now(tc_plugin_ctx *ctx);
 /* Why cuBLASLt is not ready now: "still loading", or the load's failure. */
 const char *icuda_blaslt_not_ready_why(tc_plugin_ctx *ctx);
-/* plugin.c's context is open (its primary context made): the preload thread may make the
- * handle (open = true), or it never will (false: the context failed or is being released). */
-void icuda_libraries_preload_context(tc_plugin_ctx *ctx, bool open);
 /* Starts loading NVRTC and cuBLASLt (process-wide, once) on a thread of ctx's, so a first call
  * finds them loaded: both are large libraries (tens of milliseconds each to map and relocate),
- * and the host traces and schedules meanwhile. Once the context is open the same thread makes
- * ctx's cuBLASLt handle and warms the heuristic (blaslt.c says why). ctx_release joins it. */
+ * and the host traces and schedules meanwhile. Loading only (blaslt.c says why). ctx_release
+ * joins it. */
 void icuda_libraries_preload(tc_plugin_ctx *ctx);
 void icuda_libraries_preload_join(tc_plugin_ctx *ctx);
 
