@@ -55,6 +55,8 @@ for b in $gpu_backends; do
   for pass in cold warm; do
     TC_CACHE_DIR=/tmp/tc-cache-warm TC_LOGS=cache timeout 60 $B/bin/tc run ln_gelu --backend "$b" --size test \
       >/tmp/cache_${b}_$pass.txt 2>&1
+    rc=$? # a crash at exit (session 8: a segfault with a warm cache) shows here, not in the counts
+    [ $rc -ne 0 ] && echo "warm start $b: the $pass process exited with status $rc"
   done
   echo "cold: $(grep -c 'cache store\|cache miss' /tmp/cache_${b}_cold.txt) compiled; warm: $(grep -c 'cache hit' /tmp/cache_${b}_warm.txt) hits, $(grep -c 'cache store\|cache miss' /tmp/cache_${b}_warm.txt) compiled"
   grep -m2 'cache hit' /tmp/cache_${b}_warm.txt
