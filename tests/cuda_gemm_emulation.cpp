@@ -39,6 +39,7 @@ typedef struct tc_cu_args {
   void *buf[32];
   long long s[32];
 } tc_cu_args;
+static void tc_after_previous_kernel() {} // blocks run one after another: nothing runs before
 // The prelude's GEMM helpers (plugins/inductor-cuda/prelude/tc_cuda_prelude.cuh), alignment checked.
 static void aligned16(const void *p) {
   if ((unsigned long long)p % 16) {

@@ -115,6 +115,9 @@ void cg_mark_exprs(icuda_gen *g) {
 void cg_prologue(tck_str *s, icuda_gen *g, int block) {
   const tc_kernel_desc *k = g->k;
   tck_str_printf(s, "extern \"C\" __global__ void __launch_bounds__(%d) %s(const tc_cu_args a) {\n", block, g->fname);
+  /* an early launch (launch.c) starts here while the kernel before may still run: wait for it
+   * before any memory access, then let the next kernel be scheduled behind this one */
+  tck_str_puts(s, "  tc_after_previous_kernel();\n");
   for (int32_t b = 0; b < k->n_buffers; b++) {
     const tc_kbuffer *kb = tck_kernel_buffer(k, b);
     const char *c = kb->role == TC_BUF_INPUT ? "const " : "";

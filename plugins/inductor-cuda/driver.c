@@ -90,6 +90,9 @@ static void driver_load_once(void) {
   if (no_v2) OPT(cuEventElapsedTime, "cuEventElapsedTime");
 #undef OPT
   if (no_events) d.cuEventCreate = NULL;
+  const char *no_ex = NULL; /* optional: without it every launch is an ordinary one */
+  icuda_dlsym(lib, "cuLaunchKernelEx", &d.cuLaunchKernelEx, sizeof d.cuLaunchKernelEx, &no_ex);
+  if (no_ex) d.cuLaunchKernelEx = NULL;
   if (missing) {
     snprintf(g_why, sizeof g_why, "the CUDA driver lacks %s (a driver for CUDA 11.2 or newer is needed)", missing);
     dlclose(lib);

@@ -64,8 +64,7 @@ tc_error *icuda_gemm_launch(tc_plugin_ctx *ctx, const icuda_kernel *k, const int
                      k->name, (long long)m, (long long)n, (unsigned long long)tiles, INT32_MAX);
   const unsigned gz = batches < 65535u ? (unsigned)batches : 65535u; /* the kernel strides over the rest */
   void *params[] = {args};
-  CUresult r = ctx->cu->cuLaunchKernel(k->gemm_fn, (unsigned)tiles, 1, gz, (unsigned)k->plan.gemm_block, 1, 1, 0, ctx->stream,
-                                       params, NULL);
+  CUresult r = icuda_launch_kernel(ctx, k->gemm_fn, (unsigned)tiles, 1, gz, (unsigned)k->plan.gemm_block, 0, params);
   if (r == CUDA_SUCCESS) return NULL;
   if (icuda_cu_is_device_failure(r)) return icuda_stream_wait(ctx, "launch");
   return icuda_cu_error(ctx, r, "cuLaunchKernel", "launch '%s' (%s: grid %llu x 1 x %u, block %d)", k->name, k->plan.gemm_name,

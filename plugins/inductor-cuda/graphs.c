@@ -201,11 +201,13 @@ static tc_error *record(tc_plugin_ctx *ctx, icuda_held *h, CUgraphExec *out) {
   CUresult r = ctx->cu->cuStreamBeginCapture(ctx->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
   if (r != CUDA_SUCCESS) return icuda_cu_error(ctx, r, "cuStreamBeginCapture", "launch '%s' (recording a CUDA graph)", exe->name);
   tc_error *e = NULL;
+  ctx->capturing = true; /* ordinary launches inside the graph (launch.c) */
   for (int32_t i = 0; i < h->n && !e; i++) {
     tc_launch_args a = held_args(h, &h->launches[i]);
     a.ctx = ctx;
     e = icuda_launch(ctx, &a);
   }
+  ctx->capturing = false;
   CUgraph graph = NULL;
   r = ctx->cu->cuStreamEndCapture(ctx->stream, &graph); /* ends the capture even after an error */
   if (!e && r != CUDA_SUCCESS) e = icuda_cu_error(ctx, r, "cuStreamEndCapture", "launch '%s' (recording a CUDA graph)", exe->name);

@@ -194,6 +194,8 @@ typedef struct icuda_driver {
   CUresult (*cuFuncSetAttribute)(CUfunction, CUfunction_attribute, int);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
                              unsigned int, unsigned int, CUstream, void **, void **);
+  /* optional (CUDA 12+): launches with attributes, for programmatic dependent launch (launch.c) */
+  CUresult (*cuLaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **, void **);
   /* CUDA graphs (graphs.c), optional: NULL when the driver lacks them (reduce-overhead then
    * queues launches one by one) */
   CUresult (*cuStreamBeginCapture)(CUstream, CUstreamCaptureMode);   /* _v2 */
@@ -242,6 +244,8 @@ struct tc_plugin_ctx {
   CUstream stream;             /* the one stream: CU_STREAM_NON_BLOCKING; every operation on it */
   icuda_device_facts facts;
   bool sync_launches;          /* cuda.sync_launches */
+  bool early_launch;           /* cuda.early_launch on an sm_90+ device with cuLaunchKernelEx (launch.c) */
+  bool capturing;              /* graphs.c: a CUDA graph is being recorded (launches stay ordinary) */
   size_t workspace_bytes;      /* cuda.workspace_mb, for cuBLASLt */
   CUdeviceptr workspace;       /* allocated at the first matmul */
   icuda_blaslt *blaslt;        /* made at the first cuBLASLt matmul */
@@ -412,6 +416,10 @@ void icuda_modules_free(tc_plugin_ctx *ctx, tc_executable *exe);
 
 /* ---------------------------------------------------------------- launch.c */
 tc_error *icuda_launch(tc_plugin_ctx *ctx, const tc_launch_args *a);
+/* Queues a generated kernel on ctx->stream (cuLaunchKernel's arguments): an early launch
+ * (programmatic dependent launch) when ctx->early_launch and no graph is being recorded. */
+CUresult icuda_launch_kernel(tc_plugin_ctx *ctx, CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned block,
+                             unsigned smem, void **params);
 /* Launches plan's function as POINTS over `points` outer points (nothing for 0). */
 tc_error *icuda_launch_points(tc_plugin_ctx *ctx, const icuda_kernel *k, uint64_t points, icuda_args *args);
 

@@ -28,10 +28,39 @@ static uint64_t outer_points(const icuda_kernel *k, const int64_t *vals) {
   return n;
 }
 
+/* An early launch (sm_90's programmatic dependent launch) lets the kernel's blocks start while
+ * the kernel before it on the stream runs its last ones, instead of after it has drained: the
+ * launch latency and the block scheduling overlap that tail (a few µs a kernel boundary,
+ * which is most of what back-to-back row kernels lose against a copy). It is safe for any
+ * kernel before it: every generated kernel begins with `griddepcontrol.wait` (cg_prologue),
+ * which returns once the kernel before has completed and its writes are visible, so no memory
+ * access moves; and `griddepcontrol.launch_dependents` right after, so the next kernel may be
+ * scheduled as soon as this one's blocks have all started. A kernel that is not ours (cuBLASLt's)
+ * neither waits nor triggers early: the stream orders it as always. Graphs are recorded with
+ * ordinary launches (their replay has no launch latency to hide). */
+CUresult icuda_launch_kernel(tc_plugin_ctx *ctx, CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned block,
+                             unsigned smem, void **params) {
+  if (!ctx->early_launch || ctx->capturing)
+    return ctx->cu->cuLaunchKernel(fn, gx, gy, gz, block, 1, 1, smem, ctx->stream, params, NULL);
+  CUlaunchAttribute attr;
+  memset(&attr, 0, sizeof attr);
+  attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  attr.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchConfig cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.gridDimX = gx, cfg.gridDimY = gy, cfg.gridDimZ = gz;
+  cfg.blockDimX = block, cfg.blockDimY = 1, cfg.blockDimZ = 1;
+  cfg.sharedMemBytes = smem;
+  cfg.hStream = ctx->stream;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  return ctx->cu->cuLaunchKernelEx(&cfg, fn, params, NULL);
+}
+
 static tc_error *launch_fn(tc_plugin_ctx *ctx, const icuda_kernel *k, uint64_t blocks, icuda_args *args) {
   void *params[] = {args};
-  CUresult r = ctx->cu->cuLaunchKernel(k->fn, (unsigned)blocks, 1, 1, (unsigned)k->plan.block, 1, 1,
-                                       (unsigned)k->plan.smem_bytes, ctx->stream, params, NULL);
+  CUresult r = icuda_launch_kernel(ctx, k->fn, (unsigned)blocks, 1, 1, (unsigned)k->plan.block, (unsigned)k->plan.smem_bytes,
+                                   params);
   if (r == CUDA_SUCCESS) return NULL;
   /* a sticky failure of earlier work shows here first: it is that work's asynchronous failure */
   if (icuda_cu_is_device_failure(r)) return icuda_stream_wait(ctx, "launch");

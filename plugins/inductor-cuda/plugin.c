@@ -15,6 +15,9 @@
  *   cuda.sync_launches BOOL, context: synchronize after every launch, so an asynchronous
  *                      failure is returned by the launch that caused it (CUDA_LAUNCH_BLOCKING
  *                      for tc; slow, for debugging).
+ *   cuda.early_launch  BOOL, context: launch each generated kernel early (programmatic dependent
+ *                      launch, sm_90+, launch.c), so it is scheduled while the kernel before it
+ *                      finishes (default on; off: every launch an ordinary one).
  *   cuda.workspace_mb  INT 0..4096, context: cuBLASLt's workspace, allocated at the first matmul
  *                      (default 32).
  *   cuda.allow_tf32    BOOL, compile: f32 GEMMs may use TF32 tensor cores
@@ -133,6 +136,9 @@ static const tc_option_decl k_options[] = {
         "f32 matmuls may use TF32 tensor cores (faster, ~1e-3 relative error); off as in PyTorch"),
     OPT("cuda.sync_launches", TC_OPTION_BOOL, TC_OPTION_CONTEXT, "0", 0, 0, NULL,
         "synchronize after every launch so a kernel failure is reported by the launch itself (debugging; slow)"),
+    OPT("cuda.early_launch", TC_OPTION_BOOL, TC_OPTION_CONTEXT, "1", 0, 0, NULL,
+        "start each generated kernel while the kernel before it finishes its last blocks (programmatic dependent launch, "
+        "sm_90 and newer; it waits for that kernel's results before touching memory)"),
     OPT("cuda.workspace_mb", TC_OPTION_INT, TC_OPTION_CONTEXT, "32", 0, 4096, NULL,
         "cuBLASLt workspace in MiB, allocated at the first matmul"),
     OPT("cuda.row_threads", TC_OPTION_ENUM, TC_OPTION_COMPILE, "0", 0, 0, "0|32|64|128|256|512|1024",
@@ -277,6 +283,7 @@ static tc_error *ctx_open(tc_plugin_ctx *ctx, const tc_init_args *a) {
   ctx->device = (int32_t)device;
   if (!icuda_device_query(ctx->cu, ctx->device, &ctx->facts, why, sizeof why))
     return tck_error(ctx->host, TC_ERR_UNAVAILABLE, "inductor-cuda init: %s", why);
+  ctx->early_launch = tck_option_bool(o, n, os, "cuda.early_launch", true) && ctx->facts.sm >= 90 && ctx->cu->cuLaunchKernelEx;
   r = ctx->cu->cuDeviceGet(&ctx->dev, ctx->device);
   if (r != CUDA_SUCCESS) return icuda_cu_error(ctx, r, "cuDeviceGet", "init (device %d)", (int)ctx->device);
   CUcontext cc = NULL;
@@ -295,8 +302,8 @@ static tc_error *ctx_open(tc_plugin_ctx *ctx, const tc_init_args *a) {
   if (!e) icuda_profile_open(ctx);
   icuda_ctx_leave(ctx, &sc);
   if (e) return e;
-  tck_log(ctx->host, TC_LOG_INFO, "init", "inductor-cuda: context on device %d (%s, sm_%d, %d SMs)", (int)ctx->device,
-          ctx->facts.name, (int)ctx->facts.sm, (int)ctx->facts.n_sms);
+  tck_log(ctx->host, TC_LOG_INFO, "init", "inductor-cuda: context on device %d (%s, sm_%d, %d SMs), %s launches", (int)ctx->device,
+          ctx->facts.name, (int)ctx->facts.sm, (int)ctx->facts.n_sms, ctx->early_launch ? "early" : "ordinary");
   return NULL;
 }
 

@@ -57,6 +57,19 @@ typedef struct tc_cu_args {
   long long s[32];
 } tc_cu_args;
 
+/* The first statement of every kernel. Launched early (the plugin's launch.c: programmatic
+ * dependent launch, sm_90+), a kernel starts while the one before it on the stream may still
+ * be running: griddepcontrol.wait returns once that kernel has completed and its writes are
+ * visible (at once when the launch was an ordinary one), so nothing is read or written before.
+ * launch_dependents then lets the next kernel be scheduled as soon as every block of this one
+ * has started, to fill the SMs this one's last blocks leave idle. */
+TC_FN void tc_after_previous_kernel(void) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 /* STORE_ADD where outer points may race (scatter_add): atomics per dtype. i64 through the
  * unsigned 64-bit atomic (two's complement: the same bits); bool sets the byte when v != 0
  * (an OR on the 32-bit word holding it). */
