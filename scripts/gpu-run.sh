@@ -44,7 +44,8 @@ if [ -n "${TC_GPU_QUICK:-}" ]; then
   [ -n "${TC_GPU_MODELS:-}" ] && bench_models="--models $TC_GPU_MODELS --no-eager" && torch_args=(--models "$TC_GPU_MODELS")
 fi
 # TC_GPU_T_CONF=S: the conformance time limit per backend and mode; TC_GPU_NO_BENCH=1 and
-# TC_GPU_NO_TORCH=1 skip the bench and PyTorch (a correctness-only call); TC_GPU_NO_RO_CONF,
+# TC_GPU_NO_TORCH=1 skip the bench and PyTorch (a correctness-only call); TC_GPU_EARLY_AB=1 benches
+# ln_gelu and softmax again with ordinary launches (cuda.early_launch=0); TC_GPU_NO_RO_CONF,
 # TC_GPU_NO_GEMM_CONF, TC_GPU_NO_GEMM_CMP, TC_GPU_NO_DYN and TC_GPU_NO_AB skip parts of the
 # inductor-cuda section below (to fit a call in the device time left).
 t_conf=${TC_GPU_T_CONF:-$t_conf}
@@ -79,6 +80,13 @@ for b in $gpu_backends; do
     >"$OUT/bench_$b.json" 2>/tmp/bench_$b.log
   tail -5 /tmp/bench_$b.log
   { echo "=== bench $b"; cat /tmp/bench_$b.log; } >>"$LOG"
+  # TC_GPU_EARLY_AB=1: the row workloads again with ordinary launches (cuda.early_launch=0), to
+  # compare with the early launches of the run above in the same call
+  if [ "$b" = inductor-cuda ] && [ -n "${TC_GPU_EARLY_AB:-}" ]; then
+    echo "=== bench inductor-cuda ln_gelu,softmax with cuda.early_launch=0"
+    TC_OPTIONS=cuda.early_launch=0 timeout 120 $B/bin/tc bench --backend inductor-cuda --size gpu --models ln_gelu,softmax \
+      --no-eager 2>&1 | grep -E "^(ln_gelu|softmax) " | tee -a "$LOG"
+  fi
 done
 # inductor-cuda beyond the default mode (skip with TC_GPU_NO_MODES=1): the conformance suite in
 # reduce-overhead (each case called twice: the second replays the CUDA graph the first recorded)
