@@ -19,6 +19,7 @@ typedef struct want {
   vk_kernel *k;
   int32_t variant, mode;
   VkResult r;
+  double seconds; /* this pipeline's creation: the slowest bounds a cold compile */
 } want;
 
 /* The list's sizes as far as they are constants: known[i] when expression i does not depend on
@@ -110,7 +111,9 @@ static void kernel_wants(tc_plugin_ctx *ctx, const sizes *s, vk_kernel *k, want 
 
 static void make_one(void *arg, int32_t i) {
   want *w = &((want *)arg)[i];
+  const double t0 = tck_now_s();
   w->r = vk_pipeline_make(w->ctx, w->k, w->variant, w->mode, &w->k->pipelines[w->variant][w->mode]);
+  w->seconds = tck_now_s() - t0;
 }
 
 tc_status vk_executable_prepare(tc_plugin_ctx *ctx, tc_executable *exe) {
@@ -138,8 +141,9 @@ tc_status vk_executable_prepare(tc_plugin_ctx *ctx, tc_executable *exe) {
   int32_t threads = vk_parallel_run(n, make_one, w);
   double ms = (tck_now_s() - t0) * 1e3;
   tc_status st = TC_OK;
-  int32_t made = 0;
+  int32_t made = 0, slowest = -1;
   for (int32_t i = 0; i < n; i++) {
+    if (slowest < 0 || w[i].seconds > w[slowest].seconds) slowest = i;
     if (w[i].r == VK_SUCCESS) {
       made++;
     } else if (st == TC_OK) {
@@ -149,10 +153,14 @@ tc_status vk_executable_prepare(tc_plugin_ctx *ctx, tc_executable *exe) {
                   exe->name ? exe->name : "?", w[i].k->name, what, vk_result_name(w[i].r));
     }
   }
-  free(w);
   if (made > 0) ctx->pipeline_cache_dirty = true;
-  if (st == TC_OK)
-    tck_log(ctx->host, TC_LOG_INFO, "cache", "vulkan: graph '%s': %d pipelines created in %.1f ms on %d threads",
-            exe->name ? exe->name : "?", (int)n, ms, (int)threads);
+  if (st == TC_OK && slowest >= 0) {
+    char what[96];
+    vk_variant_text(w[slowest].k, w[slowest].variant, w[slowest].mode, what, sizeof what);
+    tck_log(ctx->host, TC_LOG_INFO, "cache", "vulkan: graph '%s': %d pipelines created in %.1f ms on %d threads (the slowest: "
+            "kernel '%s' (%s), %.1f ms)", exe->name ? exe->name : "?", (int)n, ms, (int)threads, w[slowest].k->name, what,
+            w[slowest].seconds * 1e3);
+  }
+  free(w);
   return st;
 }
