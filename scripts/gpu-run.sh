@@ -51,7 +51,7 @@ fi
 t_conf=${TC_GPU_T_CONF:-$t_conf}
 for b in $gpu_backends; do
   # A second process must take every kernel from the disk cache (shaderc / nvrtc skipped).
-  echo "=== warm start $b (TC_LOGS=cache, fresh cache, two processes)"
+  echo "=== [${SECONDS}s] warm start $b (TC_LOGS=cache, fresh cache, two processes)"
   rm -rf /tmp/tc-cache-warm
   for pass in cold warm; do
     TC_CACHE_DIR=/tmp/tc-cache-warm TC_LOGS=cache timeout 60 $B/bin/tc run ln_gelu --backend "$b" --size test \
@@ -62,7 +62,7 @@ for b in $gpu_backends; do
   echo "cold: $(grep -c 'cache store\|cache miss' /tmp/cache_${b}_cold.txt) compiled; warm: $(grep -c 'cache hit' /tmp/cache_${b}_warm.txt) hits, $(grep -c 'cache store\|cache miss' /tmp/cache_${b}_warm.txt) compiled"
   grep -m2 'cache hit' /tmp/cache_${b}_warm.txt
   cat /tmp/cache_${b}_*.txt >>"$LOG"
-  echo "=== conformance $b"
+  echo "=== [${SECONDS}s] conformance $b"
   timeout $t_conf $B/bin/tc conformance "$b" -v >/tmp/conformance_$b.txt 2>&1
   tail -3 /tmp/conformance_$b.txt
   # the cases excused because the device flushed f32 subnormals (0 when vulkan emulates them)
@@ -71,7 +71,7 @@ for b in $gpu_backends; do
   [ -n "${TC_GPU_NO_BENCH:-}" ] && continue
   # TC_GPU_BENCH_BACKENDS="a b": bench only these (the others get conformance only)
   [ -n "${TC_GPU_BENCH_BACKENDS:-}" ] && [[ " $TC_GPU_BENCH_BACKENDS " != *" $b "* ]] && continue
-  echo "=== bench $b"
+  echo "=== [${SECONDS}s] bench $b"
   # vulkan's bench keeps f32 native unless TC_OPTIONS says otherwise: auto's f64 emulation on the
   # H200 (correct subnormals) runs ln_gelu 45x slower, and the bench is about the f32 speed
   bench_opts=${TC_OPTIONS:-}
@@ -83,7 +83,7 @@ for b in $gpu_backends; do
   # TC_GPU_EARLY_AB=1: the row workloads again with ordinary launches (cuda.early_launch=0), to
   # compare with the early launches of the run above in the same call
   if [ "$b" = inductor-cuda ] && [ -n "${TC_GPU_EARLY_AB:-}" ]; then
-    echo "=== bench inductor-cuda ln_gelu,softmax with cuda.early_launch=0"
+    echo "=== [${SECONDS}s] bench inductor-cuda ln_gelu,softmax with cuda.early_launch=0"
     TC_OPTIONS=cuda.early_launch=0 timeout 120 $B/bin/tc bench --backend inductor-cuda --size gpu --models ln_gelu,softmax \
       --no-eager 2>&1 | grep -E "^(ln_gelu|softmax) " | tee -a "$LOG"
   fi
@@ -96,19 +96,19 @@ done
 # new process with a cold and with a warm cache, and tc ab on both GPU backends.
 if [ -z "${TC_GPU_NO_MODES:-}" ] && [[ " $gpu_backends " == *" inductor-cuda "* ]]; then
   if [ -z "${TC_GPU_NO_RO_CONF:-}" ]; then # TC_GPU_NO_RO_CONF=1 skips it (a short call)
-    echo "=== conformance inductor-cuda --mode reduce-overhead"
+    echo "=== [${SECONDS}s] conformance inductor-cuda --mode reduce-overhead"
     timeout $t_conf $B/bin/tc conformance inductor-cuda --mode reduce-overhead -v >/tmp/conf_ro.txt 2>&1
     grep -v '^ok ' /tmp/conf_ro.txt | tail -8
     { echo "=== conformance inductor-cuda reduce-overhead"; cat /tmp/conf_ro.txt; } >>"$LOG"
   fi
   if [ -z "${TC_GPU_NO_GEMM_CONF:-}" ]; then # TC_GPU_NO_GEMM_CONF=1 skips it (a short call)
-    echo "=== conformance inductor-cuda with cuda.gemm=generated"
+    echo "=== [${SECONDS}s] conformance inductor-cuda with cuda.gemm=generated"
     TC_OPTIONS=cuda.gemm=generated timeout $t_conf $B/bin/tc conformance inductor-cuda -v >/tmp/conf_gemm.txt 2>&1
     grep -v '^ok ' /tmp/conf_gemm.txt | tail -8
     { echo "=== conformance inductor-cuda cuda.gemm=generated"; cat /tmp/conf_gemm.txt; } >>"$LOG"
   fi
   if [ -z "${TC_GPU_NO_GEMM_CMP:-}" ]; then # TC_GPU_NO_GEMM_CMP=1 skips it (a short call)
-    echo "=== the generated GEMM against cuBLASLt (tc run, median; the profile: each kernel's device time)"
+    echo "=== [${SECONDS}s] the generated GEMM against cuBLASLt (tc run, median; the profile: each kernel's device time)"
     for m in attn_block mlp; do
       for g in cublaslt generated; do
         TC_OPTIONS=cuda.gemm=$g timeout 90 $B/bin/tc run $m --backend inductor-cuda --size gpu --iters 100 2>&1 |
@@ -118,7 +118,7 @@ if [ -z "${TC_GPU_NO_MODES:-}" ] && [[ " $gpu_backends " == *" inductor-cuda "* 
         --iters 30 2>&1 | grep -E "profile" >>"$LOG"
     done
   fi
-  echo "=== bench inductor-cuda tiny_mlp_b1 --mode reduce-overhead, dyn_attn --dynamic on"
+  echo "=== [${SECONDS}s] bench inductor-cuda tiny_mlp_b1 --mode reduce-overhead, dyn_attn --dynamic on"
   timeout 120 $B/bin/tc bench --backend inductor-cuda --size gpu --models tiny_mlp_b1 --no-eager --mode reduce-overhead \
     --json >"$OUT/bench_cuda_ro.json" 2>/tmp/bench_ro.log
   # TC_GPU_NO_DYN=1 skips dyn_attn (about 100 s)
@@ -139,7 +139,7 @@ for f in ("bench_cuda_ro.json", "bench_cuda_dyn.json"):
               f"error {m.get('error') or '-'}")
 PY
   cat /tmp/bench_ro.log /tmp/bench_dyn.log >>"$LOG"
-  echo "=== attn_block first call, new processes: cold cache, then warm"
+  echo "=== [${SECONDS}s] attn_block first call, new processes: cold cache, then warm"
   rm -rf /tmp/tc-cache-first
   # TC_LOGS=init: where a warm first call's time goes (libraries, cuBLASLt's handle, modules, the
   # matmuls that ran on the generated GEMM while cuBLASLt loaded); then the same with
@@ -151,22 +151,25 @@ PY
       --size gpu --iters 3 2>&1 | grep -E "^first call|cuBLASLt|modules loaded|first launch|generated GEMM" | sed "s/^/$pass: /"
   done
   if [[ " $gpu_backends " == *" vulkan "* ]] && [ -z "${TC_GPU_NO_AB:-}" ]; then # TC_GPU_NO_AB=1: neither this nor tc ab
-    echo "=== attn_block first call on vulkan, new processes: cold cache, then warm"
+    echo "=== [${SECONDS}s] attn_block first call on vulkan, new processes: cold cache, then warm"
     rm -rf /tmp/tc-cache-first-vk
-    for pass in cold warm; do
-      TC_LOGS=cache TC_CACHE_DIR=/tmp/tc-cache-first-vk timeout 60 $B/bin/tc run attn_block --backend vulkan --size gpu --iters 3 2>&1 |
+    # cold and warm as a user runs it (auto: f32 emulated in f64 on the H200), then cold with f32 native
+    for pass in cold warm native-cold; do
+      [ $pass = native-cold ] && rm -rf /tmp/tc-cache-first-vk
+      opts=; [ $pass = native-cold ] && opts=vulkan.f32_subnormals=native
+      TC_OPTIONS=$opts TC_LOGS=cache TC_CACHE_DIR=/tmp/tc-cache-first-vk timeout 60 $B/bin/tc run attn_block --backend vulkan --size gpu --iters 3 2>&1 |
         grep -E "^first call|pipelines created|created at its launch|kernels, [0-9]+ from the SPIR-V cache" | sed "s/^/$pass: /"
     done
   fi
   if [ -z "${TC_GPU_NO_AB:-}" ] && { [[ " $gpu_backends " == *" vulkan "* ]] || $B/bin/tc list-backends 2>/dev/null | grep -q "^vulkan .* yes"; }; then
-    echo "=== tc ab attn_block --backends vulkan,inductor-cuda"
+    echo "=== [${SECONDS}s] tc ab attn_block --backends vulkan,inductor-cuda"
     timeout 120 $B/bin/tc ab attn_block --backends vulkan,inductor-cuda --size test 2>&1 | tail -8
   fi
 fi
 # TC_GPU_DIAG=1: GPU-only (timestamp) times of the vulkan plugin's row kernels per threads-per-row
 # (plugins/vulkan/bench/vk_diag.c; the copy-kernel sweeps are skipped).
 if [ -n "${TC_GPU_DIAG:-}" ] && [ -x $B/bin/tc-vulkan-diag ]; then
-  echo "=== vulkan row-kernel diagnostic"
+  echo "=== [${SECONDS}s] vulkan row-kernel diagnostic"
   VK_DIAG_SKIPCOPY=1 timeout 120 $B/bin/tc-vulkan-diag $B/lib/tc/plugins/tc-vulkan.so >/tmp/vk_diag.txt 2>&1
   grep -E "TPR|plugin copy" /tmp/vk_diag.txt | head -40
   cat /tmp/vk_diag.txt >>"$LOG"
@@ -176,14 +179,14 @@ fi
 if [ -n "${TC_GPU_PROFILE:-}" ]; then
   for b in $gpu_backends; do
     for m in ${TC_GPU_PROFILE_MODELS:-attn_block mlp softmax ln_gelu tiny_mlp_b1}; do
-      echo "=== profile $b $m"
+      echo "=== [${SECONDS}s] profile $b $m"
       TC_LOGS=profile timeout 60 $B/bin/tc run "$m" --backend "$b" --size gpu --iters 30 2>&1 | grep -E "profile|median" |
         tee -a "$LOG"
     done
   done
 fi
 if [ -n "${TC_GPU_NO_TORCH:-}" ]; then exit 0; fi
-echo "=== torch"
+echo "=== [${SECONDS}s] torch"
 PYTHONUNBUFFERED=1 timeout $t_torch python3 bench/torch_compare.py --size gpu "${torch_args[@]}" --json >"$OUT/torch.json" 2>/tmp/torch.log
 tail -3 /tmp/torch.log
 { echo "=== torch"; cat /tmp/torch.log; } >>"$LOG"
