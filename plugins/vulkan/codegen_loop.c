@@ -701,7 +701,8 @@ static void gen_rows(vk_gen *g, tck_str *t) {
   g->uses_unroll = true;
   tck_str_printf(t, "layout(local_size_x_id = 0) in;\n");
   tck_str_printf(t, "layout(constant_id = 1) const int TPR = 256; // threads per row, chosen at launch\n");
-  tck_str_printf(t, "const int R = %d; // vec4 registers per thread per value kept between inner loops\n", VK_ROW_CACHE);
+  tck_str_printf(t, "const int R = %d; // vec4 registers per thread per value kept between inner loops\n",
+                 (int)vk_row_cache(g->f32_emulate));
   if (any_vec)
     tck_str_printf(t, "// the row body, chosen at launch (a pipeline each, so the others are compiled out):\n"
                       "// 2 vec4 + row in registers, 1 vec4, 0 scalar\n"

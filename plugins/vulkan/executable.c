@@ -82,6 +82,7 @@ static tc_status kernel_describe(tc_plugin_ctx *ctx, const vk_compile_opts *o, c
   out->glsl = tck_str_take(&text);
   if (!out->glsl) return vk_err(ctx, TC_ERR_OUT_OF_MEMORY, "vulkan compile '%s': out of memory", name);
   out->rows_vec = g.rows_vec;
+  out->row_cache = vk_row_cache(g.f32_emulate);
   out->n_vec_bufs = g.n_vec_bufs;
   out->n_vec_exprs = g.n_vec_exprs;
   out->vec_bufs = malloc(sizeof(int32_t) * ((size_t)g.n_vec_bufs + 1));

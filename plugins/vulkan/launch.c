@@ -26,7 +26,7 @@ int32_t vk_rows_mode(const vk_kernel *k, int64_t n, int32_t variant, bool aligne
   if (!k->rows_vec || !aligned) return 0;
   int64_t n4 = (n + 3) / 4;
   /* MODE 2 prefetches each row's vec4s with clamped indices: it needs one to clamp to */
-  return n4 >= 1 && n4 <= ((int64_t)32 << variant) * VK_ROW_CACHE ? 2 : 1;
+  return n4 >= 1 && n4 <= ((int64_t)32 << variant) * k->row_cache ? 2 : 1;
 }
 
 int32_t vk_matmul_variant(const tc_plugin_ctx *ctx, int64_t nb, int64_t m, int64_t n, int32_t force) {

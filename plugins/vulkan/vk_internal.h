@@ -152,6 +152,13 @@ typedef enum vk_kernel_shape {
  * vulkan.matmul_tile=64|128 forces one. */
 #define VK_MM_HALF_BELOW 512
 #define VK_ROW_CACHE 8 /* R: vec4s per thread per value kept in registers between inner loops (32 regs) */
+/* R with f32 emulated in f64: the row-in-registers body is unrolled R times, and every f32
+ * result there is emulated (a division alone is a few dozen instructions): at 8, NVIDIA's
+ * driver took seconds to make one row kernel's pipeline. At 2 the body is a quarter of the
+ * code, and longer rows take the streaming body, which costs emulation little more. */
+#define VK_ROW_CACHE_EMULATED 2
+/* R of a kernel generated with or without f32 emulation */
+static inline int32_t vk_row_cache(bool f32_emulate) { return f32_emulate ? VK_ROW_CACHE_EMULATED : VK_ROW_CACHE; }
 /* Threads per row are chosen for about this many vec4s per thread: a 1024-float row is one
  * subgroup of 32 (reductions are shuffles, no barriers), 4096 is 128 threads; with R equal to
  * it every row up to 1024 * 4 * R floats keeps in registers (MODE 2). */
@@ -190,6 +197,7 @@ typedef struct vk_kernel {
   tck_tune_memo tune;
   /* ROWS: the vec4 bodies' alignment conditions (see vk_gen); rows_vec false: scalar only */
   bool rows_vec;
+  int32_t row_cache; /* ROWS: the R its GLSL was generated with (vk_row_cache) */
   int32_t n_vec_bufs, n_vec_exprs;
   int32_t *vec_bufs, *vec_exprs;
   vk_set_entry *sets;

@@ -35,6 +35,20 @@ uint tc_f32_narrow(double x) {
   return s | q; // q = 2^23 after a carry: the smallest normal, encoded right
 }
 
-// x rounded to f32 precision, as a double.
-double tc_f32r(double x) { return tc_f32_widen(tc_f32_narrow(x)); }
+// x rounded to f32 precision, as a double, in floating point. Below 2^-126 the f32 values are
+// the multiples of 2^-149, so x * 2^149 rounded to an integer (to even) and scaled back is the
+// rounded value (every step exact in double: |x| >= 2^-298 when not 0; -0 and the sign of an
+// underflow to zero kept). From 2^-126 up the f64->f32 conversion rounds to nearest even (to
+// inf past the largest f32) and its result is normal, which no driver flushes; inf and NaN
+// stay as they are (the store's narrowing keeps a NaN's payload). The integer form,
+// widen(narrow(x)), is some 30 instructions and branches at every f32 result: a fused kernel's
+// hundreds of them took NVIDIA's driver seconds to compile (attn_block's pipelines 3.75 s on
+// the H200) and lavapipe's LLVM 3 s for one layer_norm.
+double tc_f32r(double x) {
+  double a = abs(x);
+  if (a < packDouble2x32(uvec2(0u, 0x38100000u))) // 2^-126
+    return roundEven(x * packDouble2x32(uvec2(0u, 0x49400000u))) * packDouble2x32(uvec2(0u, 0x36a00000u)); // 2^149, 2^-149
+  if (!(a <= packDouble2x32(uvec2(0xffffffffu, 0x7fefffffu)))) return x; // inf, NaN
+  return double(float(x));
+}
 
