@@ -57,11 +57,13 @@ void vk_gen_math_helpers(vk_gen *g, tck_str *t, const char *body) {
   if (f32_tanh) tck_str_puts(t, vk_glsl_tanh_f32);
   if (f32_erf) tck_str_puts(t, vk_glsl_erf_f32);
   if (f32_pow) tck_str_puts(t, vk_glsl_pow_f32);
-  if (used(body, "tc_exp_f64") || f64_pow || f64_tanh || f64_erf) tck_str_puts(t, vk_glsl_exp_f64);
+  const bool f32_erf_emulated = emulated && used(body, "tc_f32_erf");
+  if (used(body, "tc_exp_f64") || f64_pow || f64_tanh || f64_erf || f32_erf_emulated) tck_str_puts(t, vk_glsl_exp_f64);
   if (used(body, "tc_log_f64") || f64_pow) tck_str_puts(t, vk_glsl_log_f64);
   if (used(body, "tc_sin_f64") || used(body, "tc_cos_f64")) tck_str_puts(t, vk_glsl_trig_f64);
   if (f64_tanh) tck_str_puts(t, vk_glsl_tanh_f64);
   if (f64_erf) tck_str_puts(t, vk_glsl_erf_f64);
+  if (f32_erf_emulated) tck_str_puts(t, vk_glsl_erf_f32_emulated);
   if (f64_pow) tck_str_puts(t, vk_glsl_pow_f64);
   if (used(body, "tc_philox_u01")) tck_str_puts(t, vk_glsl_philox);
   tck_str_puts(t, "\n");

@@ -264,6 +264,7 @@ static bool emulated_f32_expr(vk_gen *g, tck_str *t, const tc_kop *op, const cha
   case TC_PRIM_RECIPROCAL: tck_str_printf(t, "tc_f32_div(1.0lf, %s)", a); return true;
   case TC_PRIM_SQRT: tck_str_printf(t, "tc_f32_sqrt(%s)", a); return true;
   case TC_PRIM_RSQRT: tck_str_printf(t, "tc_f32_rsqrt(%s)", a); return true;
+  case TC_PRIM_ERF: tck_str_printf(t, "tc_f32r(tc_f32_erf(%s))", a); return true;
   case TC_PRIM_CONVERT:
     if (d == TC_F32) tck_str_printf(t, "%s", a);
     else if (d == TC_F64) tck_str_printf(t, "tc_f32r(%s)", a);
