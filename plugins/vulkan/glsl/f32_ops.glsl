@@ -1,17 +1,31 @@
 // f32 emulated in f64, its correctly rounded operations (see f32_bits.glsl)
 
+// The exponent k of the spacing 2^k of the f32 values at q (an f32 value in a double, finite):
+// frexp gives |q| = m 2^e with m in [0.5, 1), where f32's spacing is 2^(e-24); below 2^-126
+// (and at 0) it is 2^-149. Floating point rather than the bits (tc_f32_narrow): a fraction of
+// the code at each division and square root, which NVIDIA's driver compiles for seconds.
+int tc_f32_ulp_exp(double q) {
+  int e;
+  frexp(q, e);
+  return (q == 0.0lf ? -125 : max(e, -125)) - 24;
+}
 // The f32 values next to q (finite) away from zero and toward it, as doubles; the latter is q
-// itself for q = 0. Used to check a candidate against the midpoints on either side.
+// itself for q = 0, the former 2^128 in magnitude past the largest f32 (callers check for it).
+// Used to check a candidate against the midpoints on either side.
 double tc_f32_next_up(double q) {
-  uint u = tc_f32_narrow(q);
-  return (u & 0x7fffffffu) == 0x7f7fffffu ? (q > 0.0lf ? 1.0lf : -1.0lf) * packDouble2x32(uvec2(0u, 0x47f00000u)) // 2^128
-                                          : tc_f32_widen(u + 1u);
+  double u = ldexp(1.0lf, tc_f32_ulp_exp(q));
+  return unpackDouble2x32(q).y >= 0x80000000u ? q - u : q + u; // -0 goes to -2^-149
 }
 double tc_f32_next_down(double q) {
-  uint u = tc_f32_narrow(q);
-  return (u & 0x7fffffffu) == 0u ? q : tc_f32_widen(u - 1u);
+  if (q == 0.0lf) return q;
+  int e;
+  double m = frexp(abs(q), e);
+  double u = ldexp(1.0lf, tc_f32_ulp_exp(q));
+  if (m == 0.5lf && e > -125) u *= 0.5lf; // at a power of two, the binade below is twice as fine
+  return q > 0.0lf ? q - u : q + u;
 }
-bool tc_f32_odd(double q) { return (tc_f32_narrow(q) & 1u) != 0u; }
+// Whether q's f32 significand is odd: |q| / 2^k is an integer, odd when half of it is not.
+bool tc_f32_odd(double q) { return fract(ldexp(abs(q), -tc_f32_ulp_exp(q) - 1)) != 0.0lf; }
 
 // a / b correctly rounded to f32. The f64 quotient (Vulkan promises 2.5 ulps) rounded to f32 is
 // within an f32 ulp; each midpoint m next to it decides exactly: m has 25 bits and |b| 24, so
