@@ -31,6 +31,8 @@ typedef struct icuda_codegen_check_ext {
                                        int32_t keys, int32_t thread_queries, char **source_out);
   tc_error *(*check_gemm)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t gemm, int32_t tile,
                           char **source_out);
+  tc_error *(*check_attention_tiled)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t tile_m,
+                                     int32_t tile_n, char **source_out);
 } icuda_codegen_check_ext;
 enum { GEMM_AUTO = 0, GEMM_CUBLASLT = 1, GEMM_GENERATED = 2 }; /* cuda.gemm (icuda_gemm_mode) */
 
@@ -576,6 +578,37 @@ Test(inductor_cuda, flash_attention_compiles) {
     assert_has(src, "alpha[i] = mn == -INFINITY ? 1.0f : expf(m[i] - mn);");
     assert_has(src, i % 2 == 0 ? "const float4 vv = *(const float4 *)&vs[" : "const float vv = vs[");
     assert_has(src, i % 2 == 0 ? "const bool causal = true;" : "const bool causal = false;");
+    free(src);
+  }
+}
+
+/* The register-tiled kernel (cuda.attention_kernel=tiled) compiles in every tile the options
+ * allow, at head sizes 64 (float4 values), 4 (scalar values) and 256 (8 x n falls back to 4
+ * queries a thread: 32 value columns each), causal and not. */
+Test(inductor_cuda, flash_attention_tiled_compiles) {
+  const int64_t dims[3] = {64, 4, 256};
+  const int32_t tiles[5][2] = {{0, 0}, {4, 4}, {4, 8}, {8, 4}, {8, 8}};
+  cr_assert(ext->base.struct_size >= sizeof(icuda_codegen_check_ext) && ext->check_attention_tiled);
+  for (int i = 0; i < 15; i++) {
+    kl l = {0};
+    const int64_t d = dims[i % 3];
+    tc_kernel_list list = attention_list(&l, d, i % 2 == 0);
+    char *src = NULL;
+    const char *msg = NULL;
+    const int32_t *t = tiles[i / 3];
+    tc_status st =
+        tck_test_host_take(th, ext->check_attention_tiled(tck_test_host_api(th), &list, 90, t[0], t[1], &src), &msg);
+    cr_assert_eq(st, TC_OK, "%s\n--- source ---\n%s", msg, src ? src : "(none)");
+    if (getenv("TC_TEST_DUMP_CUDA")) fprintf(stderr, "%s\n", src);
+    int32_t tm = t[0] ? t[0] : 8, tn = t[1] ? t[1] : 8;
+    if (d == 256) tm = 4;
+    char tile[96];
+    snprintf(tile, sizeof tile, "%d queries a block, %d keys a tile, %d x %d scores a thread", 16 * tm, 8 * tn, tm, tn);
+    assert_has(src, tile);
+    assert_has(src, "__launch_bounds__(128)");
+    assert_has(src, "flash attention, register-tiled");
+    assert_has(src, i % 2 == 0 ? "const bool causal = true;" : "const bool causal = false;");
+    assert_has(src, d == 4 ? "const float vv = vrow[" : "const float4 vv = *(const float4 *)&vrow[");
     free(src);
   }
 }
