@@ -4,8 +4,9 @@
 // std::threads, __syncthreads a std::barrier, a warp's shuffles go through a per-warp barrier, and
 // the block's dynamic shared memory is a heap block of exactly the plan's size (an address
 // sanitizer build catches a byte past it). cp.async copies are made when the kernel waits for
-// them (the latest moment it allows): a read before its wait sees the zeros written over every
-// buffer at the start. Each kernel runs attn_block's layout (q, k, v in place in a qkv
+// them (the latest moment it allows: a read before its wait sees the zeros written over every
+// buffer at the start, or an older tile) or, in eager cases, when they are issued (the earliest:
+// a copy into a buffer some thread still reads overwrites it). Each kernel runs attn_block's layout (q, k, v in place in a qkv
 // projection, merged heads out) over ragged T, causal and not, with NaN in one query, and every
 // output element is compared with a double-precision softmax(q k^T * scale) v (a query whose keys
 // are all masked: NaN); nothing else may be written.
@@ -75,10 +76,16 @@ static void aligned16(const void *p) {
     abort();
   }
 }
-static void tc_cp_async4(float *dst, const float *src, bool valid) { open_group.push_back({dst, src, 1, valid}); }
+static bool eager_copies; // copies made when issued
+static void issue(copy c) {
+  if (eager_copies)
+    for (int i = 0; i < c.n; i++) c.dst[i] = c.valid ? c.src[i] : 0.0f;
+  else open_group.push_back(c);
+}
+static void tc_cp_async4(float *dst, const float *src, bool valid) { issue({dst, src, 1, valid}); }
 static void tc_cp_async16(float *dst, const float *src, bool valid) {
   aligned16(dst), aligned16(src);
-  open_group.push_back({dst, src, 4, valid});
+  issue({dst, src, 4, valid});
 }
 static void tc_cp_async_commit() {
   groups.push_back(open_group);
@@ -136,7 +143,8 @@ static void launch(const emu_kernel &k, tc_cu_args a, long long batch, long long
 }
 
 // attn_block's layout: qkv (B, T, 3, 12, d), out (B, T, 12, d); scale 0.125.
-static int run_case(const emu_kernel &k, long long batch, long long t, bool nan_query) {
+static int run_case(const emu_kernel &k, long long batch, long long t, bool nan_query, bool eager) {
+  eager_copies = eager;
   const long long d = k.d, row = 36 * d, orow = 12 * d;
   std::vector<float> qkv((size_t)(batch * t * row) + 8), out((size_t)(batch * t * orow) + 8, -777.0f);
   srand(7);
@@ -182,18 +190,23 @@ static int run_case(const emu_kernel &k, long long batch, long long t, bool nan_
       }
   for (size_t i = (size_t)(batch * t * orow); i < out.size(); i++)
     if (out[i] != -777.0f && bad++ < 3) fprintf(stderr, "  %s: written past the output\n", k.name);
-  printf("%-44s B %lld T %4lld%s: %s\n", k.name, batch, t, nan_query ? " (NaN query)" : "", bad ? "WRONG" : "ok");
+  printf("%-44s B %lld T %4lld%s%s: %s\n", k.name, batch, t, nan_query ? " (NaN query)" : "",
+         eager ? " (copies when issued)" : "", bad ? "WRONG" : "ok");
   return bad != 0;
 }
 
 int main(int argc, char **argv) {
-  const bool quick = argc > 1 && !strcmp(argv[1], "quick");
+  const bool quick = argc > 1 && !strcmp(argv[1], "quick"); // CI: the two main cases only
+  setvbuf(stdout, NULL, _IOLBF, 0);
   int wrong = 0;
   for (int i = 0; i < n_emu_kernels; i++) {
     const emu_kernel &k = emu_kernels[i];
-    const long long ts[] = {1, 37, 130};
-    for (long long t : ts) wrong += run_case(k, t == 37 ? 2 : 1, t, false);
-    if (!quick) wrong += run_case(k, 1, 70, true);
+    wrong += run_case(k, 2, 37, false, true);   // ragged: one tile of queries, two of keys (BN 32)
+    wrong += run_case(k, 1, 130, false, false); // three or two query tiles, the causal skip
+    if (!quick)
+      for (int eager = 0; eager < 2; eager++)
+        wrong += run_case(k, 2, 37, false, !eager) + run_case(k, 1, 130, false, eager) + run_case(k, 1, 1, false, eager) +
+                 run_case(k, 1, 70, true, eager);
   }
   printf("%s\n", wrong ? "WRONG RESULTS" : "all close");
   return wrong != 0;

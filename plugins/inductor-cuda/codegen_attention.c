@@ -22,7 +22,10 @@
  * PyTorch's results: masked and out-of-range keys weigh exactly 0; a query whose keys are all
  * masked gets NaN (softmax of all -inf), NaN in a score makes its query NaN (max propagates
  * it), tk = 0 gives zeros (an empty sum). The module is compiled with --fmad=false: the FMAs
- * here are written out, so the dot products round like cuBLAS's, not like the graph's. */
+ * here are written out, so the dot products round like cuBLAS's, not like the graph's.
+ *
+ * That is the v1 kernel (cuda.attention_kernel=v1, the default). cuda.attention_kernel=tiled
+ * generates the register-tiled kernel at the end of this file (its own comment there). */
 #include <stdio.h>
 #include <string.h>
 
@@ -372,9 +375,10 @@ static void attention_tiled(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, i
       "  float *vs = ks + D * KTROW;     /* BN x DV8: the tile's v rows */\n"
       "  float *ps = vs + BN * DV8;      /* BM x PROW: the tile's probabilities, a row per query */\n"
       "  const int tid = threadIdx.x, tx = tid & 7, ty = tid >> 3;\n"
-      "  /* the block's query (row of qs^T, ps) of the thread's i-th query, the tile's key (column of\n"
-      "   * ks, ps) of its j-th key: float4s of 16 (8) threads side by side, so the 8 lanes of a phase\n"
-      "   * read 128 contiguous bytes of a k row and one float4 (a broadcast) of a q row */\n"
+      "  /* the block's query (column of qs, row of ps) of the thread's i-th query and the tile's key\n"
+      "   * (column of ks and ps) of its j-th key: runs of 4, the threads' runs side by side (16 of\n"
+      "   * queries, 8 of keys), so the 8 lanes of a phase (one ty) read 128 contiguous bytes of a\n"
+      "   * k row and one float4 of a q row (a broadcast) */\n"
       "  auto qrow = [&](int i) { return i / 4 * 64 + 4 * ty + i % 4; };\n"
       "  auto kcol = [&](int j) { return j / 4 * 32 + 4 * tx + j % 4; };\n"
       "\n"
