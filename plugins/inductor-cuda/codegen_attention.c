@@ -338,14 +338,19 @@ static void attention_v1(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, int6
  * consecutive dimensions of 4 keys (32-byte reads), which land on 32 different banks with rows
  * of BN + 4 floats. The mask, the online softmax, the causal skip, the block order and the
  * results at the edges (all masked: NaN; tk = 0: zeros) are v1's. Every head size 1..256 works;
- * a tile whose shared memory exceeds the H200's 227 KB falls back to 4 x 4, then to v1. */
+ * a tile whose shared memory exceeds the device's limit (227 KB on the H200) falls back to
+ * 4 x 4, then to v1 (never at sm_90: 4 x 4 at 256-dim heads takes 148 KB). */
 
 /* Shared memory of the tiled kernel, in bytes. */
 static int32_t tiled_smem(int32_t bm, int32_t bn, int32_t d, int32_t dv8) {
   return 4 * (d * (bm + 4) + d * (bn + 4) + bn * dv8 + bm * (bn + 4));
 }
 
-enum { ATTN_SMEM_MAX = 227 * 1024 }; /* sm_80 / sm_90's opt-in limit per block */
+/* The opt-in shared memory of a block by compute capability (the H100/H200's 227 KB, the
+ * A100's 163 KB, the consumer parts' 99 KB); 0 (sm unknown): the H200's. */
+static int32_t attn_smem_max(int32_t sm) {
+  return sm == 0 || sm >= 90 ? 227 * 1024 : sm == 80 || sm == 87 ? 163 * 1024 : sm >= 86 ? 99 * 1024 : 64 * 1024;
+}
 
 static void attention_tiled(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, int64_t d, int64_t dv, int32_t tm,
                             int32_t tn) {
@@ -598,8 +603,9 @@ tc_status cg_attention(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *
     int32_t tm = g->o->attn_tile_m == 4 ? 4 : 8, tn = g->o->attn_tile_n == 4 ? 4 : 8;
     const int32_t dv8 = round_up((int32_t)dv, 8);
     if (tm * (dv8 / 8) > 64) tm = 4; /* more than 64 accumulators a thread would spill */
-    if (tiled_smem(16 * tm, 8 * tn, (int32_t)d, dv8) > ATTN_SMEM_MAX) tm = tn = 4;
-    if (tiled_smem(16 * tm, 8 * tn, (int32_t)d, dv8) <= ATTN_SMEM_MAX) {
+    const int32_t smem_max = attn_smem_max(g->o->sm);
+    if (tiled_smem(16 * tm, 8 * tn, (int32_t)d, dv8) > smem_max) tm = tn = 4;
+    if (tiled_smem(16 * tm, 8 * tn, (int32_t)d, dv8) <= smem_max) {
       attention_tiled(s, g, plan, d, dv, tm, tn);
       return TC_OK;
     }
