@@ -31,6 +31,8 @@ typedef struct icuda_codegen_check_ext {
                                        int32_t keys, int32_t thread_queries, char **source_out);
   tc_error *(*check_gemm)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t gemm, int32_t tile,
                           char **source_out);
+  tc_error *(*check_attention_tiled)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t tile_m,
+                                     int32_t tile_n, char **source_out);
 } icuda_codegen_check_ext;
 enum { GEMM_AUTO = 0, GEMM_CUBLASLT = 1, GEMM_GENERATED = 2 }; /* cuda.gemm (icuda_gemm_mode) */
 
@@ -526,7 +528,7 @@ Test(inductor_cuda, small_matmul_inline) {
 /* attn_block's attention at any B and T (symbols s0, s1): q, k, v read in place from the qkv
  * projection (B, T, 3, 12, d), the output written as merged heads (B, T, 12 * d), (B, heads)
  * as two batch levels. */
-static tc_kernel_list attention_list(kl *l, int64_t d, bool causal) {
+static tc_kernel_list attention_list_at(kl *l, int64_t d, bool causal, int64_t causal_offset) {
   int32_t b = S(l, 0), t = S(l, 1), h = C(l, 12), dd = C(l, d), zero = C(l, 0), one = C(l, 1);
   int32_t row = C(l, 36 * d), orow = C(l, 12 * d);
   int32_t n_qkv = MUL(l, MUL(l, b, t), row), n_o = MUL(l, MUL(l, b, t), orow);
@@ -543,9 +545,10 @@ static tc_kernel_list attention_list(kl *l, int64_t d, bool causal) {
                            .v_stride_t = row, .v_stride_d = one,
                            .o_offset = zero, .o_stride_batch2 = MUL(l, t, orow), .o_stride_batch = dd,
                            .o_stride_t = orow, .o_stride_d = one,
-                           .scale = 0.125, .causal = causal, .causal_offset = 1};
+                           .scale = 0.125, .causal = causal, .causal_offset = causal_offset};
   return LIST(l, "attention_test", 2);
 }
+static tc_kernel_list attention_list(kl *l, int64_t d, bool causal) { return attention_list_at(l, d, causal, 1); }
 
 /* Flash attention compiles for sm_90 at the GPU shapes' head size (float4 rows, the p.v slice
  * as float4s) and at the test size's (4: scalar values), with and without the causal mask, in
@@ -578,6 +581,139 @@ Test(inductor_cuda, flash_attention_compiles) {
     assert_has(src, i % 2 == 0 ? "const bool causal = true;" : "const bool causal = false;");
     free(src);
   }
+}
+
+/* The register-tiled kernel (cuda.attention_kernel=tiled) compiles in every tile the options
+ * allow, at head sizes 64 (float4 values), 4 (scalar values) and 256 (8 x n falls back to 4
+ * queries a thread: 32 value columns each), causal and not. */
+Test(inductor_cuda, flash_attention_tiled_compiles) {
+  const int64_t dims[3] = {64, 4, 256};
+  const int32_t tiles[5][2] = {{0, 0}, {4, 4}, {4, 8}, {8, 4}, {8, 8}};
+  cr_assert(ext->base.struct_size >= sizeof(icuda_codegen_check_ext) && ext->check_attention_tiled);
+  for (int i = 0; i < 15; i++) {
+    kl l = {0};
+    const int64_t d = dims[i % 3];
+    tc_kernel_list list = attention_list(&l, d, i % 2 == 0);
+    char *src = NULL;
+    const char *msg = NULL;
+    const int32_t *t = tiles[i / 3];
+    tc_status st =
+        tck_test_host_take(th, ext->check_attention_tiled(tck_test_host_api(th), &list, 90, t[0], t[1], &src), &msg);
+    cr_assert_eq(st, TC_OK, "%s\n--- source ---\n%s", msg, src ? src : "(none)");
+    if (getenv("TC_TEST_DUMP_CUDA")) fprintf(stderr, "%s\n", src);
+    int32_t tm = t[0] ? t[0] : 8, tn = t[1] ? t[1] : 8;
+    if (d == 256) tm = 4;
+    char tile[96];
+    snprintf(tile, sizeof tile, "%d queries a block, %d keys a tile, %d x %d scores a thread", 16 * tm, 8 * tn, tm, tn);
+    assert_has(src, tile);
+    assert_has(src, "__launch_bounds__(128)");
+    assert_has(src, "flash attention, register-tiled");
+    assert_has(src, i % 2 == 0 ? "const bool causal = true;" : "const bool causal = false;");
+    assert_has(src, d == 4 ? "const float vv = vrow[" : "const float4 vv = *(const float4 *)&vrow[");
+    free(src);
+  }
+}
+
+
+/* An enum constant of the generated kernel ("BM = 64"); -1 when absent. */
+static int enum_value(const char *src, const char *name) {
+  char key[32];
+  snprintf(key, sizeof key, " %s = ", name);
+  const char *p = strstr(src, key);
+  return p ? atoi(p + strlen(key)) : -1;
+}
+
+/* Both flash-attention kernels run on the CPU (tests/cuda_attention_emulation.cpp, compiled here
+ * by the system's C++ compiler): v1 and every tile of the tiled kernel, at head sizes 64 and 5
+ * (scalar copies, padded rows), causal (every query sees a key; the first two see none) and not,
+ * over ragged T, compared with a double-precision reference. Skipped without a C++20 compiler. */
+Test(inductor_cuda, flash_attention_emulated, .timeout = 900) {
+  char dir[] = "/tmp/tc-attn-emu-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  char path[512];
+  snprintf(path, sizeof path, "%s/kernels.inc", dir);
+  FILE *inc = fopen(path, "w");
+  cr_assert_not_null(inc);
+  /* (kernel: 0 v1, 1 tiled; tile m, tile n) x (d, causal, causal_offset) */
+  const int32_t variants[][3] = {{0, 0, 0}, {1, 4, 4}, {1, 4, 8}, {1, 8, 4}, {1, 8, 8}};
+  const struct { int64_t d; bool causal; int64_t offset; } shapes[] = {{64, true, 1}, {64, false, 1}, {5, true, -2}, {5, false, 1}};
+  const int nv = (int)(sizeof variants / sizeof variants[0]), ns = (int)(sizeof shapes / sizeof shapes[0]);
+  char table[8192] = "";
+  size_t tl = 0;
+  for (int v = 0; v < nv; v++)
+    for (int h = 0; h < ns; h++) {
+      kl l = {0};
+      tc_kernel_list list = attention_list_at(&l, shapes[h].d, shapes[h].causal, shapes[h].offset);
+      char *src = NULL;
+      const char *msg = NULL;
+      const int32_t *t = variants[v];
+      tc_status st = tck_test_host_take(
+          th, t[0] ? ext->check_attention_tiled(tck_test_host_api(th), &list, 90, t[1], t[2], &src)
+                   : ext->check_attention_variant(tck_test_host_api(th), &list, 90, 0, 0, 0, &src),
+          &msg);
+      cr_assert_eq(st, TC_OK, "%s", msg);
+      const char *fname = shapes[h].causal ? "k_causal_attention(const tc_cu_args a)" : "k_attention(const tc_cu_args a)";
+      const char *name = strstr(src, fname);
+      cr_assert_not_null(name, "%s", src);
+      const char *begin = name;
+      while (begin > src && begin[-1] != '\n') begin--;
+      const char *end = strstr(name, "\n}\n");
+      cr_assert_not_null(end);
+      /* shared memory as the plan sizes it: q, k, v and p (tiled) or q and two k-or-p and v (v1) */
+      const int bm = enum_value(src, "BM"), bn = enum_value(src, "BN"), d = enum_value(src, "D"),
+                dv8 = enum_value(src, "DV8"), d4 = (d + 3) / 4 * 4;
+      const bool tiled = strstr(src, "register-tiled") != NULL;
+      const int kp = d4 + 4 > bm + 4 ? d4 + 4 : bm + 4;
+      const int smem = tiled ? 4 * (d * (bm + 4) + d * (bn + 4) + bn * dv8 + bm * (bn + 4))
+                             : 4 * (d4 * (bm + 4) + 2 * (bn * kp + bn * dv8));
+      const char *lb = strstr(src, "__launch_bounds__(");
+      cr_assert(bm > 0 && bn > 0 && d > 0 && dv8 > 0 && lb);
+      const int threads = atoi(lb + strlen("__launch_bounds__("));
+      /* the kernel renamed, its dynamic shared memory the emulation's */
+      char kname[32];
+      snprintf(kname, sizeof kname, "attn_%d_%d", v, h);
+      const char *decl = "extern __shared__ float4 tc_smem4[];";
+      const char *sh = strstr(name, decl);
+      cr_assert(sh && sh < end);
+      fprintf(inc, "%.*s%s%.*s%.*s\n", (int)(name - begin), begin, kname,
+              (int)(sh - (name + strlen(fname) - strlen("(const tc_cu_args a)"))),
+              name + strlen(fname) - strlen("(const tc_cu_args a)"), (int)(end + 3 - (sh + strlen(decl))),
+              sh + strlen(decl));
+      tl += (size_t)snprintf(table + tl, sizeof table - tl,
+                             "  {\"%s %dx%dx%d d %d %s %d\", %s, %d, %d, %d, %d, %s, %lldLL},\n",
+                             tiled ? "tiled" : "v1", bm, bn, tiled ? enum_value(src, "TM") : enum_value(src, "QPT"), d,
+                             shapes[h].causal ? "causal" : "no mask", (int)shapes[h].offset, kname, bm, threads, smem,
+                             d, shapes[h].causal ? "true" : "false", (long long)shapes[h].offset);
+      free(src);
+    }
+  fprintf(inc, "static const emu_kernel emu_kernels[] = {\n%s};\nstatic const int n_emu_kernels = %d;\n", table, nv * ns);
+  fclose(inc);
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "cd %s && echo '#include <barrier>' >probe.cpp && ${CXX:-c++} -std=c++20 -c probe.cpp >/dev/null 2>&1",
+           dir);
+  if (system(cmd) != 0) {
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+    cr_skip_test("no C++20 compiler with <barrier> for the emulation (${CXX:-c++})");
+  }
+  snprintf(cmd, sizeof cmd,
+           "cd %s && ${CXX:-c++} -std=c++20 -O1 -w -pthread -I. -o emu %s/tests/cuda_attention_emulation.cpp 2>&1 | head -40 && "
+           "test -x emu && ./emu %s 2>&1",
+           dir, TC_SOURCE_DIR, getenv("TC_TEST_ATTN_EMU_FULL") ? "" : "quick");
+  FILE *p = popen(cmd, "r");
+  cr_assert_not_null(p);
+  static char out[65536];
+  size_t n = fread(out, 1, sizeof out - 1, p);
+  out[n] = '\0';
+  int rc = pclose(p);
+  if (getenv("TC_TEST_ATTN_EMU_KEEP")) fprintf(stderr, "emulation in %s\n", dir);
+  else {
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+  }
+  if (getenv("TC_TEST_DUMP_CUDA")) fprintf(stderr, "%s", out);
+  cr_assert_eq(rc, 0, "the emulated attention's results:\n%s", out);
+  assert_has(out, "all close");
 }
 
 /* ---------------------------------------------------------------- the CI check

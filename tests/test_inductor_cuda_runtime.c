@@ -96,6 +96,22 @@ Test(inductor_cuda_runtime, gemm_option) {
   cr_assert(strstr(err, "cuda.gemm") && strstr(err, "'cublas'") && strstr(err, "auto|cublaslt|generated"), "%s", err);
 }
 
+/* cuda.attention_kernel (v1 by default) and cuda.attention_tile (8x8): compile options, enums
+ * of the kernels and the tiles the tiled kernel has. */
+Test(inductor_cuda_runtime, attention_kernel_options) {
+  const tc_option_decl *k = option("cuda.attention_kernel"), *t = option("cuda.attention_tile");
+  cr_assert(k && t);
+  cr_assert(k->type == TC_OPTION_ENUM && t->type == TC_OPTION_ENUM);
+  cr_assert(k->scope == TC_OPTION_COMPILE && t->scope == TC_OPTION_COMPILE);
+  cr_assert_str_eq(k->default_value, "v1");
+  cr_assert_str_eq(k->values, "v1|tiled");
+  cr_assert_str_eq(t->default_value, "8x8");
+  cr_assert_str_eq(t->values, "4x4|4x8|8x4|8x8");
+  char norm[64], err[256];
+  cr_assert(!tck_option_check(t, "8x16", norm, sizeof norm, err, sizeof err));
+  cr_assert(strstr(err, "cuda.attention_tile") && strstr(err, "4x4|4x8|8x4|8x8"), "%s", err);
+}
+
 Test(inductor_cuda_runtime, capabilities_then_codegen_check) {
   const tc_capabilities_ext *caps = (const tc_capabilities_ext *)tc_ext_find(api.extensions, TC_EXT_CAPABILITIES);
   cr_assert_not_null(caps);

@@ -61,6 +61,13 @@ static tc_error *check_gemm(const tc_host_api *host, const tc_kernel_list *list,
   return check_options(host, list, &o, source_out);
 }
 
+static tc_error *check_attention_tiled(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t tile_m,
+                                       int32_t tile_n, char **source_out) {
+  const icuda_codegen_options o = {
+      .sm = sm, .attn_kernel = ICUDA_ATTN_TILED, .attn_tile_m = tile_m, .attn_tile_n = tile_n};
+  return check_options(host, list, &o, source_out);
+}
+
 static tc_error *check(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, char **source_out) {
   return check_row_threads(host, list, sm, 0, source_out);
 }
@@ -72,4 +79,5 @@ const icuda_codegen_check_ext icuda_codegen_check = {
     .check_attention_tiles = check_attention_tiles,
     .check_attention_variant = check_attention_variant,
     .check_gemm = check_gemm,
+    .check_attention_tiled = check_attention_tiled,
 };

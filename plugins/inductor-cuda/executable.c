@@ -126,7 +126,8 @@ tc_error *icuda_compile(tc_plugin_ctx *ctx, const tc_kernel_list *list, const ic
   if (!e) {
     icuda_codegen_options co = {.sm = ctx->facts.sm, .n_sms = ctx->facts.n_sms, .row_threads = o->row_threads,
                                 .attn_queries = o->attn_queries, .attn_keys = o->attn_keys,
-                                .attn_thread_queries = o->attn_thread_queries, .gemm = o->gemm};
+                                .attn_thread_queries = o->attn_thread_queries, .gemm = o->gemm,
+                                .attn_kernel = o->attn_kernel, .attn_tile_m = o->attn_tile_m, .attn_tile_n = o->attn_tile_n};
     tc_status st = icuda_codegen(list, &co, &exe->source, plans, why, sizeof why);
     if (st != TC_OK) e = tck_error(ctx->host, st, "inductor-cuda compile '%s': code generation: %s", graph, why);
     else if (!exe->source) e = tck_error(ctx->host, TC_ERR_INTERNAL, "inductor-cuda compile '%s': codegen gave no source", graph);

@@ -75,6 +75,12 @@ typedef enum icuda_gemm_mode {
   ICUDA_GEMM_GENERATED = 2  /* the generated GEMM always (cuBLASLt never loads for it) */
 } icuda_gemm_mode;
 
+/* cuda.attention_kernel: which flash-attention kernel codegen_attention.c generates. */
+typedef enum icuda_attn_kernel {
+  ICUDA_ATTN_V1 = 0,   /* queries x keys 4 x BN/8 a thread, k read as scalars (the default) */
+  ICUDA_ATTN_TILED = 1 /* both products register-tiled as an SGEMM (cuda.attention_tile) */
+} icuda_attn_kernel;
+
 typedef struct icuda_codegen_options {
   int32_t sm;          /* compute capability x10 (90 on the H200), for tuning choices */
   int32_t n_sms;       /* multiprocessors (132 on the H200), for grid sizing; 0: unknown */
@@ -84,6 +90,8 @@ typedef struct icuda_codegen_options {
   int32_t attn_thread_queries; /* ATTENTION: queries per thread, 4 or 8 (cuda.attention_thread_queries; 0: 4) */
   int32_t gemm;                /* icuda_gemm_mode (cuda.gemm): ICUDA_GEMM_CUBLASLT generates no GEMM */
   int32_t gemm_tile;           /* the generated GEMM's tile, 64 or 128; 0: chosen from the sizes */
+  int32_t attn_kernel;         /* icuda_attn_kernel (cuda.attention_kernel; 0: v1) */
+  int32_t attn_tile_m, attn_tile_n; /* tiled: queries x keys of the scores a thread, 4 or 8 (cuda.attention_tile; 0: 8) */
 } icuda_codegen_options;
 
 /* The CUDA C of every kernel of a validated list, as one module (readable: kernels named after
@@ -140,6 +148,10 @@ typedef struct icuda_codegen_check_ext {
    * above generate as auto does: every MATMUL kernel's generated GEMM is in what they compile. */
   tc_error *(*check_gemm)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t gemm, int32_t tile,
                           char **source_out);
+  /* ... with cuda.attention_kernel=tiled and cuda.attention_tile=<tile_m>x<tile_n> (4 or 8;
+   * 0: 8); present when base.struct_size covers it. */
+  tc_error *(*check_attention_tiled)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t tile_m,
+                                     int32_t tile_n, char **source_out);
 } icuda_codegen_check_ext;
 /* codegen_check.c: the extension (next = NULL); the plugin table chains it after its
  * capabilities extension. */
@@ -387,6 +399,8 @@ typedef struct icuda_compile_opts {
   int32_t attn_queries, attn_keys; /* cuda.attention_queries / cuda.attention_keys (128, 32) */
   int32_t attn_thread_queries;     /* cuda.attention_thread_queries (4) */
   int32_t gemm;                    /* cuda.gemm: icuda_gemm_mode */
+  int32_t attn_kernel;             /* cuda.attention_kernel: icuda_attn_kernel */
+  int32_t attn_tile_m, attn_tile_n; /* cuda.attention_tile (8 x 8) */
   int32_t mode;        /* tc_mode: reduce-overhead and max-autotune replay calls as CUDA graphs */
 } icuda_compile_opts;
 tc_error *icuda_compile(tc_plugin_ctx *ctx, const tc_kernel_list *list, const icuda_compile_opts *o,

@@ -151,6 +151,12 @@ static const tc_option_decl k_options[] = {
     OPT("cuda.attention_thread_queries", TC_OPTION_ENUM, TC_OPTION_COMPILE, "4", 0, 0, "4|8",
         "fused attention: queries per thread (8 halves the threads and reads fewer shared-memory bytes per FMA; 4 keeps "
         "twice the warps to hide latency, the faster on the H200)"),
+    OPT("cuda.attention_kernel", TC_OPTION_ENUM, TC_OPTION_COMPILE, "v1", 0, 0, "v1|tiled",
+        "fused attention kernel: v1 (the options above) or tiled (both products register-tiled as an SGEMM, "
+        "cuda.attention_tile)"),
+    OPT("cuda.attention_tile", TC_OPTION_ENUM, TC_OPTION_COMPILE, "8x8", 0, 0, "4x4|4x8|8x4|8x8",
+        "fused attention, tiled kernel: queries x keys of the scores a thread (128 threads: 16x the queries a block, 8x "
+        "the keys a tile)"),
     OPT("cuda.gemm", TC_OPTION_ENUM, TC_OPTION_COMPILE, "auto", 0, 0, "auto|cublaslt|generated",
         "which GEMM runs a matmul: auto (cuBLASLt once loaded; the generated tiled GEMM, epilogue fused, while cuBLASLt "
         "is still loading, so a first call does not wait for it), cublaslt (always; waits), generated (always)"),
@@ -445,6 +451,13 @@ static tc_error *icuda_compile_entry(tc_compile_args *a) {
           (int32_t)tck_option_int(a->options, a->n_options, a->option_size, "cuda.attention_thread_queries", 4),
       .gemm = gemm_mode(tck_option_get(a->options, a->n_options, a->option_size, "cuda.gemm")),
       .mode = a->mode};
+  const char *attn_kernel = tck_option_get(a->options, a->n_options, a->option_size, "cuda.attention_kernel");
+  const char *attn_tile = tck_option_get(a->options, a->n_options, a->option_size, "cuda.attention_tile");
+  o.attn_kernel = attn_kernel && !strcmp(attn_kernel, "tiled") ? ICUDA_ATTN_TILED : ICUDA_ATTN_V1;
+  if (attn_tile && strlen(attn_tile) == 3) { /* validated: one of 4x4|4x8|8x4|8x8 */
+    o.attn_tile_m = attn_tile[0] - '0';
+    o.attn_tile_n = attn_tile[2] - '0';
+  }
   ENTER(ctx, "compile");
   tc_error *e = icuda_compile(ctx, a->kernels, &o, &a->exe);
   LEAVE(ctx);
