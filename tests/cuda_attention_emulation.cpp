@@ -36,6 +36,7 @@ typedef struct tc_cu_args {
   void *buf[32];
   long long s[32];
 } tc_cu_args;
+static void tc_after_previous_kernel() {} // blocks run one after another: nothing runs before
 
 // The prelude's helpers (plugins/inductor-cuda/prelude/tc_cuda_prelude.cuh).
 static float tc_max_f32(float a, float b) {
