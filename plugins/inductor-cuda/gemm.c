@@ -3,9 +3,9 @@
  * Every MATMUL kernel that is not an inline product has a generated GEMM (codegen_gemm.c) in its
  * module unless cuda.gemm=cublaslt, so it comes from the disk cache with the rest: a warm start
  * compiles nothing for it. cuda.gemm=auto exists for a new process's first call: loading
- * cuBLASLt (a dlopen of some 50 ms on the H200 host, on the preload thread from context
- * creation) and making its handle take longer than tracing, the cache and the first kernels, so
- * a first matmul that waited for it would wait most of the call. Under auto a call's first
+ * cuBLASLt (a dlopen of some 50-80 ms on the H200 host, then its handle and the heuristic's first
+ * query, on the preload thread from context creation: preload.c) takes longer than tracing, the
+ * cache and the first kernels, so a first matmul that waited for it would wait most of the call. Under auto a call's first
  * matmul asks without waiting whether cuBLASLt is ready (icuda_blaslt_ready_now); if not, the
  * call's matmuls run the generated GEMM, product and epilogue in one kernel; the first call
  * that finds cuBLASLt ready and later ones use cuBLASLt, at its speed. The two differ in

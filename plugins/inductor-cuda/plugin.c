@@ -295,6 +295,7 @@ static tc_error *ctx_open(tc_plugin_ctx *ctx, const tc_init_args *a) {
   if (!e) icuda_profile_open(ctx);
   icuda_ctx_leave(ctx, &sc);
   if (e) return e;
+  icuda_libraries_preload_context(ctx, true); /* the preload thread may make cuBLASLt's handle now */
   tck_log(ctx->host, TC_LOG_INFO, "init", "inductor-cuda: context on device %d (%s, sm_%d, %d SMs)", (int)ctx->device,
           ctx->facts.name, (int)ctx->facts.sm, (int)ctx->facts.n_sms);
   return NULL;
