@@ -211,7 +211,7 @@ static tc_error *icuda_probe(tc_probe_args *a) {
 
 static void ctx_release(tc_plugin_ctx *ctx) {
   if (!ctx) return;
-  icuda_libraries_preload_join(ctx); /* first: its handle, if made, is released below */
+  icuda_libraries_preload_release(ctx); /* first: its handle, if made, is released below */
   if (ctx->cu && ctx->cuctx) {
     icuda_ctx_scope sc;
     tc_error *e = icuda_ctx_enter(ctx, "release", &sc);

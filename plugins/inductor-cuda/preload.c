@@ -37,15 +37,16 @@
 
 static pthread_mutex_t g_inside_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_inside_cv = PTHREAD_COND_INITIALIZER;
-static int g_inside;      /* preload threads inside cuBLASLt or the driver now */
-static int g_exiting;     /* atomic: wait_at_exit has run; no thread starts CUDA work any more */
+static int g_inside;       /* preload threads inside cuBLASLt or the driver now */
+static int g_exiting;      /* atomic: wait_at_exit has run; no thread starts CUDA work any more */
 static pid_t g_inside_pid; /* the process whose threads g_inside counts */
 
 static void wait_at_exit(void) {
   if (getpid() != __atomic_load_n(&g_inside_pid, __ATOMIC_ACQUIRE)) return; /* a forked child */
   __atomic_store_n(&g_exiting, 1, __ATOMIC_RELEASE);
   pthread_mutex_lock(&g_inside_mu);
-  while (g_inside > 0) pthread_cond_wait(&g_inside_cv, &g_inside_mu);
+  while (g_inside > 0)
+    pthread_cond_wait(&g_inside_cv, &g_inside_mu);
   pthread_mutex_unlock(&g_inside_mu);
 }
 
@@ -74,12 +75,15 @@ static bool inside_enter(void) {
   return true;
 }
 
-static bool exiting(void) { return __atomic_load_n(&g_exiting, __ATOMIC_ACQUIRE); }
+static bool exiting(void) {
+  return __atomic_load_n(&g_exiting, __ATOMIC_ACQUIRE);
+}
 
 /* Waits until plugin.c says whether the context opened; true when it did. */
 static bool context_open(tc_plugin_ctx *ctx) {
   pthread_mutex_lock(&ctx->preload_mu);
-  while (ctx->ctx_state == 0) pthread_cond_wait(&ctx->preload_cv, &ctx->preload_mu);
+  while (ctx->ctx_state == 0)
+    pthread_cond_wait(&ctx->preload_cv, &ctx->preload_mu);
   const bool open = ctx->ctx_state > 0;
   pthread_mutex_unlock(&ctx->preload_mu);
   return open;
@@ -145,9 +149,14 @@ void icuda_libraries_preload_context(tc_plugin_ctx *ctx, bool open) {
   pthread_mutex_unlock(&ctx->preload_mu);
 }
 
-void icuda_libraries_preload_join(tc_plugin_ctx *ctx) {
+void icuda_libraries_preload_release(tc_plugin_ctx *ctx) {
   if (!ctx->preloading) return;
   __atomic_store_n(&ctx->preload_stop, 1, __ATOMIC_RELEASE); /* the heuristic's query is skipped if not begun */
+  icuda_libraries_preload_join(ctx);
+}
+
+void icuda_libraries_preload_join(tc_plugin_ctx *ctx) {
+  if (!ctx->preloading) return;
   icuda_libraries_preload_context(ctx, false); /* a context never opened: the thread stops waiting */
   pthread_join(ctx->preload, NULL);
   pthread_cond_destroy(&ctx->preload_cv);
