@@ -3,15 +3,16 @@
  * Every MATMUL kernel that is not an inline product has a generated GEMM (codegen_gemm.c), a
  * module of its own, unless cuda.gemm=cublaslt. A warm start loads it from the disk cache with
  * the rest; a cold one compiles it in the background (gemm_background.c), off the first call's
- * path, and that call runs on cuBLASLt, waiting for it if need be. cuda.gemm=auto exists for a new process's first call: loading
- * cuBLASLt (a dlopen of some 50-80 ms on the H200 host, then its handle and the heuristic's first
- * query, on the preload thread from context creation: preload.c) takes longer than tracing, the
- * cache and the first kernels, so a first matmul that waited for it would wait most of the call. Under auto a call's first
- * matmul asks without waiting whether cuBLASLt is ready (icuda_blaslt_ready_now); if not, the
- * call's matmuls run the generated GEMM, product and epilogue in one kernel; the first call
- * that finds cuBLASLt ready and later ones use cuBLASLt, at its speed. The two differ in
- * summation order, so results may differ in the last bits between the first calls and the later
- * ones (as between two cuBLASLt algorithms).
+ * path, and that call runs on cuBLASLt, waiting for it if need be. cuda.gemm=auto exists for a
+ * new process's first call: loading cuBLASLt (a dlopen of some 50-80 ms on the H200 host, then
+ * its handle and the heuristic's first query, on the preload thread from context creation:
+ * preload.c) takes longer than tracing, the cache and the first kernels, so a first matmul that
+ * waited for it would wait most of the call. Under auto a call's first matmul asks without
+ * waiting whether cuBLASLt is ready (icuda_blaslt_ready_now); if not, the call's matmuls run
+ * the generated GEMM, product and epilogue in one kernel; the first call that finds cuBLASLt
+ * ready and later ones use cuBLASLt, at its speed. The two differ in summation order, so
+ * results may differ in the last bits between the first calls and the later ones (as between
+ * two cuBLASLt algorithms).
  * reduce-overhead and max-autotune(-no-cudagraphs) wait for cuBLASLt, so what they record and
  * tune is cuBLASLt. Where cuBLASLt does not load at all, auto keeps the generated GEMM. */
 #include <stdint.h>

@@ -11,7 +11,10 @@
  * process that exits without freeing waits at exit for the compiles still running (an atexit
  * handler, registered at the first start: NVRTC is a C++ library with static state that exit
  * would tear down under the thread, and the wait is what puts the cubins in the cache for the
- * next process). A forked child has none of its parent's threads: it waits for nothing.
+ * next process; registered after NVRTC's dlopen, so it runs before the destructors of NVRTC's
+ * statics, except any NVRTC registers lazily at its first compile when that first compile is a
+ * background one: a warm start whose GEMMs alone miss the cache, exiting during it). A forked
+ * child has none of its parent's threads: it waits for nothing.
  * Hidden state, documented: the count of running jobs is process-wide because exit has no
  * context to ask; guarded by g_lock. */
 #include <pthread.h>
