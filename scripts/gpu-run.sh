@@ -141,14 +141,16 @@ PY
   cat /tmp/bench_ro.log /tmp/bench_dyn.log >>"$LOG"
   echo "=== [${SECONDS}s] attn_block first call, new processes: cold cache, then warm"
   rm -rf /tmp/tc-cache-first
-  # TC_LOGS=init: where a warm first call's time goes (libraries, cuBLASLt's handle, modules, the
-  # matmuls that ran on the generated GEMM while cuBLASLt loaded); then the same with
+  # TC_LOGS=init: where a warm first call's time goes (libraries, cuBLASLt's handle and heuristic
+  # on the preload thread, modules, the matmuls that ran on the generated GEMM while cuBLASLt
+  # started; the cold pass's GEMMs compiled in the background); then the same with
   # cuda.gemm=cublaslt, every first matmul waiting for cuBLASLt (the behaviour before cuda.gemm;
-  # its matmul modules lack the GEMM, so its first pass compiles them and its second is warm)
+  # its programs are auto's without the GEMMs', so its cold pass starts from an empty cache again)
   for pass in cold warm warm cublaslt-cold cublaslt-warm; do
     opts=; [[ $pass == cublaslt-* ]] && opts=cuda.gemm=cublaslt
-    TC_OPTIONS=$opts TC_LOGS=init TC_CACHE_DIR=/tmp/tc-cache-first timeout 60 $B/bin/tc run attn_block --backend inductor-cuda \
-      --size gpu --iters 3 2>&1 | grep -E "^first call|cuBLASLt|modules loaded|first launch|generated GEMM" | sed "s/^/$pass: /"
+    [ $pass = cublaslt-cold ] && rm -rf /tmp/tc-cache-first
+    TC_OPTIONS=$opts TC_LOGS=init,cache TC_CACHE_DIR=/tmp/tc-cache-first timeout 60 $B/bin/tc run attn_block --backend inductor-cuda \
+      --size gpu --iters 3 2>&1 | grep -E "^first call|cuBLASLt|modules loaded|first launch|generated GEMM|cache (hit|miss)" | sed "s/^/$pass: /"
   done
   if [[ " $gpu_backends " == *" vulkan "* ]] && [ -z "${TC_GPU_NO_AB:-}" ]; then # TC_GPU_NO_AB=1: neither this nor tc ab
     echo "=== [${SECONDS}s] attn_block first call on vulkan, new processes: cold cache, then warm"

@@ -3,8 +3,9 @@
  * generated GEMM) must generate CUDA C that NVRTC compiles for sm_90; the generated GEMM also
  * runs on the CPU (cuda_gemm_emulation.cpp) against an exact reference; and the CI check: every conformance graph,
  * compiled by a backend that wraps inductor-cpu but first runs the plugin's codegen check on the
- * same kernel list (and a list with a matmul again with cuda.gemm=generated: every product's
- * generated GEMM), so a graph whose CUDA does not compile fails the suite. Skipped where NVRTC
+ * same kernel list (and a list with a matmul again with cuda.gemm=generated, each kernel's and
+ * each generated GEMM's program compiled on its own as the runtime does), so a graph whose CUDA
+ * does not compile fails the suite. Skipped where NVRTC
  * cannot be loaded. */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
@@ -33,6 +34,8 @@ typedef struct icuda_codegen_check_ext {
                           char **source_out);
   tc_error *(*check_attention_tiled)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t tile_m,
                                      int32_t tile_n, char **source_out);
+  tc_error *(*check_programs)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t gemm,
+                              int32_t *n_kernels, int32_t *n_gemms);
 } icuda_codegen_check_ext;
 enum { GEMM_AUTO = 0, GEMM_CUBLASLT = 1, GEMM_GENERATED = 2 }; /* cuda.gemm (icuda_gemm_mode) */
 
@@ -370,6 +373,42 @@ Test(inductor_cuda, matmul_generated_gemm) {
   assert_has(src, "k_matmul_add_gelu_gemm(const tc_cu_args a)");
   assert_lacks(src, "a small matmul");
   free(src);
+}
+
+/* The programs a compile makes, each compiled on its own as the runtime does: a MATMUL kernel's
+ * generated GEMM is a program apart from its epilogue's (compiled in the background on a cold
+ * start), with a cache key of its own; under cuda.gemm=cublaslt there is none, and an inline
+ * product has none under auto. */
+static void check_programs_ok(const tc_kernel_list *list, int32_t gemm, int32_t want_kernels, int32_t want_gemms) {
+  const char *msg = NULL;
+  int32_t nk = -1, ng = -1;
+  cr_assert(ext->base.struct_size >= sizeof(icuda_codegen_check_ext) && ext->check_programs);
+  tc_status st = tck_test_host_take(th, ext->check_programs(tck_test_host_api(th), list, 90, gemm, &nk, &ng), &msg);
+  cr_assert_eq(st, TC_OK, "%s", msg);
+  cr_expect_eq(nk, want_kernels, "%s (cuda.gemm %d): %d kernel programs, expected %d", list->name, (int)gemm, (int)nk,
+               (int)want_kernels);
+  cr_expect_eq(ng, want_gemms, "%s (cuda.gemm %d): %d generated GEMM programs, expected %d", list->name, (int)gemm, (int)ng,
+               (int)want_gemms);
+}
+
+static tc_kernel_list gemm_symbolic_list(kl *l, int32_t dtype);
+
+Test(inductor_cuda, generated_gemm_is_a_program_of_its_own) {
+  kl l = {0};
+  tc_kernel_list list = matmul_bias_gelu_list(&l);
+  check_programs_ok(&list, GEMM_AUTO, 1, 1);
+  check_programs_ok(&list, GEMM_GENERATED, 1, 1);
+  check_programs_ok(&list, GEMM_CUBLASLT, 1, 0);
+  kl small = {0};
+  tc_kernel_list inl = matmul_bias_gelu_list_m(&small, 1);
+  check_programs_ok(&inl, GEMM_AUTO, 1, 0);
+  check_programs_ok(&inl, GEMM_GENERATED, 1, 1);
+  for (int d = 0; d < 2; d++) { /* a bare product: the GEMM is its only program */
+    kl b = {0};
+    tc_kernel_list bare = gemm_symbolic_list(&b, d ? TC_F64 : TC_F32);
+    check_programs_ok(&bare, GEMM_AUTO, 0, 1);
+    check_programs_ok(&bare, GEMM_CUBLASLT, 0, 0);
+  }
 }
 
 /* A bare product (no epilogue) whose every size, offset and stride is a symbol, two batch
@@ -731,10 +770,14 @@ static tc_error *checking_compile(tc_compile_args *a) {
     if (e) return e;
     checked++;
     /* a list with a matmul again as cuda.gemm=generated: every product's generated GEMM, the
-     * small ones that auto computes inline included */
+     * small ones that auto computes inline included, each kernel's and each GEMM's program
+     * compiled on its own as the runtime compiles them (a GEMM's in the background) */
     bool matmul = false;
     for (int32_t i = 0; i < a->kernels->n_kernels; i++) matmul |= tck_list_kernel(a->kernels, i)->kind == TC_KERNEL_MATMUL;
-    if (matmul && (e = ext->check_gemm(check_host, a->kernels, 90, GEMM_GENERATED, 0, NULL))) return e;
+    int32_t n_gemms = 0;
+    if (matmul && (e = ext->check_programs(check_host, a->kernels, 90, GEMM_GENERATED, NULL, &n_gemms))) return e;
+    if (matmul && n_gemms == 0)
+      return check_host->error_new(check_host->host_ctx, TC_ERR_INTERNAL, "a list with a matmul has no generated GEMM program");
     gemm_checked += matmul;
   }
   return cpu_compile(a);
@@ -768,7 +811,7 @@ Test(inductor_cuda, conformance_graphs_compile_for_sm90, .timeout = 900) {
   cr_expect(gemm_checked > 0, "no list with a matmul was compiled with cuda.gemm=generated");
   fprintf(stderr,
           "inductor_cuda: %d conformance cases, %d kernel lists generated and compiled for sm_90 (%d with a matmul, "
-          "again with cuda.gemm=generated)\n",
+          "again with cuda.gemm=generated, program by program)\n",
           r.passed + r.failed, checked, gemm_checked);
   free(text);
 }

@@ -157,6 +157,7 @@ tc_status cg_gemm(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, 
   const char *T = tck_c_dtype(dt);
   const int32_t tile = gemm_tile(g), threads = (tile / 8) * (tile / 8);
   tck_exprs_mark_matmul(&g->x, mm);
+  plan->gemm_begin = s->len; /* from here to the kernel's end: a program of its own (modules.c) */
   plan->gemm_block = threads;
   plan->gemm_tile = tile;
   tck_str_printf(s,

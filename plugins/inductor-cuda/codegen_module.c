@@ -125,3 +125,20 @@ tc_status icuda_codegen(const tc_kernel_list *list, const icuda_codegen_options 
   *source = tck_str_take(&s);
   return *source ? TC_OK : TC_ERR_OUT_OF_MEMORY;
 }
+
+char *icuda_program_source(const char *source, const icuda_kernel_plan *plans, int32_t n_plans, int32_t i, bool gemm,
+                           bool *oom) {
+  *oom = false;
+  if (!source || i < 0 || i >= n_plans) return NULL;
+  const icuda_kernel_plan *p = &plans[i];
+  const bool has_gemm = p->gemm_name[0] && p->gemm_begin >= p->src_begin && p->gemm_begin <= p->src_end;
+  const bool has_fn = p->kind != ICUDA_LAUNCH_MATMUL || p->has_epilogue;
+  if (gemm ? !has_gemm : !has_fn) return NULL;
+  const size_t prelude = plans[0].src_begin;
+  const size_t from = gemm ? p->gemm_begin : p->src_begin, to = has_gemm && !gemm ? p->gemm_begin : p->src_end;
+  tck_str s = {0};
+  tck_str_printf(&s, "%.*s%.*s", (int)prelude, source, (int)(to - from), source + from);
+  char *out = tck_str_take(&s);
+  *oom = out == NULL;
+  return out;
+}

@@ -139,7 +139,7 @@ tc_error *icuda_compile(tc_plugin_ctx *ctx, const tc_kernel_list *list, const ic
   if (!e && tck_log_on(ctx->host, "output_code"))
     tck_log(ctx->host, TC_LOG_INFO, "output_code", "inductor-cuda: graph '%s':\n%s", graph, exe->source);
 
-  if (!e) e = icuda_modules_build(ctx, exe);
+  if (!e) e = icuda_modules_build(ctx, exe, plans);
   free(plans);
   if (e) {
     icuda_executable_free(ctx, exe);
@@ -152,6 +152,7 @@ tc_error *icuda_compile(tc_plugin_ctx *ctx, const tc_kernel_list *list, const ic
 
 void icuda_executable_free(tc_plugin_ctx *ctx, tc_executable *exe) {
   if (!exe) return;
+  icuda_gemm_background_finish(exe); /* its thread reads nothing of exe, but is joined with it */
   icuda_modules_free(ctx, exe);
   icuda_profile_report(ctx, exe);
   icuda_graphs_free(ctx, exe);

@@ -1,25 +1,46 @@
 /* gemm.c — which GEMM runs a MATMUL launch, and the generated GEMM's launch.
  *
- * Every MATMUL kernel that is not an inline product has a generated GEMM (codegen_gemm.c) in its
- * module unless cuda.gemm=cublaslt, so it comes from the disk cache with the rest: a warm start
- * compiles nothing for it. cuda.gemm=auto exists for a new process's first call: loading
- * cuBLASLt (a dlopen of some 50 ms on the H200 host, on the preload thread from context
- * creation) and making its handle take longer than tracing, the cache and the first kernels, so
- * a first matmul that waited for it would wait most of the call. Under auto a call's first
- * matmul asks without waiting whether cuBLASLt is ready (icuda_blaslt_ready_now); if not, the
- * call's matmuls run the generated GEMM, product and epilogue in one kernel; the first call
- * that finds cuBLASLt ready and later ones use cuBLASLt, at its speed. The two differ in
- * summation order, so results may differ in the last bits between the first calls and the later
- * ones (as between two cuBLASLt algorithms).
+ * Every MATMUL kernel that is not an inline product has a generated GEMM (codegen_gemm.c), a
+ * module of its own, unless cuda.gemm=cublaslt. A warm start loads it from the disk cache with
+ * the rest; a cold one compiles it in the background (gemm_background.c), off the first call's
+ * path, and that call runs on cuBLASLt, waiting for it if need be. cuda.gemm=auto exists for a
+ * new process's first call: loading cuBLASLt (a dlopen of some 50-80 ms on the H200 host, then
+ * its handle and the heuristic's first query, on the preload thread from context creation:
+ * preload.c) takes longer than tracing, the cache and the first kernels, so a first matmul that
+ * waited for it would wait most of the call. Under auto a call's first matmul asks without
+ * waiting whether cuBLASLt is ready (icuda_blaslt_ready_now); if not, the call's matmuls run
+ * the generated GEMM, product and epilogue in one kernel; the first call that finds cuBLASLt
+ * ready and later ones use cuBLASLt, at its speed. The two differ in summation order, so
+ * results may differ in the last bits between the first calls and the later ones (as between
+ * two cuBLASLt algorithms).
  * reduce-overhead and max-autotune(-no-cudagraphs) wait for cuBLASLt, so what they record and
  * tune is cuBLASLt. Where cuBLASLt does not load at all, auto keeps the generated GEMM. */
 #include <stdint.h>
 
 #include "icuda.h"
 
-bool icuda_gemm_wanted(tc_plugin_ctx *ctx, const tc_executable *exe, icuda_kernel *k, uint64_t call_id) {
-  if (!k->gemm_fn) return false;
-  if (exe->gemm == ICUDA_GEMM_GENERATED) return true;
+/* Under auto, at a call's first matmul: whether the call runs on cuBLASLt. Not when cuBLASLt
+ * is still starting and exe's GEMMs are loaded (or can be: their background compile is done).
+ * When they are still compiling (a cold start), the call waits for cuBLASLt, which is near:
+ * its start-up began at context creation and takes less than NVRTC did for the first call's
+ * modules; and where cuBLASLt turns out not to load, for the GEMMs. */
+static bool call_on_blaslt(tc_plugin_ctx *ctx, tc_executable *exe) {
+  if (icuda_blaslt_ready_now(ctx)) return true;
+  if (icuda_gemm_background_collect(ctx, exe, false)) return false;
+  icuda_libraries_preload_join(ctx); /* cuBLASLt's load, handle and warm-up: the thread's rest */
+  if (icuda_blaslt_load()) { /* loaded by now (else loads here, as the first matmul would) */
+    tck_log(ctx->host, TC_LOG_INFO, "init",
+            "inductor-cuda: graph '%s': a call waited for cuBLASLt: its generated GEMMs are still compiling in the background",
+            exe->name);
+    return true;
+  }
+  icuda_gemm_background_collect(ctx, exe, true);
+  return false;
+}
+
+bool icuda_gemm_wanted(tc_plugin_ctx *ctx, tc_executable *exe, icuda_kernel *k, uint64_t call_id) {
+  if (!k->plan.gemm_name[0]) return false; /* none generated */
+  if (exe->gemm == ICUDA_GEMM_GENERATED) return k->gemm_fn != NULL; /* compiled with the rest */
   if (exe->gemm != ICUDA_GEMM_AUTO) return false;
   bool lt;
   if (exe->graph_mode || exe->autotune) {
@@ -29,18 +50,21 @@ bool icuda_gemm_wanted(tc_plugin_ctx *ctx, const tc_executable *exe, icuda_kerne
     if (e) ctx->host->error_free(ctx->host->host_ctx, e);
     ctx->gemm_lt_failed |= e != NULL; /* tried once: not again, inside a capture least of all */
     lt = !ctx->gemm_lt_failed;
+    /* the GEMMs, then, waiting for their compile (graphs.c did so before any capture) */
+    if (!lt) icuda_gemm_background_collect(ctx, exe, true);
   } else {
     /* asked at a call's first matmul and kept for the call: cuBLASLt's first GEMMs (the lazy
-     * loading of their kernels, some 15 ms at attn_block's shapes) fall on a later call rather
-     * than in the middle of the first, and a call's results come from one GEMM */
+     * loading of their kernels) fall on a later call rather than in the middle of the first,
+     * and a call's results come from one GEMM */
     if (!ctx->gemm_call_known || ctx->gemm_call != call_id) {
       ctx->gemm_call_known = true;
       ctx->gemm_call = call_id;
-      ctx->gemm_call_lt_ready = icuda_blaslt_ready_now(ctx);
+      ctx->gemm_call_lt_ready = call_on_blaslt(ctx, exe);
     }
     lt = ctx->gemm_call_lt_ready;
+    if (!lt && exe->gemm_job) icuda_gemm_background_collect(ctx, exe, false); /* another executable in the call */
   }
-  if (lt) return false;
+  if (lt || !k->gemm_fn) return false;
   if (!k->gemm_logged) {
     k->gemm_logged = true;
     tck_log(ctx->host, TC_LOG_INFO, "init", "inductor-cuda: matmul '%s' ran on the generated GEMM: cuBLASLt %s", k->name,

@@ -187,6 +187,9 @@ static tc_error *record(tc_plugin_ctx *ctx, icuda_held *h, CUgraphExec *out) {
       if (e) return e;
       break;
     }
+  /* without cuBLASLt, the generated GEMMs: their background compile waited for and the modules
+   * loaded now, as nothing may load a module inside a capture */
+  if (ctx->gemm_lt_failed && exe->gemm_job) icuda_gemm_background_collect(ctx, exe, true);
   if (exe->autotune) { /* max-autotune: cuBLASLt's algorithms timed now, as nothing can wait inside a capture */
     ctx->dry_run = true;
     tc_error *e = NULL;

@@ -66,6 +66,10 @@ typedef struct icuda_kernel_plan {
    * the batches (gridDim.z, at most 65535: the kernel strides over the rest). */
   char gemm_name[112];
   int32_t gemm_block, gemm_tile;
+  /* MATMUL with a generated GEMM: where its text begins, inside [src_begin, src_end) and last.
+   * The GEMM is a module of its own (prelude + [gemm_begin, src_end)), the kernel's module the
+   * rest: the runtime compiles it apart, in the background (modules.c, gemm_background.c). */
+  size_t gemm_begin;
 } icuda_kernel_plan;
 
 /* cuda.gemm: which GEMM runs a MATMUL kernel's product (gemm.c). */
@@ -102,6 +106,13 @@ typedef struct icuda_codegen_options {
 tc_status icuda_codegen(const tc_kernel_list *list, const icuda_codegen_options *o, char **source,
                         icuda_kernel_plan *plans, char *err, size_t cap);
 
+/* The source of one NVRTC program of a module icuda_codegen made: the prelude and kernel i's
+ * text without its generated GEMM (gemm = false; NULL when that leaves no function: a MATMUL
+ * without epilogue), or the prelude and its generated GEMM alone (gemm = true; NULL when it has
+ * none). malloc'd; NULL also when out of memory (*oom set). */
+char *icuda_program_source(const char *source, const icuda_kernel_plan *plans, int32_t n_plans, int32_t i, bool gemm,
+                           bool *oom);
+
 /* ---------------------------------------------------------------- nvrtc.c */
 typedef struct icuda_nvrtc icuda_nvrtc; /* the dlopen'd library and its functions */
 /* Loads NVRTC (libnvrtc.so.13, libnvrtc.so); NULL with why in err. Thread-safe, loaded once. */
@@ -118,6 +129,9 @@ double icuda_nvrtc_load_seconds(void);
 /* The flags every compile uses for sm (no fast math: results follow PyTorch; no FMA
  * contraction: elementwise results match the other backends bit for bit). Part of the key. */
 const char *icuda_nvrtc_flags(int32_t sm);
+/* The disk-cache key of a program's cubin: what it depends on (sm, NVRTC's version, the flags),
+ * then the source. malloc'd (NULL: out of memory), its length in *len. */
+char *icuda_cubin_key(int32_t sm, const char *nvrtc_version, const char *source, size_t *len);
 /* Compiles source to a cubin for sm_<sm>. cubin: malloc'd. The compiler's log in err. */
 tc_status icuda_nvrtc_compile(const icuda_nvrtc *n, const char *source, const char *name, int32_t sm, void **cubin,
                               size_t *size, char *err, size_t cap);
@@ -152,6 +166,11 @@ typedef struct icuda_codegen_check_ext {
    * 0: 8); present when base.struct_size covers it. */
   tc_error *(*check_attention_tiled)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t tile_m,
                                      int32_t tile_n, char **source_out);
+  /* ... as the runtime compiles it: each kernel's program and each generated GEMM's program on
+   * its own (icuda_program_source), every cache key distinct. n_kernels, n_gemms (out, may be
+   * NULL): how many programs of each compiled. */
+  tc_error *(*check_programs)(const tc_host_api *host, const tc_kernel_list *list, int32_t sm, int32_t gemm,
+                              int32_t *n_kernels, int32_t *n_gemms);
 } icuda_codegen_check_ext;
 /* codegen_check.c: the extension (next = NULL); the plugin table chains it after its
  * capabilities extension. */
@@ -260,10 +279,20 @@ struct tc_plugin_ctx {
   bool capturing;              /* graphs.c: a CUDA graph is being recorded (launches stay ordinary) */
   size_t workspace_bytes;      /* cuda.workspace_mb, for cuBLASLt */
   CUdeviceptr workspace;       /* allocated at the first matmul */
-  icuda_blaslt *blaslt;        /* made at the first cuBLASLt matmul */
-  pthread_t preload;           /* icuda_libraries_preload's thread */
+  icuda_blaslt *blaslt;        /* taken from the preload thread, or made, at the first cuBLASLt matmul */
+  pthread_t preload;           /* icuda_libraries_preload's thread (preload.c) */
   bool preloading;
-  int lt_done;                 /* atomic: the preload thread has finished loading (blaslt.c) */
+  /* preload.c: the thread waits for the context (ctx_state: 0 opening, 1 open, -1 gone) before
+   * it makes cuBLASLt's handle for it; lt_done (atomic) says it has finished, with the handle
+   * in lt_handle (NULL: cuBLASLt did not load, or its handle failed); preload_stop (atomic):
+   * the context is being released, the thread skips what it has not begun */
+  pthread_mutex_t preload_mu;
+  pthread_cond_t preload_cv;
+  int ctx_state;
+  int lt_done;
+  int preload_stop;
+  void *lt_handle;
+  double lt_create_seconds, lt_warm_seconds; /* on the preload thread, for TC_LOGS=init */
   /* asynchronous failures: the newest call launched since the last successful wait */
   bool pending;
   uint64_t pending_call;
@@ -321,6 +350,7 @@ void icuda_device_free(tc_plugin_ctx *ctx, CUdeviceptr p);
 typedef struct icuda_mm_algo_slot icuda_mm_algo_slot; /* blaslt.c: one cached heuristic answer */
 #define ICUDA_GRAPHS 16 /* recorded CUDA graphs kept per executable (graphs.c) */
 typedef struct icuda_graph_slot icuda_graph_slot;
+typedef struct icuda_gemm_job icuda_gemm_job; /* gemm_background.c */
 
 /* blaslt_epilogue.c: a MATMUL epilogue of the form acc (+ load)* -> store, run by cuBLASLt
  * (bias vector, residual as C with beta = 1) when the layouts at launch allow it. */
@@ -368,7 +398,8 @@ struct icuda_kernel {
   int32_t next_algo;
   tck_launch_stats profile;   /* TC_LOGS=profile: device time per launch (cuBLASLt + epilogue) */
   icuda_lt_epilogue lt_epi;   /* MATMUL: the epilogue cuBLASLt may run instead of the kernel */
-  CUfunction gemm_fn;         /* MATMUL: the generated GEMM (plan.gemm_name), or NULL */
+  CUfunction gemm_fn;         /* MATMUL: the generated GEMM (plan.gemm_name), or NULL (none, or
+                                 not loaded yet: gemm_background.c) */
   bool gemm_logged;           /* TC_LOGS=init said once that it ran while cuBLASLt was loading */
   bool launched;              /* once: TC_LOGS=init times the first launch */
 };
@@ -381,6 +412,8 @@ struct tc_executable {
   bool allow_tf32;
   int32_t gemm;               /* icuda_gemm_mode (cuda.gemm) */
   CUmodule *modules;          /* per kernel: its own module (NULL: no function, or not loaded) */
+  CUmodule *gemm_modules;     /* per kernel: its generated GEMM's module (NULL: none, or not yet) */
+  icuda_gemm_job *gemm_job;   /* gemm_background.c: the GEMMs compiling in the background, or NULL */
   int32_t n_exprs, n_syms;
   tc_size_expr *exprs;
   int32_t n_kernels;
@@ -420,13 +453,54 @@ void icuda_profile_end(tc_plugin_ctx *ctx, icuda_kernel *k);
 void icuda_profile_report(tc_plugin_ctx *ctx, const tc_executable *exe);
 
 /* ---------------------------------------------------------------- modules.c
- * The executable's code: one module per kernel with a function (prelude + that kernel), each
- * cubin from the host's disk cache (kind "cubin", keyed by that source, the sm, NVRTC's version
- * and flags) or from NVRTC, the missing ones compiled at once on up to one thread per core:
- * a graph's first call waits for its slowest kernel, not for the sum. Fills exe->modules and
- * each kernel's fn; exe->from_cache when no NVRTC ran. */
-tc_error *icuda_modules_build(tc_plugin_ctx *ctx, tc_executable *exe);
+ * The executable's code: one module per kernel with a function (prelude + that kernel) and one
+ * per generated GEMM, each cubin from the host's disk cache (kind "cubin", keyed by that source,
+ * the sm, NVRTC's version and flags) or from NVRTC, the missing ones compiled at once on up to
+ * one thread per core: a graph's first call waits for its slowest kernel, not for the sum. The
+ * generated GEMMs missing from the cache compile in the background unless the first call needs
+ * them (gemm_background.c). Fills exe->modules, exe->gemm_modules and each kernel's fn and
+ * gemm_fn; exe->from_cache when no NVRTC ran for the first call. plans: icuda_codegen's. */
+tc_error *icuda_modules_build(tc_plugin_ctx *ctx, tc_executable *exe, const icuda_kernel_plan *plans);
 void icuda_modules_free(tc_plugin_ctx *ctx, tc_executable *exe);
+/* One NVRTC program of an executable: a kernel's module, or a kernel's generated GEMM's. */
+typedef struct icuda_program {
+  int32_t kernel;
+  bool gemm;      /* the kernel's generated GEMM */
+  char *source;   /* icuda_program_source */
+  char *key;      /* icuda_cubin_key */
+  size_t key_len;
+  void *cubin;
+  size_t size;
+  bool hit;       /* the cubin came from the cache */
+  tc_status st;   /* the compile's */
+  char err[2048];
+} icuda_program;
+/* Compiles todo[0..n) on up to `threads` threads, the caller one of them (running meanwhile(arg)
+ * first, when given). Needs no GPU and touches no context. */
+void icuda_programs_compile(const icuda_nvrtc *nv, int32_t sm, icuda_program **todo, int32_t n, int32_t threads,
+                            void (*meanwhile)(void *), void *arg);
+/* One thread per core, at most 32. */
+int32_t icuda_compile_threads(void);
+void icuda_programs_free(icuda_program *programs, int32_t n);
+/* Loads u's cubin as its kernel's module (or its GEMM's) and takes the function; *load_result:
+ * cuModuleLoadData's (an error is returned for what fails after it). The context current. */
+tc_error *icuda_program_load(tc_plugin_ctx *ctx, tc_executable *exe, icuda_program *u, CUresult *load_result);
+
+/* ---------------------------------------------------------------- gemm_background.c
+ * The generated GEMMs missing from the cache, compiled by NVRTC on a thread of their own (at nice
+ * 10, on half the cores, one executable's at a time in the process) and stored in the disk
+ * cache; loaded into the executable on the calls' thread when asked for. No thread outlives its
+ * executable (executable_free joins it), and process exit waits for the ones still running. */
+/* Starts compiling progs[0..n) (taken, freed by the job) for exe; where no thread starts, they
+ * are compiled now. */
+void icuda_gemm_background_start(tc_plugin_ctx *ctx, tc_executable *exe, const icuda_nvrtc *nv, icuda_program *progs,
+                                 int32_t n);
+/* Loads the GEMMs the background compiled into exe (their kernels' gemm_fn) if it is done (wait:
+ * waiting for it). True when none is left compiling. A GEMM that failed is logged, and its
+ * kernel runs on cuBLASLt. The context current; never inside a stream capture. */
+bool icuda_gemm_background_collect(tc_plugin_ctx *ctx, tc_executable *exe, bool wait);
+/* Waits for exe's background compile, if any, and frees it (executable_free). */
+void icuda_gemm_background_finish(tc_executable *exe);
 
 /* ---------------------------------------------------------------- launch.c */
 tc_error *icuda_launch(tc_plugin_ctx *ctx, const tc_launch_args *a);
@@ -439,11 +513,13 @@ tc_error *icuda_launch_points(tc_plugin_ctx *ctx, const icuda_kernel *k, uint64_
 
 /* ---------------------------------------------------------------- gemm.c */
 /* True when this launch of MATMUL kernel k (in call call_id) runs the generated GEMM instead of
- * cuBLASLt: cuda.gemm=generated, or auto when cuBLASLt was still loading at the call's first
+ * cuBLASLt: cuda.gemm=generated, or auto when cuBLASLt was still starting at the call's first
  * matmul (asked without waiting, once per call: a call's matmuls all run on one GEMM; said
- * once per kernel under TC_LOGS=init). Under auto, reduce-overhead and max-autotune wait for
- * cuBLASLt (what they record and tune is cuBLASLt); any mode where it cannot load: generated. */
-bool icuda_gemm_wanted(tc_plugin_ctx *ctx, const tc_executable *exe, icuda_kernel *k, uint64_t call_id);
+ * once per kernel under TC_LOGS=init) and the GEMMs are loaded (a call whose GEMMs still
+ * compile in the background waits for cuBLASLt instead). Under auto, reduce-overhead and
+ * max-autotune wait for cuBLASLt (what they record and tune is cuBLASLt); any mode where it
+ * cannot load: generated, waiting for the background compile if need be. */
+bool icuda_gemm_wanted(tc_plugin_ctx *ctx, tc_executable *exe, icuda_kernel *k, uint64_t call_id);
 /* The generated GEMM of k (product and epilogue) queued on ctx->stream. */
 tc_error *icuda_gemm_launch(tc_plugin_ctx *ctx, const icuda_kernel *k, const int64_t *vals, icuda_args *args);
 
@@ -455,17 +531,34 @@ tc_error *icuda_blaslt_matmul(tc_plugin_ctx *ctx, tc_executable *exe, icuda_kern
 void icuda_blaslt_release(tc_plugin_ctx *ctx);
 /* cuBLASLt's handle and workspace now (made at the first matmul otherwise): before a capture. */
 tc_error *icuda_blaslt_prepare(tc_plugin_ctx *ctx);
-/* True when cuBLASLt can take a matmul without waiting for its load (its handle, a few ms, is
- * made then if it is not yet). Never blocks. */
+/* True when cuBLASLt can take a matmul without a stall: loaded, the context's handle made and
+ * the heuristic warmed (by the preload thread, or the context's own handle made). Never blocks. */
 bool icuda_blaslt_ready_now(tc_plugin_ctx *ctx);
-/* Why cuBLASLt is not ready now: "still loading", or the load's failure. */
+/* Why cuBLASLt is not ready now: "still loading", "warming up", or the load's failure. */
 const char *icuda_blaslt_not_ready_why(tc_plugin_ctx *ctx);
+/* True once cuBLASLt's load was tried and failed (the process's matmuls then need the generated
+ * GEMM). Never blocks. */
+bool icuda_blaslt_unavailable(void);
+/* For preload.c: loads cuBLASLt (once per process; thread-safe), true when it loaded; a new
+ * handle (the caller's context current), NULL on failure; one heuristic query to warm it. */
+bool icuda_blaslt_load(void);
+void *icuda_blaslt_handle_new(void);
+void icuda_blaslt_heuristic_warm(void *handle, size_t workspace);
+
+/* ---------------------------------------------------------------- preload.c */
 /* Starts loading NVRTC and cuBLASLt (process-wide, once) on a thread of ctx's, so a first call
  * finds them loaded: both are large libraries (tens of milliseconds each to map and relocate),
- * and the host traces and schedules meanwhile. Loading only (blaslt.c says why). ctx_release
- * joins it. */
+ * and the host traces and schedules meanwhile. Once the context is open (preload_context) the
+ * same thread makes ctx's cuBLASLt handle and warms the heuristic; process exit waits for that
+ * (preload.c says why). ctx_release joins it. */
 void icuda_libraries_preload(tc_plugin_ctx *ctx);
+/* plugin.c's context is open (its primary context made): the preload thread may make the
+ * handle (open = true), or it never will (false: the context failed or is being released). */
+void icuda_libraries_preload_context(tc_plugin_ctx *ctx, bool open);
+/* Waits for the thread to finish (a caller that needs cuBLASLt now). */
 void icuda_libraries_preload_join(tc_plugin_ctx *ctx);
+/* The same for ctx_release: the thread skips what it has not begun. */
+void icuda_libraries_preload_release(tc_plugin_ctx *ctx);
 
 /* ---------------------------------------------------------------- graphs.c */
 /* True when exe's calls go through CUDA graphs (its mode, the driver, no cuda.sync_launches). */

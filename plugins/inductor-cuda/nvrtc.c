@@ -104,6 +104,15 @@ const char *icuda_nvrtc_flags(int32_t sm) {
   return t;
 }
 
+char *icuda_cubin_key(int32_t sm, const char *nvrtc_version, const char *source, size_t *len) {
+  tck_str key = {0};
+  tck_str_printf(&key, "inductor-cuda cubin\nsm_%d\nnvrtc %s\nflags %s\n", (int)sm, nvrtc_version,
+                 icuda_nvrtc_flags(sm));
+  tck_str_puts(&key, source);
+  *len = key.len;
+  return tck_str_take(&key);
+}
+
 tc_status icuda_nvrtc_compile(const icuda_nvrtc *n, const char *source, const char *name, int32_t sm, void **cubin,
                               size_t *size, char *err, size_t cap) {
   *cubin = NULL;
