@@ -129,10 +129,6 @@ static const char *st_name(cublasStatus_t s) {
 void icuda_mm_algos_free(icuda_mm_algo_slot *slots) { free(slots); }
 
 void icuda_blaslt_release(tc_plugin_ctx *ctx) {
-  if (ctx->lt_handle) { /* made by the preload thread (joined by now), never taken */
-    g_lt.Destroy((cublasLtHandle_t)ctx->lt_handle);
-    ctx->lt_handle = NULL;
-  }
   if (!ctx->blaslt) return;
   if (ctx->blaslt->handle) {
     cublasStatus_t s = g_lt.Destroy(ctx->blaslt->handle);
@@ -153,12 +149,8 @@ static tc_error *blaslt_ready(tc_plugin_ctx *ctx) {
   icuda_blaslt *b = calloc(1, sizeof *b);
   if (!b) return tck_error(ctx->host, TC_ERR_OUT_OF_MEMORY, "inductor-cuda matmul: out of memory");
   double t0 = tck_now_s();
-  const bool preloaded = ctx->lt_handle != NULL;
-  cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
-  if (preloaded) b->handle = (cublasLtHandle_t)ctx->lt_handle;
-  else s = g_lt.Create(&b->handle);
-  ctx->lt_handle = NULL;
-  double create_s = preloaded ? ctx->lt_create_seconds : tck_now_s() - t0;
+  cublasStatus_t s = g_lt.Create(&b->handle);
+  double create_s = tck_now_s() - t0;
   if (s != CUBLAS_STATUS_SUCCESS) {
     free(b);
     return tck_error(ctx->host, TC_ERR_UNAVAILABLE, "inductor-cuda matmul: cublasLtCreate failed: %s", st_name(s));
@@ -172,13 +164,7 @@ static tc_error *blaslt_ready(tc_plugin_ctx *ctx) {
     }
   }
   ctx->blaslt = b;
-  if (preloaded)
-    tck_log(ctx->host, TC_LOG_INFO, "init",
-            "inductor-cuda: cuBLASLt %zu (loaded in %.1f ms; on the preload thread: handle %.1f ms, heuristic warmed in %.1f "
-            "ms), workspace %zu MiB",
-            g_lt.version, g_lt_load_seconds * 1e3, create_s * 1e3, ctx->lt_warm_seconds * 1e3, ctx->workspace_bytes >> 20);
-  else
-    tck_log(ctx->host, TC_LOG_INFO, "init", "inductor-cuda: cuBLASLt %zu (loaded in %.1f ms, handle %.1f ms), workspace %zu MiB",
+  tck_log(ctx->host, TC_LOG_INFO, "init", "inductor-cuda: cuBLASLt %zu (loaded in %.1f ms, handle %.1f ms), workspace %zu MiB",
             g_lt.version, g_lt_load_seconds * 1e3, create_s * 1e3, ctx->workspace_bytes >> 20);
   return NULL;
 }
@@ -190,48 +176,21 @@ bool icuda_blaslt_ready_now(tc_plugin_ctx *ctx) {
   /* no thread to wait for (it did not start, or was joined): ready unless the load failed (an
    * untried load runs on this thread, as the first cuBLASLt matmul's) */
   if (!ctx->preloading) return !__atomic_load_n(&g_lt_tried, __ATOMIC_ACQUIRE) || g_lt_ok;
-  /* the thread's whole start-up done: a matmul now takes its handle without a stall */
-  return __atomic_load_n(&ctx->lt_done, __ATOMIC_ACQUIRE) && ctx->lt_handle != NULL;
+  /* the thread has loaded it: the first cuBLASLt matmul makes the handle on this thread */
+  return __atomic_load_n(&ctx->lt_done, __ATOMIC_ACQUIRE) && g_lt_ok;
 }
 
 bool icuda_blaslt_unavailable(void) { return __atomic_load_n(&g_lt_tried, __ATOMIC_ACQUIRE) && !g_lt_ok; }
 
 const char *icuda_blaslt_not_ready_why(tc_plugin_ctx *ctx) {
   if (ctx->preloading && !__atomic_load_n(&ctx->lt_done, __ATOMIC_ACQUIRE))
-    return __atomic_load_n(&g_lt_tried, __ATOMIC_ACQUIRE) && g_lt_ok ? "is warming up (handle, heuristic)" : "is still loading";
-  if (!g_lt_ok) return g_lt_why[0] ? g_lt_why : "did not load";
-  return "has no handle (cublasLtCreate failed on the preload thread)";
+    return "is still loading";
+  return g_lt_why[0] ? g_lt_why : "did not load";
 }
 
 bool icuda_blaslt_load(void) {
   pthread_once(&g_lt_once, blaslt_load_once);
   return g_lt_ok;
-}
-
-void *icuda_blaslt_handle_new(void) {
-  cublasLtHandle_t h = NULL;
-  return g_lt_ok && g_lt.Create(&h) == CUBLAS_STATUS_SUCCESS ? h : NULL;
-}
-
-/* One heuristic query of a plain 1024^3 f32 product, answer discarded. The heuristic's first
- * call is where cuBLASLt sets up what it chooses with (most of the ~100 ms that a warm first
- * call's first cuBLASLt matmul took when the handle was made there). The lazy loading of the
- * chosen kernel's code is left to that kernel's first launch: it depends on the shapes. */
-void icuda_blaslt_heuristic_warm(void *handle, size_t workspace) {
-  cublasLtMatmulDesc_t desc = NULL;
-  cublasLtMatrixLayout_t l = NULL;
-  cublasLtMatmulPreference_t pref = NULL;
-  cublasLtMatmulHeuristicResult_t res;
-  int got = 0;
-  uint64_t ws = workspace;
-  if (g_lt.MatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) == CUBLAS_STATUS_SUCCESS &&
-      g_lt.MatrixLayoutCreate(&l, CUDA_R_32F, 1024, 1024, 1024) == CUBLAS_STATUS_SUCCESS &&
-      g_lt.MatmulPreferenceCreate(&pref) == CUBLAS_STATUS_SUCCESS &&
-      g_lt.MatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws) == CUBLAS_STATUS_SUCCESS)
-    g_lt.MatmulAlgoGetHeuristic((cublasLtHandle_t)handle, desc, l, l, l, l, pref, 1, &res, &got);
-  if (pref) g_lt.MatmulPreferenceDestroy(pref);
-  if (l) g_lt.MatrixLayoutDestroy(l);
-  if (desc) g_lt.MatmulDescDestroy(desc);
 }
 
 /* A column-major operand: op, rows x cols as stored, leading dimension. */

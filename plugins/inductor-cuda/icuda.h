@@ -282,17 +282,7 @@ struct tc_plugin_ctx {
   icuda_blaslt *blaslt;        /* taken from the preload thread, or made, at the first cuBLASLt matmul */
   pthread_t preload;           /* icuda_libraries_preload's thread (preload.c) */
   bool preloading;
-  /* preload.c: the thread waits for the context (ctx_state: 0 opening, 1 open, -1 gone) before
-   * it makes cuBLASLt's handle for it; lt_done (atomic) says it has finished, with the handle
-   * in lt_handle (NULL: cuBLASLt did not load, or its handle failed); preload_stop (atomic):
-   * the context is being released, the thread skips what it has not begun */
-  pthread_mutex_t preload_mu;
-  pthread_cond_t preload_cv;
-  int ctx_state;
-  int lt_done;
-  int preload_stop;
-  void *lt_handle;
-  double lt_create_seconds, lt_warm_seconds; /* on the preload thread, for TC_LOGS=init */
+  int lt_done;                 /* atomic: the preload thread has finished loading (preload.c) */
   /* asynchronous failures: the newest call launched since the last successful wait */
   bool pending;
   uint64_t pending_call;
@@ -531,34 +521,25 @@ tc_error *icuda_blaslt_matmul(tc_plugin_ctx *ctx, tc_executable *exe, icuda_kern
 void icuda_blaslt_release(tc_plugin_ctx *ctx);
 /* cuBLASLt's handle and workspace now (made at the first matmul otherwise): before a capture. */
 tc_error *icuda_blaslt_prepare(tc_plugin_ctx *ctx);
-/* True when cuBLASLt can take a matmul without a stall: loaded, the context's handle made and
- * the heuristic warmed (by the preload thread, or the context's own handle made). Never blocks. */
+/* True when cuBLASLt can take a matmul without waiting for its load (the preload thread has
+ * loaded it, or the context's handle is made). Never blocks. */
 bool icuda_blaslt_ready_now(tc_plugin_ctx *ctx);
-/* Why cuBLASLt is not ready now: "still loading", "warming up", or the load's failure. */
+/* Why cuBLASLt is not ready now: "still loading", or the load's failure. */
 const char *icuda_blaslt_not_ready_why(tc_plugin_ctx *ctx);
 /* True once cuBLASLt's load was tried and failed (the process's matmuls then need the generated
  * GEMM). Never blocks. */
 bool icuda_blaslt_unavailable(void);
-/* For preload.c: loads cuBLASLt (once per process; thread-safe), true when it loaded; a new
- * handle (the caller's context current), NULL on failure; one heuristic query to warm it. */
+/* For preload.c: loads cuBLASLt (once per process; thread-safe), true when it loaded. */
 bool icuda_blaslt_load(void);
-void *icuda_blaslt_handle_new(void);
-void icuda_blaslt_heuristic_warm(void *handle, size_t workspace);
 
 /* ---------------------------------------------------------------- preload.c */
 /* Starts loading NVRTC and cuBLASLt (process-wide, once) on a thread of ctx's, so a first call
  * finds them loaded: both are large libraries (tens of milliseconds each to map and relocate),
- * and the host traces and schedules meanwhile. Once the context is open (preload_context) the
- * same thread makes ctx's cuBLASLt handle and warms the heuristic; process exit waits for that
- * (preload.c says why). ctx_release joins it. */
+ * and the host traces and schedules meanwhile. Loading only (preload.c says why). ctx_release
+ * joins it. */
 void icuda_libraries_preload(tc_plugin_ctx *ctx);
-/* plugin.c's context is open (its primary context made): the preload thread may make the
- * handle (open = true), or it never will (false: the context failed or is being released). */
-void icuda_libraries_preload_context(tc_plugin_ctx *ctx, bool open);
-/* Waits for the thread to finish (a caller that needs cuBLASLt now). */
+/* Waits for the thread to finish (a caller that needs cuBLASLt now, and ctx_release). */
 void icuda_libraries_preload_join(tc_plugin_ctx *ctx);
-/* The same for ctx_release: the thread skips what it has not begun. */
-void icuda_libraries_preload_release(tc_plugin_ctx *ctx);
 
 /* ---------------------------------------------------------------- graphs.c */
 /* True when exe's calls go through CUDA graphs (its mode, the driver, no cuda.sync_launches). */

@@ -223,7 +223,7 @@ static tc_error *icuda_probe(tc_probe_args *a) {
 
 static void ctx_release(tc_plugin_ctx *ctx) {
   if (!ctx) return;
-  icuda_libraries_preload_release(ctx); /* first: its handle, if made, is released below */
+  icuda_libraries_preload_join(ctx);
   if (ctx->cu && ctx->cuctx) {
     icuda_ctx_scope sc;
     tc_error *e = icuda_ctx_enter(ctx, "release", &sc);
@@ -308,7 +308,6 @@ static tc_error *ctx_open(tc_plugin_ctx *ctx, const tc_init_args *a) {
   if (!e) icuda_profile_open(ctx);
   icuda_ctx_leave(ctx, &sc);
   if (e) return e;
-  icuda_libraries_preload_context(ctx, true); /* the preload thread may make cuBLASLt's handle now */
   tck_log(ctx->host, TC_LOG_INFO, "init", "inductor-cuda: context on device %d (%s, sm_%d, %d SMs), %s launches", (int)ctx->device,
           ctx->facts.name, (int)ctx->facts.sm, (int)ctx->facts.n_sms, ctx->early_launch ? "early" : "ordinary");
   return NULL;
