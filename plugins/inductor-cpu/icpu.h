@@ -262,6 +262,10 @@ tc_status exe_kernels_init(icpu_exe *exe, char (*names)[96], const tc_kernel_lis
  * err and nothing loaded. Thread-safe. */
 tc_status unit_load(const icpu_exe *exe, int32_t threads, icpu_tier tier, const char *const *paths, int32_t n_parts,
                     const int32_t *part_of, icpu_unit **out, char *err, size_t err_cap);
+/* Loads libopenblas.so.0 with its symbols global, once per process; whether it is there. A unit
+ * built without -lopenblas then finds cblas_sgemm at its dlopen (the fast build links without it:
+ * reading OpenBLAS's symbol table was over half of each part's link). Thread-safe. */
+bool unit_blas_global(void);
 /* Sets every part's thread count for the parallel regions (max-autotune). */
 void unit_set_threads(icpu_unit *u, int32_t threads);
 /* dlcloses and frees u (NULL: nothing). */
