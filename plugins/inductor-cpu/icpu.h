@@ -239,11 +239,15 @@ tc_status build_unit(const icpu_build_job *job, const icpu_exe *exe, icpu_unit *
 
 /* ---------------------------------------------------------------- tiered.c */
 /* Starts the FULL build of exe's source on a thread of its own (job is taken over, even on
- * failure); once compiled and loaded it becomes exe->live and goes to the disk cache. */
+ * failure), which runs the compiler after tiered_release (or when the build is waited for, or
+ * at exit); once compiled and loaded it becomes exe->live and goes to the disk cache. */
 tc_status tiered_start(icpu_exe *exe, icpu_build_job *job, char *err, size_t err_cap);
 /* Waits while a background build of this cache key runs in this process (a compile of the same
  * unit then finds it in the disk cache instead of building it again); whether it waited. */
 bool tiered_wait_for(const char *key, size_t key_len);
+/* Lets exe's background build start (its thread waits for this: exe_launch calls it once the
+ * first call is done). No-op without one. Thread-safe. */
+void tiered_release(icpu_exe *exe);
 /* Waits for exe's background build, then frees it and its unit (executable_free: no thread
  * outlives its executable). No-op without one. */
 void tiered_finish(icpu_exe *exe);

@@ -179,6 +179,8 @@ tc_error *exe_launch(icpu_ctx *ctx, icpu_exe *exe, const tc_launch_args *a) {
   u->launch[a->kernel](bufs, a->syms ? a->syms : no_syms);
   if (ctx->profiling) tck_launch_stats_add(&k->prof, tck_now_s() - t0);
   if (bufs != stack) free(bufs);
+  /* one call's worth of launches done: the background -O3 build may start (tiered.c) */
+  if (exe->launches == exe->n_kernels) tiered_release(exe);
   return NULL;
 }
 
