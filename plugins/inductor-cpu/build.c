@@ -102,7 +102,7 @@ static char *part_source(const icpu_exe *exe, const int32_t *part_of, int32_t p)
 
 /* Compiles the parts at once, each into dir/part<i>.so (paths[i]). */
 static tc_status build_parts(const icpu_build_job *job, const icpu_exe *exe, const char *dir, int32_t n,
-                             const int32_t *part_of, char (*paths)[4200], char *err, size_t cap) {
+                             const int32_t *part_of, bool link_blas, char (*paths)[4200], char *err, size_t cap) {
   icpu_cc_run *runs = calloc((size_t)n, sizeof *runs);
   if (!runs) {
     snprintf(err, cap, "out of memory");
@@ -118,7 +118,7 @@ static tc_status build_parts(const icpu_build_job *job, const icpu_exe *exe, con
       st = TC_ERR_OUT_OF_MEMORY;
       break;
     }
-    st = cc_start(job->cc, src, job->tier, job->blas, paths[started], &runs[started], err, cap);
+    st = cc_start(job->cc, src, job->tier, link_blas, paths[started], &runs[started], err, cap);
     free(src);
     if (st != TC_OK) break; /* nothing of this one left behind */
   }
@@ -151,15 +151,18 @@ tc_status build_unit(const icpu_build_job *job, const icpu_exe *exe, icpu_unit *
   int32_t *part_of = calloc((size_t)(exe->n_kernels > 0 ? exe->n_kernels : 1), sizeof *part_of);
   int32_t n = part_of && !job->store && job->jobs > 1 ? parts_plan(exe, job->jobs, part_of) : 1;
   char(*paths)[4200] = part_of ? calloc((size_t)n, sizeof *paths) : NULL;
+  /* A build for this process only needs no -lopenblas when the library is loaded global (a
+   * stored one does: the next process loads it directly). */
+  const bool link_blas = job->blas && (job->store || !unit_blas_global());
   tc_status st = TC_OK;
   if (!paths) {
     snprintf(err, cap, "out of memory");
     st = TC_ERR_OUT_OF_MEMORY;
   } else if (n == 1) {
     snprintf(paths[0], sizeof paths[0], "%s/unit.so", dir);
-    st = cc_compile(job->cc, exe->source, job->tier, job->blas, paths[0], err, cap);
+    st = cc_compile(job->cc, exe->source, job->tier, link_blas, paths[0], err, cap);
   } else {
-    st = build_parts(job, exe, dir, n, part_of, paths, err, cap);
+    st = build_parts(job, exe, dir, n, part_of, link_blas, paths, err, cap);
   }
   const char **list = st == TC_OK ? calloc((size_t)n, sizeof *list) : NULL;
   for (int32_t i = 0; list && i < n; i++)

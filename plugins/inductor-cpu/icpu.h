@@ -239,11 +239,15 @@ tc_status build_unit(const icpu_build_job *job, const icpu_exe *exe, icpu_unit *
 
 /* ---------------------------------------------------------------- tiered.c */
 /* Starts the FULL build of exe's source on a thread of its own (job is taken over, even on
- * failure); once compiled and loaded it becomes exe->live and goes to the disk cache. */
+ * failure), which runs the compiler after tiered_release (or when the build is waited for, or
+ * at exit); once compiled and loaded it becomes exe->live and goes to the disk cache. */
 tc_status tiered_start(icpu_exe *exe, icpu_build_job *job, char *err, size_t err_cap);
 /* Waits while a background build of this cache key runs in this process (a compile of the same
  * unit then finds it in the disk cache instead of building it again); whether it waited. */
 bool tiered_wait_for(const char *key, size_t key_len);
+/* Lets exe's background build start (its thread waits for this: exe_launch calls it once the
+ * first call is done). No-op without one. Thread-safe. */
+void tiered_release(icpu_exe *exe);
 /* Waits for exe's background build, then frees it and its unit (executable_free: no thread
  * outlives its executable). No-op without one. */
 void tiered_finish(icpu_exe *exe);
@@ -262,6 +266,10 @@ tc_status exe_kernels_init(icpu_exe *exe, char (*names)[96], const tc_kernel_lis
  * err and nothing loaded. Thread-safe. */
 tc_status unit_load(const icpu_exe *exe, int32_t threads, icpu_tier tier, const char *const *paths, int32_t n_parts,
                     const int32_t *part_of, icpu_unit **out, char *err, size_t err_cap);
+/* Loads libopenblas.so.0 with its symbols global, once per process; whether it is there. A unit
+ * built without -lopenblas then finds cblas_sgemm at its dlopen (the fast build links without it:
+ * reading OpenBLAS's symbol table was over half of each part's link). Thread-safe. */
+bool unit_blas_global(void);
 /* Sets every part's thread count for the parallel regions (max-autotune). */
 void unit_set_threads(icpu_unit *u, int32_t threads);
 /* dlcloses and frees u (NULL: nothing). */

@@ -2,6 +2,7 @@
  * launchers (k_NAME_launch(void **bufs, const int64_t *syms)) of the executable's live unit. */
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,19 @@ static tc_status part_load(icpu_part *p, const char *so_path, char *err, size_t 
     return TC_ERR_COMPILE;
   }
   return TC_OK;
+}
+
+/* libopenblas, loaded once with its symbols global (never unloaded: see part_load). */
+static bool blas_global;
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+
+static void blas_global_init(void) {
+  blas_global = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE) != NULL;
+}
+
+bool unit_blas_global(void) {
+  pthread_once(&blas_once, blas_global_init);
+  return blas_global;
 }
 
 tc_status exe_kernels_init(icpu_exe *exe, char (*names)[96], const tc_kernel_list *list, char *err, size_t cap) {
@@ -165,6 +179,8 @@ tc_error *exe_launch(icpu_ctx *ctx, icpu_exe *exe, const tc_launch_args *a) {
   u->launch[a->kernel](bufs, a->syms ? a->syms : no_syms);
   if (ctx->profiling) tck_launch_stats_add(&k->prof, tck_now_s() - t0);
   if (bufs != stack) free(bufs);
+  /* one call's worth of launches done: the background -O3 build may start (tiered.c) */
+  if (exe->launches == exe->n_kernels) tiered_release(exe);
   return NULL;
 }
 

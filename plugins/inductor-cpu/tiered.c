@@ -6,7 +6,11 @@
  * already running on it finishes there. Both builds compute the same bits (compile_cc.c's tier
  * flags; tested), so where a call runs is invisible but for its speed. Only the FULL build goes
  * to the disk cache: a warm start loads it directly, and a compile of the same unit while its
- * FULL build runs waits for it (tiered_wait_for) rather than build it again. A process's FULL
+ * FULL build runs waits for it (tiered_wait_for) rather than build it again. The FULL build
+ * starts once the executable's first call is done (as many launches as it has kernels:
+ * launch.c), so that call, the one a cold start waits for, shares the cores with no compiler;
+ * it starts at once when something waits for it (tiered_wait_for, executable_free, exit). A
+ * process's FULL
  * builds compile on at most half its cores at once (one on two cores), at nice 10: the calls
  * that run meanwhile come first (dyn_attn's 40 cold calls took 3.9-4.4 s at nice 0, 3.4-3.7 s
  * at nice 10, 3.4-3.8 s before the tiers).
@@ -31,6 +35,7 @@ struct icpu_upgrade {
   icpu_exe *exe;
   icpu_build_job job;
   icpu_unit *full;           /* the FULL unit once built (exe->live then), freed with the executable */
+  bool go;                   /* it may start (the first call is done, or it is waited for); running_lock */
   struct icpu_upgrade *next; /* in in_flight while its thread builds */
 };
 
@@ -52,6 +57,8 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static void wait_for_builds(void) {
   if (getpid() != running_pid) return;
   pthread_mutex_lock(&running_lock);
+  for (icpu_upgrade *up = in_flight; up; up = up->next) up->go = true;
+  pthread_cond_broadcast(&running_cond);
   while (running > 0)
     pthread_cond_wait(&running_cond, &running_lock);
   pthread_mutex_unlock(&running_lock);
@@ -84,7 +91,7 @@ static void *upgrade_main(void *arg) {
    * first; the build takes what they leave. */
   setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
   pthread_mutex_lock(&running_lock);
-  while (compiling >= slots) pthread_cond_wait(&running_cond, &running_lock);
+  while (!up->go || compiling >= slots) pthread_cond_wait(&running_cond, &running_lock);
   compiling++;
   pthread_mutex_unlock(&running_lock);
   tc_status st = build_unit(&up->job, exe, &full, err, sizeof err);
@@ -112,10 +119,15 @@ static void *upgrade_main(void *arg) {
   return NULL;
 }
 
+/* Under running_lock; a build of key found may start now (it is waited for). */
 static bool key_in_flight(const char *key, size_t key_len) {
-  for (const icpu_upgrade *up = in_flight; up; up = up->next)
-    if (up->job.key_len == key_len && !memcmp(up->job.key, key, key_len)) return true;
-  return false;
+  bool found = false;
+  for (icpu_upgrade *up = in_flight; up; up = up->next)
+    if (up->job.key_len == key_len && !memcmp(up->job.key, key, key_len)) {
+      if (!up->go) pthread_cond_broadcast(&running_cond);
+      up->go = found = true;
+    }
+  return found;
 }
 
 bool tiered_wait_for(const char *key, size_t key_len) {
@@ -171,9 +183,19 @@ tc_status tiered_start(icpu_exe *exe, icpu_build_job *job, char *err, size_t cap
   return TC_OK;
 }
 
+void tiered_release(icpu_exe *exe) {
+  icpu_upgrade *up = exe->upgrade;
+  if (!up) return;
+  pthread_mutex_lock(&running_lock);
+  up->go = true;
+  pthread_cond_broadcast(&running_cond);
+  pthread_mutex_unlock(&running_lock);
+}
+
 void tiered_finish(icpu_exe *exe) {
   icpu_upgrade *up = exe->upgrade;
   if (!up) return;
+  tiered_release(exe);
   pthread_join(up->thread, NULL);
   unit_free(up->full);
   free(up->job.key);
