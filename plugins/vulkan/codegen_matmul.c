@@ -246,11 +246,22 @@ tc_status vk_gen_matmul(vk_gen *g) {
                  "      }\n"
                  "      barrier();\n"
                  "    }\n", f64 ? "n" : "n >> 2][n & 3");
-  /* epilogue */
+  /* epilogue. With f32 emulated, an epilogue's every f32 result is a few dozen instructions (its
+   * rounding; erf and exp in double), and unrolled over the 8 x 8 tile that made the GEMM with
+   * a GELU the slowest pipeline NVIDIA's driver compiles (3.3 s for attn_block's, session 9): the
+   * columns run as a loop then, over a copy of the row of sums (a loop index into acc itself
+   * would move all of acc to memory for the whole kernel). */
+  const bool rolled = emu && k->n_ops > 0;
   tck_str_printf(&body,
                  "    [[unroll]] for (int i = 0; i < 4 * MT; i++) {\n"
-                 "      int m = m0 + (i < 4 ? ty * 4 + i : 64 + ty * 4 + i - 4);\n"
-                 "      [[unroll]] for (int j = 0; j < 8; j++) {\n"
+                 "      int m = m0 + (i < 4 ? ty * 4 + i : 64 + ty * 4 + i - 4);\n");
+  if (rolled)
+    tck_str_printf(&body, "      double acc_row[8];\n"
+                          "      [[unroll]] for (int j = 0; j < 8; j++) acc_row[j] = acc[i][j];\n"
+                          "      [[dont_unroll]] for (int j = 0; j < 8; j++) {\n");
+  else
+    tck_str_printf(&body, "      [[unroll]] for (int j = 0; j < 8; j++) {\n");
+  tck_str_printf(&body,
                  "        int n = n0 + (j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4);\n"
                  "        if (m >= M || n >= N) continue;\n");
   if (k->n_ops == 0) {
@@ -276,7 +287,7 @@ tc_status vk_gen_matmul(vk_gen *g) {
       if (op->kind == TC_KOP_ACC) {
         char ov[64];
         if (g->f32_emulate && op->dtype == TC_F32) /* the f32 product: the double sum rounded once */
-          snprintf(ov, sizeof ov, "tc_f32r(double(acc[i][j]))");
+          snprintf(ov, sizeof ov, rolled ? "tc_f32r(acc_row[j])" : "tc_f32r(double(acc[i][j]))");
         else
           snprintf(ov, sizeof ov, "%s(acc[i][j])", vk_value_type(g, op->dtype));
         vk_gen_op(g, &body, 8, i, vars, "", ov);
