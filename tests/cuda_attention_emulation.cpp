@@ -10,33 +10,7 @@
 // projection, merged heads out) over ragged T, causal and not, with NaN in one query, and every
 // output element is compared with a double-precision softmax(q k^T * scale) v (a query whose keys
 // are all masked: NaN); nothing else may be written.
-#include <barrier>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <thread>
-#include <vector>
-
-struct dim3 {
-  unsigned x = 1, y = 1, z = 1;
-};
-static thread_local dim3 threadIdx, blockIdx;
-static dim3 gridDim, blockDim;
-static std::barrier<> *block_barrier;
-static void __syncthreads() { block_barrier->arrive_and_wait(); }
-#define __global__
-#define __launch_bounds__(threads)
-#define __restrict__
-struct float4 {
-  float x, y, z, w;
-};
-static float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
-typedef struct tc_cu_args {
-  void *buf[32];
-  long long s[32];
-} tc_cu_args;
-static void tc_after_previous_kernel() {} // blocks run one after another: nothing runs before
+#include "cuda_emulation.h"
 
 // The prelude's helpers (plugins/inductor-cuda/prelude/tc_cuda_prelude.cuh).
 static float tc_max_f32(float a, float b) {
@@ -71,12 +45,6 @@ struct copy {
 };
 static thread_local std::vector<std::vector<copy>> groups; // committed, oldest first
 static thread_local std::vector<copy> open_group;
-static void aligned16(const void *p) {
-  if ((unsigned long long)p % 16) {
-    fprintf(stderr, "a 16-byte access at %p\n", p);
-    abort();
-  }
-}
 static bool eager_copies; // copies made when issued
 static void issue(copy c) {
   if (eager_copies)

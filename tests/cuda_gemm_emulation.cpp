@@ -8,45 +8,15 @@
 // may be written) with a reference that sums the same FMAs in the same order of k: the kernel's
 // results are deterministic and exactly these. A vector load from an address the kernel did not
 // check for alignment aborts.
-#include <barrier>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <thread>
-#include <vector>
+#include "cuda_emulation.h"
 
-struct dim3 {
-  unsigned x = 1, y = 1, z = 1;
-};
-static thread_local dim3 threadIdx, blockIdx;
-static dim3 gridDim, blockDim;
-static std::barrier<> *block_barrier;
-static void __syncthreads() { block_barrier->arrive_and_wait(); }
-#define __global__
-#define __launch_bounds__(threads)
 #define __shared__ static
 #define __align__(n) __attribute__((aligned(n)))
-struct float4 {
-  float x, y, z, w;
-};
 struct double2 {
   double x, y;
 };
-static float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
 static double2 make_double2(double a, double b) { return {a, b}; }
-typedef struct tc_cu_args {
-  void *buf[32];
-  long long s[32];
-} tc_cu_args;
-static void tc_after_previous_kernel() {} // blocks run one after another: nothing runs before
 // The prelude's GEMM helpers (plugins/inductor-cuda/prelude/tc_cuda_prelude.cuh), alignment checked.
-static void aligned16(const void *p) {
-  if ((unsigned long long)p % 16) {
-    fprintf(stderr, "a 16-byte access at %p\n", p);
-    abort();
-  }
-}
 static void tc_load4(const float *p, float *v) {
   aligned16(p);
   const float4 w = *(const float4 *)p;

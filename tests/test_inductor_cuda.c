@@ -98,6 +98,36 @@ static char *check_ok(const tc_kernel_list *list) {
 static void assert_has(const char *text, const char *needle) {
   cr_assert(strstr(text, needle), "'%s' not in the generated source:\n%s", needle, text);
 }
+
+/* Builds tests/<cpp> (a CPU emulation of generated kernels over cuda_emulation.h) in dir, where
+ * the test wrote kernels.inc, runs it with args and returns its exit status, its output (the
+ * compiler's complaints about the generated code, or the emulation's results) in out; removes
+ * dir unless keep. Skips the test where no C++20 compiler with <barrier> is installed. */
+static int run_emulation(const char *dir, const char *cpp, const char *args, bool keep, char *out, size_t cap) {
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "cd %s && echo '#include <barrier>' >probe.cpp && ${CXX:-c++} -std=c++20 -c probe.cpp >/dev/null 2>&1",
+           dir);
+  if (system(cmd) != 0) {
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+    cr_skip_test("no C++20 compiler with <barrier> for the emulation (${CXX:-c++})");
+  }
+  snprintf(cmd, sizeof cmd,
+           "cd %s && ${CXX:-c++} -std=c++20 -O1 -w -pthread -I. -o emu %s/tests/%s 2>&1 | head -40 && test -x emu && ./emu %s 2>&1",
+           dir, TC_SOURCE_DIR, cpp, args);
+  FILE *p = popen(cmd, "r");
+  cr_assert_not_null(p);
+  size_t n = fread(out, 1, cap - 1, p);
+  out[n] = '\0';
+  const int rc = pclose(p);
+  if (keep) {
+    fprintf(stderr, "emulation in %s\n", dir);
+  } else {
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+  }
+  return rc;
+}
 static void assert_lacks(const char *text, const char *needle) {
   cr_assert(!strstr(text, needle), "'%s' in the generated source:\n%s", needle, text);
 }
@@ -492,27 +522,8 @@ Test(inductor_cuda, generated_gemm_emulated, .timeout = 300) {
       free(src);
     }
   fclose(inc);
-  char cmd[2048];
-  snprintf(cmd, sizeof cmd, "cd %s && echo '#include <barrier>' >probe.cpp && ${CXX:-c++} -std=c++20 -c probe.cpp >/dev/null 2>&1",
-           dir);
-  if (system(cmd) != 0) {
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_assert_eq(system(cmd), 0);
-    cr_skip_test("no C++20 compiler with <barrier> for the emulation (${CXX:-c++})");
-  }
-  /* the compiler's complaints about the generated code, or the emulation's results */
-  snprintf(cmd, sizeof cmd,
-           "cd %s && ${CXX:-c++} -std=c++20 -O1 -pthread -I. -o emu %s/tests/cuda_gemm_emulation.cpp 2>&1 | head -40 && "
-           "test -x emu && ./emu 2>&1",
-           dir, TC_SOURCE_DIR);
-  FILE *p = popen(cmd, "r");
-  cr_assert_not_null(p);
-  char out[16384];
-  size_t n = fread(out, 1, sizeof out - 1, p);
-  out[n] = '\0';
-  int rc = pclose(p);
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  cr_assert_eq(system(cmd), 0);
+  static char out[16384];
+  const int rc = run_emulation(dir, "cuda_gemm_emulation.cpp", "", false, out, sizeof out);
   cr_assert_eq(rc, 0, "the emulated GEMM's results:\n%s", out);
   assert_has(out, "all exact");
 }
@@ -727,29 +738,9 @@ Test(inductor_cuda, flash_attention_emulated, .timeout = 900) {
     }
   fprintf(inc, "static const emu_kernel emu_kernels[] = {\n%s};\nstatic const int n_emu_kernels = %d;\n", table, nv * ns);
   fclose(inc);
-  char cmd[2048];
-  snprintf(cmd, sizeof cmd, "cd %s && echo '#include <barrier>' >probe.cpp && ${CXX:-c++} -std=c++20 -c probe.cpp >/dev/null 2>&1",
-           dir);
-  if (system(cmd) != 0) {
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_assert_eq(system(cmd), 0);
-    cr_skip_test("no C++20 compiler with <barrier> for the emulation (${CXX:-c++})");
-  }
-  snprintf(cmd, sizeof cmd,
-           "cd %s && ${CXX:-c++} -std=c++20 -O1 -w -pthread -I. -o emu %s/tests/cuda_attention_emulation.cpp 2>&1 | head -40 && "
-           "test -x emu && ./emu %s 2>&1",
-           dir, TC_SOURCE_DIR, getenv("TC_TEST_ATTN_EMU_FULL") ? "" : "quick");
-  FILE *p = popen(cmd, "r");
-  cr_assert_not_null(p);
   static char out[65536];
-  size_t n = fread(out, 1, sizeof out - 1, p);
-  out[n] = '\0';
-  int rc = pclose(p);
-  if (getenv("TC_TEST_ATTN_EMU_KEEP")) fprintf(stderr, "emulation in %s\n", dir);
-  else {
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_assert_eq(system(cmd), 0);
-  }
+  const int rc = run_emulation(dir, "cuda_attention_emulation.cpp", getenv("TC_TEST_ATTN_EMU_FULL") ? "" : "quick",
+                               getenv("TC_TEST_ATTN_EMU_KEEP") != NULL, out, sizeof out);
   if (getenv("TC_TEST_DUMP_CUDA")) fprintf(stderr, "%s", out);
   cr_assert_eq(rc, 0, "the emulated attention's results:\n%s", out);
   assert_has(out, "all close");
