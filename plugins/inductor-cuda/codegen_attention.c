@@ -86,6 +86,29 @@ static void attention_common(tck_str *s, icuda_gen *g, const tc_attention_desc *
                  qn, kn, vn, on);
 }
 
+/* The online softmax's state of a thread's `rows` queries (running max m, sum l, the output
+ * accumulator), and how many key tiles the block walks: every tile up to the last key its last
+ * query may see. The same in both kernels. */
+static void query_state(tck_str *s, const char *rows) {
+  tck_str_printf(s,
+                 "  float m[%s], l[%s], acc[%s][DVT];\n"
+                 "#pragma unroll\n"
+                 "  for (int i = 0; i < %s; i++) {\n"
+                 "    m[i] = -INFINITY;\n"
+                 "    l[i] = 0.0f;\n"
+                 "#pragma unroll\n"
+                 "    for (int f = 0; f < DVT; f++) acc[i][f] = 0.0f;\n"
+                 "  }\n"
+                 "  /* keys any query of the tile may see: j < i + causal_offset for the last query i */\n"
+                 "  long long keys = tk;\n"
+                 "  if (causal) {\n"
+                 "    const long long last = (q0 + BM < tq ? q0 + BM : tq) - 1 + causal_offset;\n"
+                 "    keys = last < 0 ? 0 : last < tk ? last : tk;\n"
+                 "  }\n"
+                 "  const long long tiles_k = (keys + BN - 1) / BN;\n",
+                 rows, rows, rows, rows);
+}
+
 void cg_attention_mark(icuda_gen *g) { tck_exprs_mark_attention(&g->x, g->k->attention); }
 
 /* The kernel of cuda.attention_kernel=v1. */
@@ -146,22 +169,9 @@ static void attention_v1(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, int6
       "  const int tid = threadIdx.x, tx = tid & 7, ty = tid >> 3; /* queries QPT*ty .. +QPT-1, keys tx + 8j (j < KPT) */\n"
       "\n"
       "  /* q, then every key tile, copied by cp.async (zeros past the ends): tile kt + 1 is in\n"
-      "   * flight while tile kt is computed */\n"
-      "  float m[QPT], l[QPT], acc[QPT][DVT];\n"
-      "#pragma unroll\n"
-      "  for (int i = 0; i < QPT; i++) {\n"
-      "    m[i] = -INFINITY;\n"
-      "    l[i] = 0.0f;\n"
-      "#pragma unroll\n"
-      "    for (int f = 0; f < DVT; f++) acc[i][f] = 0.0f;\n"
-      "  }\n"
-      "  /* keys any query of the tile may see: j < i + causal_offset for the last query i */\n"
-      "  long long keys = tk;\n"
-      "  if (causal) {\n"
-      "    const long long last = (q0 + BM < tq ? q0 + BM : tq) - 1 + causal_offset;\n"
-      "    keys = last < 0 ? 0 : last < tk ? last : tk;\n"
-      "  }\n"
-      "  const long long tiles_k = (keys + BN - 1) / BN;\n"
+      "   * flight while tile kt is computed */\n");
+  query_state(s, "QPT");
+  tck_str_puts(s,
       "  /* 16-byte copies where rows are contiguous and 16-byte aligned (q, k, v of a qkv\n"
       "   * projection are), else 4-byte ones */\n"
       "  const bool vec_k = k_sd == 1 && D % 4 == 0 && k_st % 4 == 0 && ((unsigned long long)kg & 15) == 0;\n"
@@ -386,22 +396,9 @@ static void attention_tiled(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, i
       "   * k row and one float4 of a q row (a broadcast) */\n"
       "  auto qrow = [&](int i) { return i / 4 * 64 + 4 * ty + i % 4; };\n"
       "  auto kcol = [&](int j) { return j / 4 * 32 + 4 * tx + j % 4; };\n"
-      "\n"
-      "  float m[TM], l[TM], acc[TM][DVT];\n"
-      "#pragma unroll\n"
-      "  for (int i = 0; i < TM; i++) {\n"
-      "    m[i] = -INFINITY;\n"
-      "    l[i] = 0.0f;\n"
-      "#pragma unroll\n"
-      "    for (int f = 0; f < DVT; f++) acc[i][f] = 0.0f;\n"
-      "  }\n"
-      "  /* keys any query of the tile may see: j < i + causal_offset for the last query i */\n"
-      "  long long keys = tk;\n"
-      "  if (causal) {\n"
-      "    const long long last = (q0 + BM < tq ? q0 + BM : tq) - 1 + causal_offset;\n"
-      "    keys = last < 0 ? 0 : last < tk ? last : tk;\n"
-      "  }\n"
-      "  const long long tiles_k = (keys + BN - 1) / BN;\n"
+      "\n");
+  query_state(s, "TM");
+  tck_str_puts(s,
       "  /* 16-byte copies of v where its rows are contiguous and 16-byte aligned, else 4-byte ones */\n"
       "  const bool vec_v = v_sd == 1 && DV % 4 == 0 && v_st % 4 == 0 && ((unsigned long long)vg & 15) == 0;\n"
       "  /* k of tile kt transposed into ks, 4 bytes a copy: 8 lanes take 8 consecutive dimensions of\n"
