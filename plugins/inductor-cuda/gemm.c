@@ -4,10 +4,9 @@
  * module of its own, unless cuda.gemm=cublaslt. A warm start loads it from the disk cache with
  * the rest; a cold one compiles it in the background (gemm_background.c), off the first call's
  * path, and that call runs on cuBLASLt, waiting for it if need be. cuda.gemm=auto exists for a
- * new process's first call: loading cuBLASLt (a dlopen of some 50-80 ms on the H200 host, then
- * its handle and the heuristic's first query, on the preload thread from context creation:
- * preload.c) takes longer than tracing, the cache and the first kernels, so a first matmul that
- * waited for it would wait most of the call. Under auto a call's first matmul asks without
+ * new process's first call: loading cuBLASLt (a dlopen of some 50-80 ms on the H200 host, on
+ * the preload thread from context creation: preload.c) takes longer than tracing, the cache and
+ * the first kernels, so a first matmul that waited for it would wait most of the call. Under auto a call's first matmul asks without
  * waiting whether cuBLASLt is ready (icuda_blaslt_ready_now); if not, the call's matmuls run
  * the generated GEMM, product and epilogue in one kernel; the first call that finds cuBLASLt
  * ready and later ones use cuBLASLt, at its speed. The two differ in summation order, so
@@ -27,7 +26,7 @@
 static bool call_on_blaslt(tc_plugin_ctx *ctx, tc_executable *exe) {
   if (icuda_blaslt_ready_now(ctx)) return true;
   if (icuda_gemm_background_collect(ctx, exe, false)) return false;
-  icuda_libraries_preload_join(ctx); /* cuBLASLt's load, handle and warm-up: the thread's rest */
+  icuda_libraries_preload_join(ctx); /* the rest of cuBLASLt's load */
   if (icuda_blaslt_load()) { /* loaded by now (else loads here, as the first matmul would) */
     tck_log(ctx->host, TC_LOG_INFO, "init",
             "inductor-cuda: graph '%s': a call waited for cuBLASLt: its generated GEMMs are still compiling in the background",
