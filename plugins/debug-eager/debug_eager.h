@@ -185,6 +185,10 @@ tc_status de_op_error(const de_op *op, tc_status s, const char *fmt, ...) DE_PRI
 tc_status de_op_check_same_shape(const de_op *op, const de_tensor *t, const char *what);
 
 tc_status de_exec_elementwise(const de_op *op); /* unary, binary, WHERE, CONVERT */
+/* parallel.c: fn over output positions [0, n) of op, in chunks on the host's cores when n is
+ * large (fn must write each position from that position alone). */
+typedef tc_status (*de_range_fn)(const de_op *op, int64_t begin, int64_t end);
+tc_status de_parallel_for(const de_op *op, int64_t n, de_range_fn fn);
 tc_status de_exec_reduce(const de_op *op);      /* REDUCE_*, ARGMAX/ARGMIN */
 tc_status de_exec_movement(const de_op *op);
 tc_status de_exec_index(const de_op *op);  /* GATHER, SCATTER_ADD */

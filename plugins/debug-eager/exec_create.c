@@ -1,12 +1,12 @@
 /* exec_create.c — IOTA, CONSTANT and RANDOM: prims without operands that fill their result. */
 #include "debug_eager.h"
 
-tc_status de_exec_create(const de_op *op) {
+static tc_status create_range(const de_op *op, int64_t begin, int64_t end) {
   const de_node *n = op->node;
   const de_tensor *out = op->out;
   size_t item = tck_dtype_size((int32_t)out->dtype);
-  int64_t count = de_numel(out->rank, out->sizes), o[TC_MAX_RANK];
-  for (int64_t i = 0; i < count; i++) {
+  int64_t o[TC_MAX_RANK];
+  for (int64_t i = begin; i < end; i++) {
     char *q = out->data + (size_t)i * item;
     switch (n->prim) {
     case TC_PRIM_IOTA:
@@ -23,4 +23,8 @@ tc_status de_exec_create(const de_op *op) {
     }
   }
   return TC_OK;
+}
+
+tc_status de_exec_create(const de_op *op) {
+  return de_parallel_for(op, de_numel(op->out->rank, op->out->sizes), create_range);
 }

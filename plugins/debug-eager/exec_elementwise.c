@@ -148,6 +148,33 @@ static void element(int32_t prim, const de_tensor *in, char *const *p, int32_t o
   }
 }
 
+/* Output positions [begin, end) in row-major order; each operand's address follows the
+ * multi-index as an odometer (a step in the last dimension, a carry into the ones before): the
+ * same elements as unravelling every position, without its divisions (a third of eager time). */
+static tc_status elementwise_range(const de_op *op, int64_t begin, int64_t end) {
+  const de_tensor *out = op->out;
+  size_t item = tck_dtype_size((int32_t)out->dtype);
+  const int32_t n_in = op->node->n_inputs, rank = out->rank;
+  int64_t idx[TC_MAX_RANK] = {0};
+  int64_t bytes[3][TC_MAX_RANK];
+  char *p[3] = {NULL, NULL, NULL};
+  if (begin < end) de_unravel(begin, rank, out->sizes, idx);
+  for (int32_t k = 0; k < n_in; k++) {
+    p[k] = de_at(&op->in[k], idx);
+    for (int32_t d = 0; d < rank; d++) bytes[k][d] = op->in[k].strides[d] * (int64_t)tck_dtype_size((int32_t)op->in[k].dtype);
+  }
+  for (int64_t i = begin; i < end; i++) {
+    element(op->node->prim, op->in, p, out->dtype, out->data + (size_t)i * item);
+    for (int32_t d = rank - 1; d >= 0; d--) {
+      for (int32_t k = 0; k < n_in; k++) p[k] += bytes[k][d];
+      if (++idx[d] < out->sizes[d]) break;
+      for (int32_t k = 0; k < n_in; k++) p[k] -= bytes[k][d] * out->sizes[d];
+      idx[d] = 0;
+    }
+  }
+  return TC_OK;
+}
+
 tc_status de_exec_elementwise(const de_op *op) {
   const de_tensor *out = op->out;
   for (int32_t k = 0; k < op->node->n_inputs; k++) {
@@ -155,14 +182,5 @@ tc_status de_exec_elementwise(const de_op *op) {
     snprintf(what, sizeof what, "operand %d", k);
     DE_TRY(de_op_check_same_shape(op, &op->in[k], what));
   }
-  size_t item = tck_dtype_size((int32_t)out->dtype);
-  int64_t n = de_numel(out->rank, out->sizes);
-  int64_t idx[TC_MAX_RANK];
-  char *p[3] = {NULL, NULL, NULL};
-  for (int64_t i = 0; i < n; i++) {
-    de_unravel(i, out->rank, out->sizes, idx);
-    for (int32_t k = 0; k < op->node->n_inputs; k++) p[k] = de_at(&op->in[k], idx);
-    element(op->node->prim, op->in, p, out->dtype, out->data + (size_t)i * item);
-  }
-  return TC_OK;
+  return de_parallel_for(op, de_numel(out->rank, out->sizes), elementwise_range);
 }
