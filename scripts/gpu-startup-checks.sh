@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # On the GPU machine (.gl and .dev/gpu-build carried): what a new process sees, in one call.
 #   1. exit status of short processes: 10 warm `tc run ln_gelu` and 5 cold `tc run attn_block`
-#      (test size) on inductor-cuda, every status printed (a crash at exit shows as 139),
+#      (test size), then 10 warm `tc run attn_block` at the GPU size (its matmuls on cuBLASLt:
+#      the process exits while cuBLASLt's start-up thread runs) on inductor-cuda, every status
+#      printed (a crash at exit shows as 139),
 #   2. attn_block's first call on inductor-cuda, cold then warm (TC_LOGS=init,cache lines),
 #   3. dyn_attn with dynamic on, cold cache (total seconds, graphs),
 #   4. attn_block's first call on vulkan, cold and warm (auto: f32 emulated in f64 on the H200),
@@ -25,14 +27,18 @@ for i in $(seq 5); do
   TC_CACHE_DIR=/tmp/ec2 timeout 60 $B/bin/tc run attn_block --backend inductor-cuda --size test --iters 1 >/dev/null 2>&1
   echo -n "cold:$? "
 done
+for i in $(seq 10); do
+  TC_CACHE_DIR=/tmp/ec2 timeout 60 $B/bin/tc run attn_block --backend inductor-cuda --size gpu --iters 1 >/dev/null 2>&1
+  echo -n "gpu:$? "
+done
 echo
 echo "== [${SECONDS}s] attn_block first calls, inductor-cuda"
 rm -rf /tmp/fc
-for p in cold warm warm; do
-  TC_LOGS=init,cache TC_CACHE_DIR=/tmp/fc timeout 60 $B/bin/tc run attn_block --backend inductor-cuda --size gpu --iters 3 \
+for p in cold warm warm warm; do
+  TC_LOGS=init,cache TC_CACHE_DIR=/tmp/fc timeout 60 stdbuf -oL $B/bin/tc run attn_block --backend inductor-cuda --size gpu --iters 3 \
     >/tmp/fc.txt 2>&1
   rc=$?
-  grep -E "^first call|generated GEMM|cuBLASLt 1|background" /tmp/fc.txt | sed "s/^/$p: /"
+  grep -E "^first call|generated GEMM|cuBLASLt 1|start-up|background" /tmp/fc.txt | sed "s/^/$p: /"
   echo "$p: exit status $rc"
 done
 echo "== [${SECONDS}s] dyn_attn, dynamic on, cold cache"

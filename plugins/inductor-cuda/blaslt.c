@@ -17,8 +17,9 @@
  * alpha 1, beta 0, host pointer mode. The algorithm is the heuristic's first answer for the
  * shape, strides and pointer alignment, cached per kernel (ICUDA_MM_ALGO_SLOTS shapes, round
  * robin). The workspace (cuda.workspace_mb) is one stream-ordered allocation per context.
- * preload.c loads the library, makes the handle and warms the heuristic on a thread of its own
- * from context creation; this file takes that handle at the first cuBLASLt matmul. */
+ * preload.c loads the library on a thread of its own from context creation; this file makes the
+ * handle on the calls' thread (at the first matmul, or meanwhile NVRTC runs) and hands cuBLASLt's
+ * own lazy start-up to blaslt_warmup.c's thread, which the first cuBLASLt matmul joins. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -129,6 +130,7 @@ static const char *st_name(cublasStatus_t s) {
 void icuda_mm_algos_free(icuda_mm_algo_slot *slots) { free(slots); }
 
 void icuda_blaslt_release(tc_plugin_ctx *ctx) {
+  icuda_blaslt_warmup_join(ctx);
   if (!ctx->blaslt) return;
   if (ctx->blaslt->handle) {
     cublasStatus_t s = g_lt.Destroy(ctx->blaslt->handle);
@@ -139,8 +141,29 @@ void icuda_blaslt_release(tc_plugin_ctx *ctx) {
   ctx->blaslt = NULL;
 }
 
-/* The handle and the workspace, at the first cuBLASLt matmul of the context: the preload
- * thread's handle (waiting for the thread if it still runs), else one made here. */
+/* The warm-up thread's query (blaslt_warmup.c): a heuristic query for an f32 product of 1024s,
+ * whose answer is dropped; cuBLASLt's lazy start-up is what it is for. */
+void icuda_blaslt_first_query(tc_plugin_ctx *ctx) {
+  double t0 = tck_now_s();
+  cublasLtMatmulDesc_t desc = NULL;
+  cublasLtMatrixLayout_t l = NULL;
+  cublasLtMatmulPreference_t pref = NULL;
+  cublasStatus_t s = g_lt.MatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+  if (s == CUBLAS_STATUS_SUCCESS) s = g_lt.MatrixLayoutCreate(&l, CUDA_R_32F, 1024, 1024, 1024);
+  if (s == CUBLAS_STATUS_SUCCESS) s = g_lt.MatmulPreferenceCreate(&pref);
+  uint64_t ws = ctx->workspace ? (uint64_t)ctx->workspace_bytes : 0;
+  if (s == CUBLAS_STATUS_SUCCESS) s = g_lt.MatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+  cublasLtMatmulHeuristicResult_t res;
+  int got = 0;
+  if (s == CUBLAS_STATUS_SUCCESS) g_lt.MatmulAlgoGetHeuristic(ctx->blaslt->handle, desc, l, l, l, l, pref, 1, &res, &got);
+  if (pref) g_lt.MatmulPreferenceDestroy(pref);
+  if (l) g_lt.MatrixLayoutDestroy(l);
+  if (desc) g_lt.MatmulDescDestroy(desc);
+  ctx->lt_warm_seconds = tck_now_s() - t0;
+}
+
+/* The handle and the workspace, at the first cuBLASLt matmul of the context or while NVRTC
+ * runs (waiting for the preload thread's load if it still runs); the warm-up thread started. */
 static tc_error *blaslt_ready(tc_plugin_ctx *ctx) {
   if (ctx->blaslt) return NULL;
   icuda_libraries_preload_join(ctx);
@@ -166,18 +189,32 @@ static tc_error *blaslt_ready(tc_plugin_ctx *ctx) {
   ctx->blaslt = b;
   tck_log(ctx->host, TC_LOG_INFO, "init", "inductor-cuda: cuBLASLt %zu (loaded in %.1f ms, handle %.1f ms), workspace %zu MiB",
             g_lt.version, g_lt_load_seconds * 1e3, create_s * 1e3, ctx->workspace_bytes >> 20);
+  icuda_blaslt_warmup_start(ctx);
   return NULL;
 }
 
-tc_error *icuda_blaslt_prepare(tc_plugin_ctx *ctx) { return blaslt_ready(ctx); }
+tc_error *icuda_blaslt_start(tc_plugin_ctx *ctx) { return blaslt_ready(ctx); }
+
+tc_error *icuda_blaslt_prepare(tc_plugin_ctx *ctx) {
+  tc_error *e = blaslt_ready(ctx);
+  if (e || !ctx->lt_warming) return e;
+  double t0 = tck_now_s();
+  icuda_blaslt_warmup_join(ctx);
+  tck_log(ctx->host, TC_LOG_INFO, "init", "inductor-cuda: cuBLASLt's start-up (its first heuristic query) took %.1f ms on a thread; %.1f ms waited for it",
+          ctx->lt_warm_seconds * 1e3, (tck_now_s() - t0) * 1e3);
+  return NULL;
+}
+
+bool icuda_blaslt_loaded_now(tc_plugin_ctx *ctx) {
+  if (ctx->preloading && !__atomic_load_n(&ctx->lt_done, __ATOMIC_ACQUIRE)) return false;
+  return __atomic_load_n(&g_lt_tried, __ATOMIC_ACQUIRE) && g_lt_ok;
+}
 
 bool icuda_blaslt_ready_now(tc_plugin_ctx *ctx) {
-  if (ctx->blaslt) return true;
-  /* no thread to wait for (it did not start, or was joined): ready unless the load failed (an
-   * untried load runs on this thread, as the first cuBLASLt matmul's) */
-  if (!ctx->preloading) return !__atomic_load_n(&g_lt_tried, __ATOMIC_ACQUIRE) || g_lt_ok;
-  /* the thread has loaded it: the first cuBLASLt matmul makes the handle on this thread */
-  return __atomic_load_n(&ctx->lt_done, __ATOMIC_ACQUIRE) && g_lt_ok;
+  if (ctx->blaslt) return icuda_blaslt_warmup_done(ctx);
+  /* no thread loading it (none started, or it was joined) and never tried: the first cuBLASLt
+   * matmul loads it on this thread */
+  return !ctx->preloading && !__atomic_load_n(&g_lt_tried, __ATOMIC_ACQUIRE);
 }
 
 bool icuda_blaslt_unavailable(void) { return __atomic_load_n(&g_lt_tried, __ATOMIC_ACQUIRE) && !g_lt_ok; }
@@ -185,6 +222,7 @@ bool icuda_blaslt_unavailable(void) { return __atomic_load_n(&g_lt_tried, __ATOM
 const char *icuda_blaslt_not_ready_why(tc_plugin_ctx *ctx) {
   if (ctx->preloading && !__atomic_load_n(&ctx->lt_done, __ATOMIC_ACQUIRE))
     return "is still loading";
+  if (ctx->blaslt && !icuda_blaslt_warmup_done(ctx)) return "is still starting (its first heuristic query, on a thread)";
   return g_lt_why[0] ? g_lt_why : "did not load";
 }
 
@@ -447,7 +485,7 @@ tc_error *icuda_blaslt_matmul(tc_plugin_ctx *ctx, tc_executable *exe, icuda_kern
     if (fused && args->buf[lt.res_buffer] == args->buf[d->c])
       fused = pres == pc && mr.ld == mc.ld && (B1 == 1 || lt.res_stride_batch == c_sb) && (B2 == 1 || lt.res_stride_batch2 == c_s2);
   }
-  tc_error *e = blaslt_ready(ctx);
+  tc_error *e = icuda_blaslt_prepare(ctx);
   if (e) return e;
   cudaDataType dt = dtype == TC_F64 ? CUDA_R_64F : CUDA_R_32F;
   cublasComputeType_t ct = dtype == TC_F64 ? CUBLAS_COMPUTE_64F : exe->allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;

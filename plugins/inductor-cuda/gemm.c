@@ -4,12 +4,14 @@
  * module of its own, unless cuda.gemm=cublaslt. A warm start loads it from the disk cache with
  * the rest; a cold one compiles it in the background (gemm_background.c), off the first call's
  * path, and that call runs on cuBLASLt, waiting for it if need be. cuda.gemm=auto exists for a
- * new process's first call: loading cuBLASLt (a dlopen of some 50-80 ms on the H200 host, on
- * the preload thread from context creation: preload.c) takes longer than tracing, the cache and
- * the first kernels, so a first matmul that waited for it would wait most of the call. Under auto a call's first matmul asks without
- * waiting whether cuBLASLt is ready (icuda_blaslt_ready_now); if not, the call's matmuls run
- * the generated GEMM, product and epilogue in one kernel; the first call that finds cuBLASLt
- * ready and later ones use cuBLASLt, at its speed. The two differ in summation order, so
+ * new process's first calls: loading cuBLASLt (a dlopen of some 50-80 ms on the H200 host, on
+ * the preload thread from context creation: preload.c) and then its own start-up (some 80 ms at
+ * its first query, on blaslt_warmup.c's thread once this thread has made the handle) take longer
+ * than tracing, the cache and the first kernels, so a first matmul that waited for them would
+ * wait most of the call. Under auto a call's first matmul asks without waiting whether cuBLASLt
+ * is ready (icuda_blaslt_ready_now), making the handle if the library is loaded; if not ready,
+ * the call's matmuls run the generated GEMM, product and epilogue in one kernel; the first call
+ * that finds cuBLASLt ready and later ones use cuBLASLt, at its speed. The two differ in summation order, so
  * results may differ in the last bits between the first calls and the later ones (as between
  * two cuBLASLt algorithms).
  * reduce-overhead and max-autotune(-no-cudagraphs) wait for cuBLASLt, so what they record and
@@ -24,9 +26,15 @@
  * its start-up began at context creation and takes less than NVRTC did for the first call's
  * modules; and where cuBLASLt turns out not to load, for the GEMMs. */
 static bool call_on_blaslt(tc_plugin_ctx *ctx, tc_executable *exe) {
+  /* loaded and no handle yet: the handle here (2 ms), cuBLASLt's own start-up (~80 ms) on
+   * blaslt_warmup.c's thread, and this call on the generated GEMMs if they are loaded */
+  if (!ctx->blaslt && icuda_blaslt_loaded_now(ctx)) {
+    tc_error *e = icuda_blaslt_start(ctx);
+    if (e) ctx->host->error_free(ctx->host->host_ctx, e); /* the matmul will say it again */
+  }
   if (icuda_blaslt_ready_now(ctx)) return true;
   if (icuda_gemm_background_collect(ctx, exe, false)) return false;
-  icuda_libraries_preload_join(ctx); /* the rest of cuBLASLt's load */
+  icuda_libraries_preload_join(ctx); /* the rest of cuBLASLt's load (the matmul joins its start-up) */
   if (icuda_blaslt_load()) { /* loaded by now (else loads here, as the first matmul would) */
     tck_log(ctx->host, TC_LOG_INFO, "init",
             "inductor-cuda: graph '%s': a call waited for cuBLASLt: its generated GEMMs are still compiling in the background",

@@ -8,13 +8,12 @@
  * current and outside any capture.
  *
  * No thread outlives its executable: executable_free joins it, waiting for the compile. A
- * process that exits without freeing waits at exit for the compiles still running (an atexit
- * handler, registered at the first start: NVRTC is a C++ library with static state that exit
- * would tear down under the thread, and the wait is what puts the cubins in the cache for the
- * next process; registered after NVRTC's dlopen, so it runs before the destructors of NVRTC's
- * statics, except any NVRTC registers lazily at its first compile when that first compile is a
- * background one: a warm start whose GEMMs alone miss the cache, exiting during it). A forked
- * child has none of its parent's threads: it waits for nothing.
+ * process that exits without freeing waits at exit for the compiles still running: NVRTC is a
+ * C++ library with static state that exit would tear down under the thread, and the wait is what
+ * puts the cubins in the cache for the next process. The wait runs before NVRTC's exit handlers,
+ * even those it registers lazily during a background compile (exit_wait.c: a thread-local
+ * destructor of the starting thread, and an atexit handler). A forked child has none of its
+ * parent's threads: it waits for nothing.
  * Hidden state, documented: the count of running jobs is process-wide because exit has no
  * context to ask; guarded by g_lock. */
 #include <pthread.h>
@@ -55,10 +54,7 @@ static void wait_for_jobs(void) {
   pthread_mutex_unlock(&g_lock);
 }
 
-static void background_init(void) {
-  g_pid = getpid();
-  atexit(wait_for_jobs);
-}
+static void background_init(void) { g_pid = getpid(); }
 
 /* progs[0..n) compiled on `threads` threads (batches of 64: the list on the stack), then each
  * cubin made stored in the disk cache; how many, and their bytes. */
@@ -122,6 +118,7 @@ void icuda_gemm_background_start(tc_plugin_ctx *ctx, tc_executable *exe, const i
   snprintf(job->graph, sizeof job->graph, "%s", exe->name ? exe->name : "graph");
   exe->gemm_job = job;
   pthread_once(&g_init_once, background_init);
+  icuda_wait_before_exit(wait_for_jobs); /* this thread's exit waits first (exit_wait.c) */
   pthread_mutex_lock(&g_lock);
   g_running++;
   pthread_mutex_unlock(&g_lock);

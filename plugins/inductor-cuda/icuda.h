@@ -283,6 +283,10 @@ struct tc_plugin_ctx {
   pthread_t preload;           /* icuda_libraries_preload's thread (preload.c) */
   bool preloading;
   int lt_done;                 /* atomic: the preload thread has finished loading (preload.c) */
+  pthread_t lt_warm;           /* blaslt_warmup.c's thread: cuBLASLt's first heuristic query */
+  bool lt_warming;             /* started and not joined */
+  int lt_warm_done;            /* atomic: its query has returned */
+  double lt_warm_seconds;      /* how long it took (read after the join) */
   /* asynchronous failures: the newest call launched since the last successful wait */
   bool pending;
   uint64_t pending_call;
@@ -519,13 +523,40 @@ tc_error *icuda_gemm_launch(tc_plugin_ctx *ctx, const icuda_kernel *k, const int
 tc_error *icuda_blaslt_matmul(tc_plugin_ctx *ctx, tc_executable *exe, icuda_kernel *k, const int64_t *vals,
                               const icuda_args *args, bool *epilogue_done);
 void icuda_blaslt_release(tc_plugin_ctx *ctx);
-/* cuBLASLt's handle and workspace now (made at the first matmul otherwise): before a capture. */
+/* cuBLASLt's handle and workspace now (made at the first matmul otherwise), its start-up
+ * thread started (blaslt_warmup.c) and not waited for: while NVRTC runs, or at a warm first
+ * call's first matmul once the library is loaded. Waits for the preload thread's load. */
+tc_error *icuda_blaslt_start(tc_plugin_ctx *ctx);
+/* icuda_blaslt_start, then waits for the start-up thread: cuBLASLt usable on this thread now
+ * (before a capture, before a matmul). */
 tc_error *icuda_blaslt_prepare(tc_plugin_ctx *ctx);
-/* True when cuBLASLt can take a matmul without waiting for its load (the preload thread has
- * loaded it, or the context's handle is made). Never blocks. */
+/* True when a matmul can go to cuBLASLt without waiting: the handle made and its start-up
+ * done, or no load tried yet and no thread loading (the matmul then loads it). Never blocks. */
 bool icuda_blaslt_ready_now(tc_plugin_ctx *ctx);
-/* Why cuBLASLt is not ready now: "still loading", or the load's failure. */
+/* True when the library is loaded (the handle can be made in a few ms). Never blocks. */
+bool icuda_blaslt_loaded_now(tc_plugin_ctx *ctx);
+/* Why cuBLASLt is not ready now: still loading, still starting, or the load's failure. */
 const char *icuda_blaslt_not_ready_why(tc_plugin_ctx *ctx);
+/* blaslt_warmup.c's thread: one heuristic query on ctx's handle, its time in lt_warm_seconds. */
+void icuda_blaslt_first_query(tc_plugin_ctx *ctx);
+
+/* ---------------------------------------------------------------- exit_wait.c */
+/* A function that waits for some of this plugin's threads (process-wide; harmless when none run). */
+typedef void (*icuda_exit_wait_fn)(void);
+/* Has exit call wait before cuBLASLt's and NVRTC's own exit handlers run: as a thread-local
+ * destructor of the calling thread (run first when that thread exits) and an atexit handler
+ * (once per function). Call it from the thread that starts the work, after the library's
+ * first call on it. */
+void icuda_wait_before_exit(icuda_exit_wait_fn wait);
+
+/* ---------------------------------------------------------------- blaslt_warmup.c */
+/* Starts cuBLASLt's start-up thread for ctx's handle (just made, on the calls' thread); the
+ * first call of the process registers the exit handler that waits for such threads. */
+void icuda_blaslt_warmup_start(tc_plugin_ctx *ctx);
+/* True when no start-up thread runs for ctx (done, joined, or none). Never blocks. */
+bool icuda_blaslt_warmup_done(tc_plugin_ctx *ctx);
+/* Waits for ctx's start-up thread, if any. */
+void icuda_blaslt_warmup_join(tc_plugin_ctx *ctx);
 /* True once cuBLASLt's load was tried and failed (the process's matmuls then need the generated
  * GEMM). Never blocks. */
 bool icuda_blaslt_unavailable(void);

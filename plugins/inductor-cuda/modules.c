@@ -81,7 +81,7 @@ void icuda_programs_compile(const icuda_nvrtc *nv, int32_t sm, icuda_program **t
  * matmul to report. */
 static void prepare_blaslt(void *ctx_) {
   tc_plugin_ctx *ctx = ctx_;
-  tc_error *e = icuda_blaslt_prepare(ctx);
+  tc_error *e = icuda_blaslt_start(ctx);
   if (e) ctx->host->error_free(ctx->host->host_ctx, e);
 }
 

@@ -9,9 +9,9 @@
  * thread: 20 of 20 `tc run ln_gelu --size test` died with SIGSEGV inside cuBLASLt (cuda-gdb:
  * the thread in libcublasLt, the main thread in that handler). cuBLASLt registers teardown
  * handlers lazily, during the calls the thread makes, so they are newer than any handler of
- * ours and run first, destroying what the thread is using. The handle is made at the first
- * cuBLASLt matmul, on the calls' thread (blaslt.c); a warm first call that finds cuBLASLt loaded
- * pays for it there (~100 ms on the H200 with the heuristic's first query). */
+ * ours and run first, destroying what the thread is using. The handle is made on the calls'
+ * thread (blaslt.c), after which cuBLASLt's own start-up can go to a thread whose exit handler
+ * runs before cuBLASLt's (blaslt_warmup.c). */
 #include <pthread.h>
 
 #include "icuda.h"
