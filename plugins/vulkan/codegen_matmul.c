@@ -250,15 +250,22 @@ tc_status vk_gen_matmul(vk_gen *g) {
    * rounding; erf and exp in double), and unrolled over the 8 x 8 tile that made the GEMM with
    * a GELU the slowest pipeline NVIDIA's driver compiles (3.3 s for attn_block's, session 9): the
    * columns run as a loop then, over a copy of the row of sums (a loop index into acc itself
-   * would move all of acc to memory for the whole kernel). */
-  const bool rolled = emu && k->n_ops > 0;
+   * would move all of acc to memory for the whole kernel). The same holds natively for an
+   * epilogue with a transcendental function: attn_block's GEMM with a GELU was the slowest
+   * native pipeline too (0.84 s of a 1.0 s first call, session 9). */
+  bool transcendental = false;
+  for (int32_t i = 0; i < k->n_ops; i++) {
+    const tc_kop *op = tck_kernel_op(k, i);
+    transcendental |= op->kind == TC_KOP_PRIM && op->prim >= TC_PRIM_EXP && op->prim <= TC_PRIM_ERF;
+  }
+  const bool rolled = k->n_ops > 0 && (emu || transcendental);
   tck_str_printf(&body,
                  "    [[unroll]] for (int i = 0; i < 4 * MT; i++) {\n"
                  "      int m = m0 + (i < 4 ? ty * 4 + i : 64 + ty * 4 + i - 4);\n");
   if (rolled)
-    tck_str_printf(&body, "      double acc_row[8];\n"
+    tck_str_printf(&body, "      %s acc_row[8];\n"
                           "      [[unroll]] for (int j = 0; j < 8; j++) acc_row[j] = acc[i][j];\n"
-                          "      [[dont_unroll]] for (int j = 0; j < 8; j++) {\n");
+                          "      [[dont_unroll]] for (int j = 0; j < 8; j++) {\n", T);
   else
     tck_str_printf(&body, "      [[unroll]] for (int j = 0; j < 8; j++) {\n");
   tck_str_printf(&body,
@@ -289,7 +296,7 @@ tc_status vk_gen_matmul(vk_gen *g) {
         if (g->f32_emulate && op->dtype == TC_F32) /* the f32 product: the double sum rounded once */
           snprintf(ov, sizeof ov, rolled ? "tc_f32r(acc_row[j])" : "tc_f32r(double(acc[i][j]))");
         else
-          snprintf(ov, sizeof ov, "%s(acc[i][j])", vk_value_type(g, op->dtype));
+          snprintf(ov, sizeof ov, rolled ? "%s(acc_row[j])" : "%s(acc[i][j])", vk_value_type(g, op->dtype));
         vk_gen_op(g, &body, 8, i, vars, "", ov);
       } else {
         vk_gen_op(g, &body, 8, i, vars, "", NULL);
