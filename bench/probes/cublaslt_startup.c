@@ -195,18 +195,13 @@ int main(int argc, char **argv) {
   } else {
     phase("algorithms read from the file (no heuristic)");
   }
-  run(&G[0]);
-  CHECK(p_cuCtxSynchronize());
-  phase("GEMM 1, first run (synchronized)");
-  run(&G[0]);
-  CHECK(p_cuCtxSynchronize());
-  phase("GEMM 1, second run");
-  run(&G[1]);
-  CHECK(p_cuCtxSynchronize());
-  phase("GEMM 2, first run");
-  run(&G[1]);
-  CHECK(p_cuCtxSynchronize());
-  phase("GEMM 2, second run");
+  static const char *const runs[4] = {"GEMM 1, first run (synchronized)", "GEMM 1, second run", "GEMM 2, first run",
+                                       "GEMM 2, second run"};
+  for (int i = 0; i < 4; i++) {
+    run(&G[i / 2]);
+    CHECK(p_cuCtxSynchronize());
+    phase(runs[i]);
+  }
   if (!cached && (f = fopen(file, "wb"))) {
     fwrite(&G[0].algo, sizeof G[0].algo, 1, f);
     fwrite(&G[1].algo, sizeof G[1].algo, 1, f);
