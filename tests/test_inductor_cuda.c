@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "conformance.h"
 #include "tc/tc.h"
@@ -805,4 +806,29 @@ Test(inductor_cuda, conformance_graphs_compile_for_sm90, .timeout = 900) {
           "again with cuda.gemm=generated, program by program)\n",
           r.passed + r.failed, checked, gemm_checked);
   free(text);
+}
+
+/* The exit wait that keeps a short process alive while cuBLASLt starts on a thread
+ * (plugins/inductor-cuda/exit_wait.c), on a stand-in library that registers its teardown from
+ * the thread (tests/exit_wait_scenario.c): with the wait, exit lets the thread finish first; with
+ * a plain atexit wait (session 10's crash), the teardown runs under the thread, which the
+ * scenario reports as exit status 3. The second case shows the scenario catches the fault. */
+static int exit_wait_scenario(const char *dir, const char *mode) {
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd,
+           "cd %s && ${CC:-cc} -O1 -pthread -I%s/plugins/inductor-cuda -o scenario %s/tests/exit_wait_scenario.c "
+           "%s/plugins/inductor-cuda/exit_wait.c && ./scenario %s",
+           dir, TC_SOURCE_DIR, TC_SOURCE_DIR, TC_SOURCE_DIR, mode);
+  int st = system(cmd);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+Test(inductor_cuda_exit, exit_waits_for_a_thread_inside_a_lazily_torn_down_library) {
+  char dir[] = "/tmp/tc_exit_wait_XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  for (int i = 0; i < 3; i++) cr_expect_eq(exit_wait_scenario(dir, "wait"), 0, "run %d: exit did not wait", i);
+  cr_expect_eq(exit_wait_scenario(dir, "atexit"), 3, "an atexit wait alone should lose the race (the scenario is broken)");
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  cr_assert_eq(system(cmd), 0);
 }

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "icuda.h"
+#include "exit_wait.h"
 
 /* glibc (2.18+): what C++'s thread_local destructors use; weak, so a libc without it leaves
  * the atexit handler alone. */

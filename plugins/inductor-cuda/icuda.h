@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "exit_wait.h"
 #include "tc_kit.h"
 #include "tc_plugin.h"
 
@@ -539,15 +540,6 @@ bool icuda_blaslt_loaded_now(tc_plugin_ctx *ctx);
 const char *icuda_blaslt_not_ready_why(tc_plugin_ctx *ctx);
 /* blaslt_warmup.c's thread: one heuristic query on ctx's handle, its time in lt_warm_seconds. */
 void icuda_blaslt_first_query(tc_plugin_ctx *ctx);
-
-/* ---------------------------------------------------------------- exit_wait.c */
-/* A function that waits for some of this plugin's threads (process-wide; harmless when none run). */
-typedef void (*icuda_exit_wait_fn)(void);
-/* Has exit call wait before cuBLASLt's and NVRTC's own exit handlers run: as a thread-local
- * destructor of the calling thread (run first when that thread exits) and an atexit handler
- * (once per function). Call it from the thread that starts the work, after the library's
- * first call on it. */
-void icuda_wait_before_exit(icuda_exit_wait_fn wait);
 
 /* ---------------------------------------------------------------- blaslt_warmup.c */
 /* Starts cuBLASLt's start-up thread for ctx's handle (just made, on the calls' thread); the
