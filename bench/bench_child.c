@@ -132,6 +132,17 @@ void bench_child_spawn(const bench_config *cfg, const char *kind, const char *na
   child_parse(text, out);
   if (!out->ok && !out->error[0])
     snprintf(out->error, sizeof out->error, "the child process failed (status %d)", status);
+  /* An answer, then a crash at exit: a failure too (a program would have died there; session 10's
+   * inductor-cuda died at exit while cuBLASLt started on a thread, after answering). */
+  if (out->ok && WIFSIGNALED(status)) {
+    out->ok = false;
+    snprintf(out->error, sizeof out->error, "the child process died at exit, after its first call (signal %d: %s)",
+             WTERMSIG(status), strsignal(WTERMSIG(status)));
+  } else if (out->ok && WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+    out->ok = false;
+    snprintf(out->error, sizeof out->error, "the child process exited with status %d after its first call",
+             WEXITSTATUS(status));
+  }
 }
 
 /* ---------------------------------------------------------------- the child's side */
