@@ -27,9 +27,12 @@ extern char **environ;
  * told otherwise (a frequency concern of older parts); the GPU machine's Xeon ran softmax at
  * 2 threads in 5.62 ms with it against 8.22 ms without (session 9, same call), ln_gelu within
  * the noise. A no-op without AVX-512. */
+/* -Werror=implicit-function-declaration: the prelude declares the C library's names itself
+ * (tc_cpu_prelude.h), and a name it missed would otherwise compile as a function returning int. */
 static const char *const compile_flags[] = {"-march=native",       "-mprefer-vector-width=512", "-ffp-contract=off",
                                             "-fno-trapping-math",  "-fno-math-errno",           "-fopenmp",
-                                            "-shared",             "-fPIC"};
+                                            "-shared",             "-fPIC",
+                                            "-Werror=implicit-function-declaration"};
 static const char *const link_flags[] = {"-lmvec", "-lm"};
 /* Per tier, in front of the rest. FAST is FULL with only passes that run after GCC's GIMPLE
  * optimizers switched off or made cheaper: what decides a result's bits (which loops are

@@ -18,11 +18,42 @@
  * rather than <immintrin.h>, whose parsing alone costs ~0.2 s of every compile.
  */
 //@section common
-#include <math.h>
+#include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
 #include <omp.h>
+
+/* The C library's names the units use, declared here rather than through <math.h>, <stdlib.h>
+ * and <string.h>: those headers were ~8% of the compiler's time on attn_block's unit (558 ->
+ * 514 ms of CPU, session 10, 2-core VM), paid again by every part of a split build, and the
+ * assembly comes out the same (GCC knows these as built-ins by name; the macros are what
+ * glibc's <math.h> defines them as under GCC). */
+#define INFINITY (__builtin_inff())
+#define NAN (__builtin_nanf(""))
+#define signbit(x) __builtin_signbit(x)
+void *malloc(size_t);
+void *aligned_alloc(size_t, size_t);
+void free(void *);
+void *memcpy(void *restrict, const void *restrict, size_t);
+void *memset(void *, int, size_t);
+float fabsf(float);
+double fabs(double);
+float copysignf(float, float);
+double copysign(double, double);
+float fmodf(float, float);
+double fmod(double, double);
+float fmaf(float, float, float);
+double fma(double, double, double);
+float sqrtf(float);
+double sqrt(double);
+float floorf(float);
+double floor(double);
+float ceilf(float);
+double ceil(double);
+float nearbyintf(float);
+double nearbyint(double);
+double sin(double);
+double cos(double);
+double pow(double, double);
 
 /* glibc's libmvec has SIMD versions of these (max error 4 ulp): declaring them `declare simd`
  * lets the vectorizer call them from `omp simd` loops instead of one scalar call per element. */
