@@ -9,7 +9,9 @@
  * 2, SIGSEGV; cuda-gdb). So the wait is also registered as a thread-local destructor of the
  * thread that starts the work (a library's calling thread, usually the one that exits): glibc's
  * exit runs the exiting thread's thread-local destructors before any atexit handler. The atexit
- * handler stays for an exit from another thread (and for a dlclose, which runs it). */
+ * handler stays for an exit from another thread (and for a dlclose, which runs it). A
+ * thread-local destructor holds the plugin loaded until that thread ends (glibc takes a
+ * reference on the object for it): a dlclose of the plugin unmaps it only then. */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
