@@ -59,6 +59,13 @@ for b in $gpu_backends; do
     rc=$? # a crash at exit (session 8: a segfault with a warm cache) shows here, not in the counts
     [ $rc -ne 0 ] && echo "warm start $b: the $pass process exited with status $rc"
   done
+  # attn_block at the GPU size, warm, exiting at once: on inductor-cuda the process exits while
+  # cuBLASLt's start-up runs on a thread (session 10: a crash at exit until exit_wait.c)
+  for pass in cold warm warm warm; do
+    TC_CACHE_DIR=/tmp/tc-cache-warm timeout 60 $B/bin/tc run attn_block --backend "$b" --size gpu --iters 1 >/dev/null 2>&1
+    rc=$?
+    [ $rc -ne 0 ] && echo "warm start $b: an attn_block $pass process exited with status $rc"
+  done
   echo "cold: $(grep -c 'cache store\|cache miss' /tmp/cache_${b}_cold.txt) compiled; warm: $(grep -c 'cache hit' /tmp/cache_${b}_warm.txt) hits, $(grep -c 'cache store\|cache miss' /tmp/cache_${b}_warm.txt) compiled"
   grep -m2 'cache hit' /tmp/cache_${b}_warm.txt
   cat /tmp/cache_${b}_*.txt >>"$LOG"
