@@ -668,3 +668,40 @@ Test(capture, compile_async_first_calls_run_eagerly, .timeout = 120) {
   tc_compiled_free(c);
   release_all(in, 3);
 }
+
+/* TC_LOGS=perf_hints: a graph break and a recompile over a changed size each come with what to
+ * do about them. */
+Test(capture, perf_hints_name_the_cost_and_the_fix) {
+  setenv("TC_LOGS", "perf_hints", 1);
+  tc_compile_options o = opts_for("reads_item");
+  tc_compiled *c = tc_compile(TC_FN(reads_item), 1, &o);
+  tc_tensor *x = seq(1, (int64_t[]){6}, 1.0f);
+  stderr_capture cap = stderr_begin();
+  tc_tensor *y = tc_call(c, &x);
+  char *log = stderr_end(cap);
+  cr_assert_not_null(y, "%s", tc_last_error());
+  cr_assert(strstr(log, "[tc:perf_hints] reads_item: the graph break at tc_item splits every call"), "log was: %s", log);
+  cr_assert(strstr(log, "fullgraph=true"), "log was: %s", log);
+  free(log);
+  tc_release(y);
+  tc_release(x);
+  tc_compiled_free(c);
+
+  tc_compile_options s = opts_for("softmax");
+  s.dynamic = TC_DYNAMIC_OFF;
+  c = tc_compile(TC_FN(row_softmax), 1, &s);
+  tc_tensor *a = seq(2, (int64_t[]){4, 6}, 0.3f), *b = seq(2, (int64_t[]){5, 6}, 0.3f);
+  cap = stderr_begin();
+  tc_tensor *ya = tc_call(c, &a), *yb = tc_call(c, &b);
+  log = stderr_end(cap);
+  cr_assert_not_null(ya, "%s", tc_last_error());
+  cr_assert_not_null(yb, "%s", tc_last_error());
+  cr_assert(strstr(log, "[tc:perf_hints] softmax: compiled again (entry 2"), "log was: %s", log);
+  cr_assert(strstr(log, "dynamic=TC_DYNAMIC_ON"), "log was: %s", log);
+  free(log);
+  tc_release(ya);
+  tc_release(yb);
+  tc_release(a);
+  tc_release(b);
+  tc_compiled_free(c);
+}

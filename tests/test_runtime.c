@@ -23,7 +23,7 @@ static void runtime_setup(void) {
   setenv("TC_CACHE_DIR", "off", 1);
   unsetenv("TC_OPTIONS");
   /* Read once per process, at the first log call: set before anything runs. */
-  setenv("TC_LOGS", "init,fallback", 1);
+  setenv("TC_LOGS", "init,fallback,perf_hints", 1);
 }
 
 TestSuite(runtime, .init = runtime_setup, .timeout = 120);
@@ -193,6 +193,8 @@ static void declined_node_runs_on_fallback(const char *file, const char *name) {
   assert_contains(log, "declines");
   assert_contains(log, "(prim exp); it runs on debug-eager");
   assert_contains(log, "parts");
+  assert_contains(log, "[tc:perf_hints] graph exp_plus_x");
+  assert_contains(log, "which run on debug-eager");
   cr_assert_gt(compiles, 0, "the backend compiled its own parts");
   /* Under fullgraph the same graph is an error naming the node and the reason. */
   o.fullgraph = true;

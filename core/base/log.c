@@ -11,11 +11,13 @@
 static pthread_once_t logs_once = PTHREAD_ONCE_INIT;
 static char logs_spec[512];
 
-/* The categories tc itself logs under; plugins add their own (queue, profile, ...). */
+/* The categories tc itself logs under; plugins add their own (queue, profile, ...). perf_hints:
+ * what costs speed and what the user can do about it (graph breaks, recompiles over changing
+ * sizes, nodes a backend declined), as torch's TORCH_LOGS=perf_hints. */
 static const char *const logs_known[] = {"graph",    "guards", "recompiles", "graph_breaks", "fusion",
                                          "schedule", "output_code", "cache",  "errors",       "fallback",
                                          "init",     "plugins", "queue",      "profile",      "aot",
-                                         "autotune", "all"};
+                                         "autotune", "perf_hints", "all"};
 
 static bool logs_is_known(const char *name, size_t n) {
   for (size_t i = 0; i < sizeof logs_known / sizeof logs_known[0]; i++)

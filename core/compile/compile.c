@@ -711,8 +711,18 @@ static tc_tensor *call_locked(tc_compiled *c, tc_tensor *const *inputs, bool *un
     c->n_eager_fallbacks++;
     return call_fn_scoped(c, inputs);
   }
-  if (c->n_entries > 0)
+  if (c->n_entries > 0) {
     tc_logs("recompiles", "recompiling %s (entry %d): guard failed: %s", c->name, (int)c->n_entries + 1, why);
+    tc_logs("perf_hints",
+            "%s: compiled again (entry %d: %s)%s", c->name, (int)c->n_entries + 1, why,
+            c->opts.dynamic == TC_DYNAMIC_ON
+                ? ""
+                : c->opts.dynamic == TC_DYNAMIC_OFF
+                      ? "; if the sizes vary from call to call, dynamic=TC_DYNAMIC_ON (or tc_mark_dynamic on the "
+                        "varying dimension) compiles one graph for all of them"
+                      : "; dynamic=auto now compiles the sizes that changed as symbols, and dynamic=TC_DYNAMIC_ON (or "
+                        "tc_mark_dynamic) from the first call would have saved this compile");
+  }
   dynamic_update(c, inputs);
   if (c->n_entries == c->cap_entries) {
     int32_t cap = c->cap_entries ? c->cap_entries * 2 : 4;

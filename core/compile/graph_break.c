@@ -98,6 +98,11 @@ tc_status graph_break_materialize(const char *op, const tc_tensor *proxy, tc_ten
   const int32_t seg = tr->segment;
   tc_logs("graph_breaks", "%s: graph break at %s (graph %d of entry %d ends here, %d values carried over)", c->name, op,
           (int)seg + 1, tr->entry ? (int)tr->entry->id : 0, (int)n_slots);
+  tc_logs("perf_hints",
+          "%s: the graph break at %s splits every call into separately compiled graphs with eager code between "
+          "(%d values go through memory between them, and no kernel fuses across): read the value outside the "
+          "function and pass it in, or compile with fullgraph=true to have it reported as an error",
+          c->name, op, (int)n_slots);
   tc_graph g;
   cap_guards guards;
   if (trace_segment_graph(tr, n_outs, outs, &g, &guards) != TC_OK) {

@@ -183,6 +183,11 @@ tc_status lower_partition_build(tc_backend *be, const tc_graph *g, const lower_o
   p->source = tck_str_take(&src);
   tc_logs("fallback", "graph %s: %d of %d nodes on %s, in %d parts", g->name, (int)n_fb, (int)g->n_nodes, fb->name,
           (int)p->n_parts);
+  tc_logs("perf_hints",
+          "graph %s: %s declines %d of its %d nodes, which run on %s: the graph runs in %d parts with values crossing "
+          "between backends at each boundary (TC_LOGS=fallback names the nodes; another backend, or the ops "
+          "rewritten, keeps it whole)",
+          g->name, be->name, (int)n_fb, (int)g->n_nodes, fb->name, (int)p->n_parts);
   if (stats) {
     stats->n_kernels = p->base.n_kernels;
     stats->seconds = tc_now_seconds() - t0;
