@@ -11,6 +11,9 @@
  *        cublaslt_startup exit-after-create main makes the handle, then registers an exit handler
  *                                            that waits for a thread doing the queries; exits
  * An exit mode's status shows whether that start-up crashes a short process (139: SIGSEGV).
+ * exit-after-create passing says little: main exits before the thread's query has registered
+ * cuBLASLt's later exit handlers; in tc, where the process lives on for a while, the same
+ * arrangement crashed (session 10), which is why plugins/inductor-cuda/exit_wait.c exists.
  * Built with the toolkit's headers only; the driver and cuBLASLt are dlopen'd as the plugin does. */
 #include <cublasLt.h>
 #include <cuda.h>
