@@ -671,7 +671,7 @@ Test(capture, compile_async_first_calls_run_eagerly, .timeout = 120) {
 
 /* TC_LOGS=perf_hints: a graph break and a recompile over a changed size each come with what to
  * do about them. */
-Test(capture, perf_hints_name_the_cost_and_the_fix) {
+Test(capture, perf_hint_for_a_graph_break) {
   setenv("TC_LOGS", "perf_hints", 1);
   tc_compile_options o = opts_for("reads_item");
   tc_compiled *c = tc_compile(TC_FN(reads_item), 1, &o);
@@ -686,14 +686,17 @@ Test(capture, perf_hints_name_the_cost_and_the_fix) {
   tc_release(y);
   tc_release(x);
   tc_compiled_free(c);
+}
 
+Test(capture, perf_hint_for_a_recompile_over_sizes) {
+  setenv("TC_LOGS", "perf_hints", 1);
   tc_compile_options s = opts_for("softmax");
   s.dynamic = TC_DYNAMIC_OFF;
-  c = tc_compile(TC_FN(row_softmax), 1, &s);
+  tc_compiled *c = tc_compile(TC_FN(row_softmax), 1, &s);
   tc_tensor *a = seq(2, (int64_t[]){4, 6}, 0.3f), *b = seq(2, (int64_t[]){5, 6}, 0.3f);
-  cap = stderr_begin();
+  stderr_capture cap = stderr_begin();
   tc_tensor *ya = tc_call(c, &a), *yb = tc_call(c, &b);
-  log = stderr_end(cap);
+  char *log = stderr_end(cap);
   cr_assert_not_null(ya, "%s", tc_last_error());
   cr_assert_not_null(yb, "%s", tc_last_error());
   cr_assert(strstr(log, "[tc:perf_hints] softmax: compiled again (entry 2"), "log was: %s", log);

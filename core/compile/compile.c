@@ -537,6 +537,19 @@ static cap_variant *entry_head(const cap_entry *e) {
   return e->n_segments > 0 && e->segments[0].n_variants > 0 ? e->segments[0].variants[0] : NULL;
 }
 
+/* What TC_LOGS=perf_hints adds to a recompile, by the dynamic setting. */
+static const char *recompile_advice(tc_dynamic d) {
+  switch (d) {
+  case TC_DYNAMIC_OFF:
+    return "; if the sizes vary from call to call, dynamic=TC_DYNAMIC_ON (or tc_mark_dynamic on the varying "
+           "dimension) compiles one graph for all of them";
+  case TC_DYNAMIC_AUTO:
+    return "; dynamic=auto now compiles the sizes that changed as symbols, and dynamic=TC_DYNAMIC_ON (or "
+           "tc_mark_dynamic) from the first call would have saved this compile";
+  default: return "";
+  }
+}
+
 /* dynamic=auto: the sizes that differ from the newest entry's become symbols from now on. */
 static void dynamic_update(tc_compiled *c, tc_tensor *const *inputs) {
   if (c->opts.dynamic != TC_DYNAMIC_AUTO || c->n_entries == 0) return;
@@ -713,15 +726,8 @@ static tc_tensor *call_locked(tc_compiled *c, tc_tensor *const *inputs, bool *un
   }
   if (c->n_entries > 0) {
     tc_logs("recompiles", "recompiling %s (entry %d): guard failed: %s", c->name, (int)c->n_entries + 1, why);
-    tc_logs("perf_hints",
-            "%s: compiled again (entry %d: %s)%s", c->name, (int)c->n_entries + 1, why,
-            c->opts.dynamic == TC_DYNAMIC_ON
-                ? ""
-                : c->opts.dynamic == TC_DYNAMIC_OFF
-                      ? "; if the sizes vary from call to call, dynamic=TC_DYNAMIC_ON (or tc_mark_dynamic on the "
-                        "varying dimension) compiles one graph for all of them"
-                      : "; dynamic=auto now compiles the sizes that changed as symbols, and dynamic=TC_DYNAMIC_ON (or "
-                        "tc_mark_dynamic) from the first call would have saved this compile");
+    tc_logs("perf_hints", "%s: compiled again (entry %d: %s)%s", c->name, (int)c->n_entries + 1, why,
+            recompile_advice(c->opts.dynamic));
   }
   dynamic_update(c, inputs);
   if (c->n_entries == c->cap_entries) {

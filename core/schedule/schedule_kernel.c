@@ -430,12 +430,7 @@ static bool op_heavy(const kbuild *k, int32_t op, int depth) {
   if (op < 0 || depth > 64 || k->lvl[op] < 0) return false;
   const sched_op *o = &k->ops[op];
   if (o->kind != TC_KOP_PRIM) return false;
-  switch (o->prim) {
-  case TC_PRIM_EXP: case TC_PRIM_LOG: case TC_PRIM_TANH: case TC_PRIM_ERF: case TC_PRIM_POW: case TC_PRIM_SIN:
-  case TC_PRIM_COS:
-    return true;
-  default: break;
-  }
+  if (tck_prim_is_transcendental(o->prim)) return true;
   for (int i = 0; i < 3; i++)
     if (op_heavy(k, o->args[i], depth + 1)) return true;
   return false;

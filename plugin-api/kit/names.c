@@ -152,6 +152,15 @@ bool tck_prim_is_elementwise(int32_t p) {
          p == TC_PRIM_CONVERT;
 }
 
+bool tck_prim_is_transcendental(int32_t p) {
+  switch (p) {
+  case TC_PRIM_EXP: case TC_PRIM_LOG: case TC_PRIM_SIN: case TC_PRIM_COS: case TC_PRIM_TANH: case TC_PRIM_ERF:
+  case TC_PRIM_POW:
+    return true;
+  default: return false;
+  }
+}
+
 uint32_t tck_prim_abi_minor(int32_t p) { return p == TC_PRIM_FMOD ? 1u : 0u; }
 
 /* Bits lo..hi (inclusive, within one 64-bit word) of a prim set. */

@@ -63,6 +63,9 @@ const char *tck_prim_name(int32_t prim);       /* "add", "reduce_sum", ...; "pri
 uint32_t tck_prim_abi_minor(int32_t p);
 /* Unary, binary, WHERE and CONVERT: one element out per element in (the one list of them). */
 bool tck_prim_is_elementwise(int32_t p);
+/* exp, log, sin, cos, tanh, erf, pow: the elementwise prims that cost a library call or a long
+ * polynomial per element (what the scheduler and code generators weigh as heavy). */
+bool tck_prim_is_transcendental(int32_t p);
 const char *tck_status_name(tc_status s);      /* "invalid argument", ... */
 /* The value a reduction starts from: 0 (sum), 1 (prod), -inf / +inf (max / min of floats),
  * the type's lowest / highest value (max / min of integers; bool: 0 / 1). */

@@ -25,10 +25,19 @@ static void *chunk_main(void *arg) {
   return NULL;
 }
 
+/* The host's cores, asked once (sysconf reads /sys: not for every prim). */
+static long g_cores = 1;
+static pthread_once_t g_cores_once = PTHREAD_ONCE_INIT;
+static void cores_init(void) {
+  long c = sysconf(_SC_NPROCESSORS_ONLN);
+  g_cores = c > 1 ? c : 1;
+}
+
 tc_status de_parallel_for(const de_op *op, int64_t n, de_range_fn fn) {
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
   int64_t threads = n / DE_PARALLEL_MIN;
-  if (threads > cores) threads = cores;
+  if (threads < 2) return fn(op, 0, n); /* small: the calling thread, nothing asked */
+  pthread_once(&g_cores_once, cores_init);
+  if (threads > g_cores) threads = g_cores;
   if (threads > DE_PARALLEL_MAX_THREADS) threads = DE_PARALLEL_MAX_THREADS;
   if (threads < 2) return fn(op, 0, n);
   de_chunk chunks[DE_PARALLEL_MAX_THREADS];

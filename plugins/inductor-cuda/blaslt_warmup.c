@@ -39,6 +39,14 @@ static void wait_for_warmups(void) {
   pthread_mutex_unlock(&g_lock);
 }
 
+/* One warm-up fewer running: what wait_for_warmups waits on. */
+static void running_less(void) {
+  pthread_mutex_lock(&g_lock);
+  g_running--;
+  pthread_cond_broadcast(&g_cond);
+  pthread_mutex_unlock(&g_lock);
+}
+
 static void *warmup_main(void *arg) {
   tc_plugin_ctx *ctx = arg;
   icuda_ctx_scope sc;
@@ -50,10 +58,7 @@ static void *warmup_main(void *arg) {
     icuda_ctx_leave(ctx, &sc);
   }
   __atomic_store_n(&ctx->lt_warm_done, 1, __ATOMIC_RELEASE);
-  pthread_mutex_lock(&g_lock);
-  g_running--;
-  pthread_cond_broadcast(&g_cond);
-  pthread_mutex_unlock(&g_lock);
+  running_less();
   return NULL;
 }
 
@@ -65,12 +70,7 @@ void icuda_blaslt_warmup_start(tc_plugin_ctx *ctx) {
   pthread_mutex_unlock(&g_lock);
   ctx->lt_warm_done = 0;
   ctx->lt_warming = pthread_create(&ctx->lt_warm, NULL, warmup_main, ctx) == 0;
-  if (!ctx->lt_warming) { /* no thread: the first matmul warms it up, as it would have */
-    pthread_mutex_lock(&g_lock);
-    g_running--;
-    pthread_mutex_unlock(&g_lock);
-    ctx->lt_warm_done = 1;
-  }
+  if (!ctx->lt_warming) running_less(); /* no thread: the first matmul warms it up, as it would have */
 }
 
 bool icuda_blaslt_warmup_done(tc_plugin_ctx *ctx) {

@@ -23,13 +23,15 @@
 extern int __cxa_thread_atexit_impl(void (*fn)(void *), void *obj, void *dso_symbol) __attribute__((weak));
 extern void *__dso_handle __attribute__((weak));
 
+/* Hidden state, documented: the waits registered (process-wide, as exit is), under g_lock; a slot
+ * is written once, before any destructor can name it. */
 enum { EXIT_WAITS = 4 };
 static icuda_exit_wait_fn g_waits[EXIT_WAITS]; /* registered with atexit, in order */
 static int g_n_waits;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread bool t_registered[EXIT_WAITS]; /* this thread's destructor, per wait */
 
-static void run_wait(void *slot) { g_waits[(icuda_exit_wait_fn *)slot - g_waits](); }
+static void run_wait(void *slot) { (*(icuda_exit_wait_fn *)slot)(); }
 
 void icuda_wait_before_exit(icuda_exit_wait_fn wait) {
   pthread_mutex_lock(&g_lock);

@@ -256,7 +256,7 @@ tc_status vk_gen_matmul(vk_gen *g) {
   bool transcendental = false;
   for (int32_t i = 0; i < k->n_ops; i++) {
     const tc_kop *op = tck_kernel_op(k, i);
-    transcendental |= op->kind == TC_KOP_PRIM && op->prim >= TC_PRIM_EXP && op->prim <= TC_PRIM_ERF;
+    transcendental |= op->kind == TC_KOP_PRIM && tck_prim_is_transcendental(op->prim);
   }
   const bool rolled = k->n_ops > 0 && (emu || transcendental);
   tck_str_printf(&body,
