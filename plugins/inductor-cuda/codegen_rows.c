@@ -250,6 +250,27 @@ static void block_reduce(tck_str *s, const icuda_gen *g, int32_t i, int d) {
   tck_str_puts(s, "}\n");
 }
 
+/* "(a combined with b)" into out; false when it does not fit (or out of memory). */
+static bool combined(char *out, size_t cap, const tc_kop *op, int32_t vt, const char *a, const char *b) {
+  tck_str t = {0};
+  tck_str_puts(&t, "(");
+  combine(&t, op, vt, a, b);
+  tck_str_puts(&t, ")");
+  char *text = tck_str_take(&t);
+  bool ok = text && strlen(text) < cap;
+  if (ok) memcpy(out, text, strlen(text) + 1);
+  free(text);
+  return ok;
+}
+
+/* A reduction whose float4 components the register body of a block per row combines in pairs:
+ * every one but argmax/argmin (whose index rides along with the value). Measured in isolation on
+ * the H200 (bench/probes/ln_gelu_tc.sh, softmax_tc.sh): ln_gelu's block per row 2.5% faster,
+ * softmax's warp per row 0.5% slower, so a warp per row keeps one chain. */
+static bool paired(const rows_plan *pl, const tc_kop *op) {
+  return !pl->warp && op->kind == TC_KOP_REDUCE && op->prim != TC_PRIM_ARGMAX && op->prim != TC_PRIM_ARGMIN;
+}
+
 /* True when a store of ops [from, to) is read by a later op from memory (other threads may
  * have written it): the block must synchronize first. */
 static bool needs_sync(const icuda_gen *g, const rows_plan *pl, bool regs, int32_t from, int32_t to) {
@@ -341,6 +362,10 @@ static tc_status row_body(tck_str *s, icuda_gen *g, const rows_plan *pl, bool re
         d++;
       }
       for (int32_t j = i; j < end; j++) g->percomp[j] = op_at(k, j)->kind != TC_KOP_REDUCE;
+      /* a reduction's 4 components of a slot: combined in pairs, then into the accumulator (one
+       * chain of R steps a thread instead of 4 R), in a block per row (paired) */
+      char(*parts)[4][48] = calloc((size_t)(end - i), sizeof *parts);
+      if (!parts) return TC_ERR_OUT_OF_MEMORY;
       for (int32_t j = i; j < end; j++) {
         const tc_kop *jo = op_at(k, j);
         if (jo->kind != TC_KOP_LOAD || !pl->vec[j]) continue;
@@ -365,11 +390,36 @@ static tc_status row_body(tck_str *s, icuda_gen *g, const rows_plan *pl, bool re
         cg_component_names(g, pl->vec_load, i, end, c);
         for (int32_t j = i; j < end; j++) {
           if (pl->vec[j]) continue; /* float4 loads are named; float4 stores come after the components */
+          if (paired(pl, op_at(k, j))) { /* combined after the components */
+            cg_value_name(g, tck_op_arg(op_at(k, j), 0), sfx, parts[j - i][c], sizeof parts[j - i][c]);
+            continue;
+          }
           tc_status st = cg_op(s, g, j, (const char *const *)vars, d, sfx, NULL, err, cap);
-          if (st != TC_OK) return st;
+          if (st != TC_OK) {
+            free(parts);
+            return st;
+          }
         }
         cg_component_names_clear(g, i, end); /* valid for this component only */
       }
+      for (int32_t j = i; j < end; j++) {
+        const tc_kop *jo = op_at(k, j);
+        if (!paired(pl, jo)) continue;
+        const int32_t vt = op_at(k, tck_op_arg(jo, 0))->dtype;
+        char lo[512], hi[512], both[1100], acc[16];
+        snprintf(acc, sizeof acc, "v%d", (int)j);
+        if (!combined(lo, sizeof lo, jo, vt, parts[j - i][0], parts[j - i][1]) ||
+            !combined(hi, sizeof hi, jo, vt, parts[j - i][2], parts[j - i][3]) ||
+            !combined(both, sizeof both, jo, vt, lo, hi)) {
+          free(parts);
+          return TC_ERR_OUT_OF_MEMORY;
+        }
+        tck_str_indent(s, d);
+        tck_str_printf(s, "%s = ", acc);
+        combine(s, jo, vt, acc, both);
+        tck_str_puts(s, ";\n");
+      }
+      free(parts);
       for (int32_t j = i; j < end; j++) {
         const tc_kop *jo = op_at(k, j);
         if (!pl->vec[j] || jo->kind != TC_KOP_STORE) continue;
@@ -415,6 +465,21 @@ static tc_status row_body(tck_str *s, icuda_gen *g, const rows_plan *pl, bool re
     i = end;
   }
   return TC_OK;
+}
+
+/* The grid-stride loop over rows (row groups for a warp per row) around one body, at depth d. */
+static tc_status row_loop(tck_str *s, icuda_gen *g, const rows_plan *pl, bool regs, const char **vars, int d, char *err,
+                          size_t cap) {
+  tck_str_indent(s, d);
+  if (pl->warp) /* the loop is uniform over each warp (no barrier: warps may run different counts) */
+    tck_str_puts(s, "for (long long row = (long long)blockIdx.x * TC_WARPS + warp; row < rows; row += (long long)gridDim.x * TC_WARPS) {\n");
+  else
+    tck_str_puts(s, "for (long long row = blockIdx.x; row < rows; row += gridDim.x) {\n");
+  cg_decompose(s, g, "row", d + 1, vars, g->k->n_outer);
+  tc_status st = row_body(s, g, pl, regs, vars, d + 1, err, cap);
+  tck_str_indent(s, d);
+  tck_str_puts(s, "}\n");
+  return st;
 }
 
 tc_status cg_rows(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, size_t cap) {
@@ -529,24 +594,22 @@ tc_status cg_rows(tck_str *s, icuda_gen *g, icuda_kernel_plan *plan, char *err, 
   static const char *const ovars[TC_MAX_RANK] = {"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7"};
   const char *vars[TC_MAX_RANK + 1] = {0};
   for (int32_t v = 0; v < k->n_outer; v++) vars[v] = ovars[v];
-  if (pl.warp) /* the loop is uniform over each warp (no barrier: warps may run different counts) */
-    tck_str_puts(s, "  for (long long row = (long long)blockIdx.x * TC_WARPS + warp; row < rows; row += (long long)gridDim.x * TC_WARPS) {\n");
-  else
-    tck_str_puts(s, "  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {\n");
-  cg_decompose(s, g, "row", 2, vars, k->n_outer);
+  /* The alignment test is uniform over the launch, so it chooses between two whole row loops:
+   * with the test inside one loop (as until session 11) the kernel ran 6% slower at ln_gelu's
+   * shape (bench/probes/ln_gelu_tc.sh: 3600 against 3816 GB/s in isolation). */
   if (pl.regs) {
-    tck_str_puts(s, "    if (vec_ok) { /* the row in registers, float4 accesses */\n");
-    st = row_body(s, g, &pl, true, vars, 3, err, cap);
+    tck_str_puts(s, "  if (vec_ok) { /* every row in registers, float4 accesses */\n");
+    st = row_loop(s, g, &pl, true, vars, 2, err, cap);
     if (st != TC_OK) goto done;
-    tck_str_puts(s, "    } else { /* scalar: unaligned views */\n");
-    st = row_body(s, g, &pl, false, vars, 3, err, cap);
+    tck_str_puts(s, "  } else { /* scalar: unaligned views */\n");
+    st = row_loop(s, g, &pl, false, vars, 2, err, cap);
     if (st != TC_OK) goto done;
-    tck_str_puts(s, "    }\n");
+    tck_str_puts(s, "  }\n");
   } else {
-    st = row_body(s, g, &pl, false, vars, 2, err, cap);
+    st = row_loop(s, g, &pl, false, vars, 1, err, cap);
     if (st != TC_OK) goto done;
   }
-  tck_str_puts(s, "  }\n}\n#undef TC_BLOCK\n#undef TC_WARPS\n#undef TC_RT\n");
+  tck_str_puts(s, "}\n#undef TC_BLOCK\n#undef TC_WARPS\n#undef TC_RT\n");
   if (s->oom) st = TC_ERR_OUT_OF_MEMORY;
 done:
   free(pl.vec);
