@@ -34,6 +34,8 @@ const char *bench_dynamic_name(int32_t dynamic);
 /* The same for the mode (tc_mode): "default", "reduce-overhead", "max-autotune",
  * "max-autotune-no-cudagraphs". */
 void bench_set_mode(int32_t mode);
+/* compile_async for every compile after it (tc run --compile-async) */
+void bench_set_compile_async(bool on);
 bool bench_parse_mode(const char *s, int32_t *out);
 const char *bench_mode_name(int32_t mode);
 /* Compiles m for backend (NULL or "eager": no compile); options are plugin options or NULL. */

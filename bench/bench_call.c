@@ -56,8 +56,10 @@ tc_tensor *bench_call_eager(const tc_model *m, tc_tensor *const *a) {
 }
 
 static int32_t g_dynamic = TC_DYNAMIC_AUTO, g_mode = TC_MODE_DEFAULT;
+static bool g_compile_async;
 
 void bench_set_dynamic(int32_t dynamic) { g_dynamic = dynamic; }
+void bench_set_compile_async(bool on) { g_compile_async = on; }
 void bench_set_mode(int32_t mode) { g_mode = mode; }
 
 static const char *const bench_modes[] = {"default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"};
@@ -89,7 +91,7 @@ tc_status bench_runner_init(bench_runner *r, const tc_model *m, const char *back
   r->compiled = NULL;
   if (!backend || !strcmp(backend, "eager")) return TC_OK;
   tc_compile_options o = {.struct_size = sizeof o, .backend = backend, .name = m->name, .options = options,
-                          .dynamic = g_dynamic, .mode = g_mode};
+                          .dynamic = g_dynamic, .mode = g_mode, .compile_async = g_compile_async};
   r->compiled = tc_compile(m->fn, m->n_inputs, &o);
   return r->compiled ? TC_OK : TC_ERR_INVALID_ARGUMENT;
 }

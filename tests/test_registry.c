@@ -1030,6 +1030,22 @@ Test(registry, cli_list_backends_shows_broken_plugins) {
   cr_assert_eq(command_run(cmd, out, sizeof out), 2);
 }
 
+/* TC_LOGS: a misspelt category is a warning naming the valid ones (it would otherwise show
+ * nothing, silently), help lists them, and neither stops the command. */
+Test(registry, tc_logs_unknown_name_and_help) {
+  static char out[65536];
+  char cmd[PATH_MAX + 96];
+  snprintf(cmd, sizeof cmd, "TC_LOGS=grpah,recompiles '%s/bin/tc' list-backends 2>&1", TC_BINARY_DIR);
+  cr_assert_eq(command_run(cmd, out, sizeof out), 0, "output: %s", out);
+  assert_contains(out, "[tc] TC_LOGS: 'grpah' is not a category tc logs under (valid: graph, guards, recompiles,");
+  assert_contains(out, "perf_hints, all, help;");
+  cr_assert_null(strstr(out, "'recompiles' is not"), "a known name was warned about: %s", out);
+  snprintf(cmd, sizeof cmd, "TC_LOGS=help '%s/bin/tc' list-backends 2>&1", TC_BINARY_DIR);
+  cr_assert_eq(command_run(cmd, out, sizeof out), 0, "output: %s", out);
+  assert_contains(out, "[tc] TC_LOGS categories (comma-separated): graph, guards, recompiles, graph_breaks, fusion,");
+  cr_assert_null(strstr(out, "is not a category"), "help was warned about: %s", out);
+}
+
 /* Found next to libtc with no help from the environment: scan.c's dladdr names
  * lib/libtc.so.0 (the SONAME, a link to libtc.so.0.2.0) and the plugins are in lib/tc/plugins.
  * Asked through the CLI, which links libtc: this test executable links the core's objects, so
@@ -1204,6 +1220,27 @@ Test(registry, four_processes_on_one_empty_cache_agree, .timeout = 300) {
   assert_contains(out[0], "inductor-cpu: hit (mlp");
   const char *line = strstr(out[0], "checksum");
   cr_assert(line && !strncmp(line, strstr(ref, "checksum"), strcspn(strstr(ref, "checksum"), "\n")), "%s", out[0]);
+}
+
+/* `tc run --compile-async`: the first call runs eagerly while the compile goes on in the
+ * background, and the checksum is the one of a plain compiled run. */
+Test(registry, cli_run_compile_async, .timeout = 120) {
+  const char *cache = dir_new("async-cache");
+  unsetenv("TC_PLUGIN_DEFAULT_DIR");
+  unsetenv("TC_PLUGIN_PATH");
+  static char out[16384], ref[16384];
+  char cmd[PATH_MAX + 256];
+  snprintf(cmd, sizeof cmd, "TC_CACHE_DIR='%s/none' '%s/bin/tc' run mlp --backend inductor-cpu --size test --iters 1 2>&1",
+           test_root, TC_BINARY_DIR);
+  cr_assert_eq(command_run(cmd, ref, sizeof ref), 0, "the plain run failed: %s", ref);
+  snprintf(cmd, sizeof cmd,
+           "TC_CACHE_DIR='%s' '%s/bin/tc' run mlp --backend inductor-cpu --size test --iters 2 --compile-async 2>&1", cache,
+           TC_BINARY_DIR);
+  cr_assert_eq(command_run(cmd, out, sizeof out), 0, "output: %s", out);
+  assert_contains(out, "(eager: the compile runs in the background)");
+  assert_contains(out, "calls ran eagerly meanwhile)");
+  const char *line = strstr(out, "checksum"), *want = strstr(ref, "checksum");
+  cr_assert(line && want && !strncmp(line, want, strcspn(want, "\n")), "%s\nplain: %s", out, ref);
 }
 
 /* A prim added in a later minor version (FMOD, 2.1) is never handed to an older plugin: the host

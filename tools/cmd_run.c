@@ -11,9 +11,11 @@
 
 static void run_usage(FILE *f) {
   fprintf(f, "usage: tc run MODEL [--backend NAME|eager] [--size cpu|gpu|test] [--iters N] [--warmup N]\n"
-             "                 [--threads N] [--seed N] [--batches N,N,...]\n"
+             "                 [--threads N] [--seed N] [--batches N,N,...] [--compile-async]\n"
              "--batches calls the compiled model again with input 0's first dim set to each N, and\n"
-             "prints how many compiles that took (TC_LOGS=recompiles shows why each one happened).\n");
+             "prints how many compiles that took (TC_LOGS=recompiles shows why each one happened).\n"
+             "--compile-async compiles in the background (tc_compile_options.compile_async): calls run\n"
+             "eagerly until the compile is done; it prints how long that took and how many calls ran eagerly.\n");
 }
 
 static void run_print_inputs(const tc_model *m, tc_tensor *const *in) {
@@ -36,6 +38,7 @@ static int run_fail(const char *what) {
 typedef struct run_args {
   const char *model, *backend, *size, *batches;
   int iters, warmup, threads; /* -1: not given */
+  bool compile_async;
   uint64_t seed;
 } run_args;
 
@@ -43,6 +46,10 @@ static int run_parse(int argc, char **argv, run_args *a) {
   for (int i = 1; i < argc; i++) {
     const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(k, "-h") || !strcmp(k, "--help")) return run_usage(stdout), 0;
+    if (!strcmp(k, "--compile-async")) {
+      a->compile_async = true;
+      continue;
+    }
     if (k[0] != '-') {
       if (a->model) return fprintf(stderr, "tc run: one model at a time ('%s' and '%s')\n", a->model, k), 2;
       a->model = k;
@@ -156,6 +163,7 @@ int cmd_run(int argc, char **argv) {
   }
   printf("backend    %s (size %s, %d threads%s)\n", backend, bench_size_name(size), a.threads,
          on_device ? ", inputs on the device" : "");
+  bench_set_compile_async(a.compile_async && !eager);
   if (bench_runner_init(&run, m, backend, options) != TC_OK) {
     run_fail("tc_compile");
     goto done;
@@ -168,7 +176,20 @@ int cmd_run(int argc, char **argv) {
     goto done;
   }
   tc_compile_stats st = {.struct_size = sizeof st};
-  if (run.compiled && tc_compiled_stats(run.compiled, &st) == TC_OK)
+  if (a.compile_async && run.compiled && tc_compiled_stats(run.compiled, &st) == TC_OK && st.n_async_eager_calls > 0) {
+    /* the first call ran eagerly; later calls do too until the background compile is done */
+    printf("first call %s (eager: the compile runs in the background)\n", cli_time_str(first, tbuf, sizeof tbuf));
+    while (st.compiling && tc_compiled_stats(run.compiled, &st) == TC_OK && st.compiling) {
+      tc_tensor *again = bench_runner_call(&run, in);
+      if (!again) {
+        run_fail("an eager call while compiling");
+        goto done;
+      }
+      tc_release(again);
+    }
+    printf("compiled   %s after the first call began (compile %.3f s; %d calls ran eagerly meanwhile)\n",
+           cli_time_str(bench_now() - t0, tbuf, sizeof tbuf), st.compile_seconds, st.n_async_eager_calls);
+  } else if (run.compiled && tc_compiled_stats(run.compiled, &st) == TC_OK)
     printf("first call %s (capture + compile + run: %d graph%s, %d kernels, compile %.3f s)\n",
            cli_time_str(first, tbuf, sizeof tbuf), st.n_graphs, st.n_graphs == 1 ? "" : "s", st.n_kernels,
            st.compile_seconds);

@@ -29,24 +29,23 @@ static void logs_init(void) {
   const char *env = getenv("TC_LOGS");
   if (!env) return;
   snprintf(logs_spec, sizeof logs_spec, ",%s,", env);
-  /* A misspelt category would silently show nothing: say so once (plugins may log categories of
-   * their own, so it is a note, not an error); TC_LOGS=help lists them. */
+  /* A misspelt category would silently show nothing: say so once, with the valid names (plugins
+   * may log categories of their own, so it is a warning, not an error); TC_LOGS=help lists them. */
+  char valid[512] = "";
+  for (size_t i = 0; i < sizeof logs_known / sizeof logs_known[0]; i++)
+    snprintf(valid + strlen(valid), sizeof valid - strlen(valid), "%s%s", i ? ", " : "", logs_known[i]);
   bool help = false;
   for (const char *p = env; *p;) {
     size_t n = strcspn(p, ",");
     if (n == 4 && !strncmp(p, "help", 4))
       help = true;
     else if (n && !logs_is_known(p, n))
-      fprintf(stderr, "[tc] TC_LOGS: '%.*s' is not a category tc logs under (TC_LOGS=help lists them); kept for "
-                      "plugins that log their own\n",
-              (int)n, p);
+      fprintf(stderr, "[tc] TC_LOGS: '%.*s' is not a category tc logs under (valid: %s, help; a plugin may add its own, "
+                      "so it is kept)\n",
+              (int)n, p, valid);
     p += n + (p[n] == ',');
   }
-  if (help) {
-    fprintf(stderr, "[tc] TC_LOGS categories (comma-separated):");
-    for (size_t i = 0; i < sizeof logs_known / sizeof logs_known[0]; i++) fprintf(stderr, " %s", logs_known[i]);
-    fprintf(stderr, "; a plugin may add its own\n");
-  }
+  if (help) fprintf(stderr, "[tc] TC_LOGS categories (comma-separated): %s; a plugin may add its own\n", valid);
 }
 
 bool tc_logs_on(const char *category) {
