@@ -13,7 +13,8 @@
  * scale fp32's own rounding works at); then a special-value check against a host fp32 product.
  * Build: nvcc -O3 -arch=sm_90 gemm_tf32x3.cu -lcublas (bench/probes/gemm_tf32x3.sh). */
 #include <cublas_v2.h>
-#include <cuda_runtime.h>
+
+#include "probe_cuda.h"
 
 #include <algorithm>
 #include <cmath>
@@ -22,14 +23,6 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x)                                                                    \
-  do {                                                                           \
-    cudaError_t e_ = (x);                                                        \
-    if (e_ != cudaSuccess) {                                                     \
-      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      exit(1);                                                                   \
-    }                                                                            \
-  } while (0)
 
 /* |x|'s bits inside [2^-50, 2^50): the split's parts and their products stay normal numbers */
 #define RANGE_LO (77u << 23)
@@ -196,29 +189,7 @@ static const variant variants[] = {
     V(128, 256, 32, 64, 64, 3, 3),  V(128, 128, 32, 64, 32, 3, 1),
 };
 
-static float median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-template <class F> static float time_ms(F f) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  for (int i = 0; i < 3; i++) f();
-  std::vector<float> ts;
-  for (int i = 0; i < 15; i++) {
-    CK(cudaEventRecord(a));
-    f();
-    CK(cudaEventRecord(b));
-    CK(cudaEventSynchronize(b));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    ts.push_back(ms);
-  }
-  CK(cudaGetLastError());
-  return median(ts);
-}
+template <class F> static float time_ms(F f) { return probe_ms(f, 1, 15); }
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static float randn() {

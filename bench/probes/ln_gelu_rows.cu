@@ -12,46 +12,27 @@
  * Each is timed as 20 back-to-back launches between events (median of 7), like tc bench's calls.
  * Build: nvcc -O3 -arch=sm_90 ln_gelu_rows.cu (bench/probes/ln_gelu_rows.sh). */
 #include <cooperative_groups.h>
-#include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
+
+#include "probe_cuda.h"
 
 namespace cg = cooperative_groups;
 
-#define CK(x)                                                                                  \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
-      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));       \
-      exit(1);                                                                                 \
-    }                                                                                          \
-  } while (0)
 
 enum { M = 8192, N = 4096 };
 
 __device__ __forceinline__ float gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
 
-/* tc's kit erf (plugin-api/kit/prelude/tc_scalar.h: Eigen's x*P(x^2)/Q(x^2), an IEEE division)
- * and its GELU as the graph computes it without FMA contraction (inductor-cuda's --fmad=false) */
-__device__ __forceinline__ float kit_erf(float x) {
-  const float t = __fmul_rn(x, x);
-  float p = fmaf(t, -2.72614225801306e-10f, 2.77068142495902e-08f);
-  p = fmaf(p, t, -2.10102402082508e-06f);
-  p = fmaf(p, t, -5.69250639462346e-05f);
-  p = fmaf(p, t, -7.34990630326855e-04f);
-  p = fmaf(p, t, -2.95459980854025e-03f);
-  p = fmaf(p, t, -1.60960333262415e-02f);
-  float q = fmaf(t, -1.45660718464996e-05f, -2.13374055278905e-04f);
-  q = fmaf(q, t, -1.68282697438203e-03f);
-  q = fmaf(q, t, -7.37332916720468e-03f);
-  q = fmaf(q, t, -1.42647390514189e-02f);
-  const float r = __fmul_rn(x, __fdiv_rn(p, q));
-  return fabsf(x) >= 4.0f ? copysignf(1.0f, x) : r;
-}
+/* tc's kit erf (plugin-api/kit/prelude/tc_scalar.h: Eigen's x*P(x^2)/Q(x^2), an IEEE division),
+ * the kit's own text, and tc's GELU as the graph computes it without FMA contraction
+ * (inductor-cuda compiles with --fmad=false) */
+#define TC_FN static __device__ __forceinline__
+#define TC_FMAF(a, b, c) fmaf(a, b, c)
+#define TC_F32_BITS(x) __float_as_int(x)
+#define TC_BITS_F32(i) __int_as_float(i)
+#include "../../plugin-api/kit/prelude/tc_scalar.h"
+#define kit_erf tc_erf_f32
 __device__ __forceinline__ float gelu_kit(float x) {
   return __fmul_rn(__fmul_rn(x, 0.5f), __fadd_rn(1.0f, kit_erf(__fmul_rn(x, 0.70710678118654752f))));
 }
@@ -82,6 +63,34 @@ template <int T> __device__ __forceinline__ float block_sum(float v, float *red)
   return s;
 }
 
+/* A block's row (R float4s a thread, in v): mean, variance, then gelu of the normalized row into yr */
+template <int T, int R, int G, bool CS>
+__device__ __forceinline__ void ln_row(const float4 (&v)[R], float *red, const float4 *__restrict__ g,
+                                       const float4 *__restrict__ b, float4 *__restrict__ yr) {
+  float s = 0;
+#pragma unroll
+  for (int i = 0; i < R; i++) s += (v[i].x + v[i].y) + (v[i].z + v[i].w);
+  const float mean = block_sum<T>(s, red) / N;
+  float q = 0;
+#pragma unroll
+  for (int i = 0; i < R; i++) {
+    const float a = v[i].x - mean, c = v[i].y - mean, d = v[i].z - mean, e = v[i].w - mean;
+    q += (a * a + c * c) + (d * d + e * e);
+  }
+  const float rstd = rsqrtf(block_sum<T>(q, red) / N + 1e-5f);
+#pragma unroll
+  for (int i = 0; i < R; i++) {
+    const int c = threadIdx.x + i * T;
+    const float4 gg = __ldg(g + c), bb = __ldg(b + c);
+    float4 o;
+    o.x = gelu_as<G>((v[i].x - mean) * rstd * gg.x + bb.x);
+    o.y = gelu_as<G>((v[i].y - mean) * rstd * gg.y + bb.y);
+    o.z = gelu_as<G>((v[i].z - mean) * rstd * gg.z + bb.z);
+    o.w = gelu_as<G>((v[i].w - mean) * rstd * gg.w + bb.w);
+    st4<CS>(yr + c, o);
+  }
+}
+
 template <int T, int G = G_ERFF, bool CS = true>
 __global__ void __launch_bounds__(T) ln_block(const float4 *__restrict__ x, const float4 *__restrict__ g,
                                               const float4 *__restrict__ b, float4 *__restrict__ y) {
@@ -92,28 +101,7 @@ __global__ void __launch_bounds__(T) ln_block(const float4 *__restrict__ x, cons
     float4 v[R];
 #pragma unroll
     for (int i = 0; i < R; i++) v[i] = ld4<CS>(xr + threadIdx.x + i * T);
-    float s = 0;
-#pragma unroll
-    for (int i = 0; i < R; i++) s += (v[i].x + v[i].y) + (v[i].z + v[i].w);
-    const float mean = block_sum<T>(s, red) / N;
-    float q = 0;
-#pragma unroll
-    for (int i = 0; i < R; i++) {
-      const float a = v[i].x - mean, c = v[i].y - mean, d = v[i].z - mean, e = v[i].w - mean;
-      q += (a * a + c * c) + (d * d + e * e);
-    }
-    const float rstd = rsqrtf(block_sum<T>(q, red) / N + 1e-5f);
-#pragma unroll
-    for (int i = 0; i < R; i++) {
-      const int c = threadIdx.x + i * T;
-      const float4 gg = __ldg(g + c), bb = __ldg(b + c);
-      float4 o;
-      o.x = gelu_as<G>((v[i].x - mean) * rstd * gg.x + bb.x);
-      o.y = gelu_as<G>((v[i].y - mean) * rstd * gg.y + bb.y);
-      o.z = gelu_as<G>((v[i].z - mean) * rstd * gg.z + bb.z);
-      o.w = gelu_as<G>((v[i].w - mean) * rstd * gg.w + bb.w);
-      st4<CS>(y + (size_t)row * (N / 4) + c, o);
-    }
+    ln_row<T, R, G, CS>(v, red, g, b, y + (size_t)row * (N / 4));
   }
 }
 
@@ -136,28 +124,7 @@ __global__ void __launch_bounds__(T) ln_persist(const float4 *__restrict__ x, co
     if (next < M)
 #pragma unroll
       for (int i = 0; i < R; i++) nxt[i] = __ldcs(x + (size_t)next * (N / 4) + threadIdx.x + i * T);
-    float s = 0;
-#pragma unroll
-    for (int i = 0; i < R; i++) s += (v[i].x + v[i].y) + (v[i].z + v[i].w);
-    const float mean = block_sum<T>(s, red) / N;
-    float q = 0;
-#pragma unroll
-    for (int i = 0; i < R; i++) {
-      const float a = v[i].x - mean, c = v[i].y - mean, d = v[i].z - mean, e = v[i].w - mean;
-      q += (a * a + c * c) + (d * d + e * e);
-    }
-    const float rstd = rsqrtf(block_sum<T>(q, red) / N + 1e-5f);
-#pragma unroll
-    for (int i = 0; i < R; i++) {
-      const int c = threadIdx.x + i * T;
-      const float4 gg = __ldg(g + c), bb = __ldg(b + c);
-      float4 o;
-      o.x = gelu((v[i].x - mean) * rstd * gg.x + bb.x);
-      o.y = gelu((v[i].y - mean) * rstd * gg.y + bb.y);
-      o.z = gelu((v[i].z - mean) * rstd * gg.z + bb.z);
-      o.w = gelu((v[i].w - mean) * rstd * gg.w + bb.w);
-      __stcs(y + (size_t)row * (N / 4) + c, o);
-    }
+    ln_row<T, R, G_ERFF, true>(v, red, g, b, y + (size_t)row * (N / 4));
   }
 }
 
@@ -211,25 +178,8 @@ __global__ void copy4(const float4 *__restrict__ x, float4 *__restrict__ y, size
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) y[i] = x[i];
 }
 
-template <class F> static double gbps(F launch) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  for (int i = 0; i < 5; i++) launch();
-  std::vector<float> ts;
-  for (int r = 0; r < 7; r++) {
-    CK(cudaEventRecord(a));
-    for (int i = 0; i < 20; i++) launch();
-    CK(cudaEventRecord(b));
-    CK(cudaEventSynchronize(b));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    ts.push_back(ms / 20);
-  }
-  CK(cudaGetLastError());
-  std::sort(ts.begin(), ts.end());
-  return 2.0 * M * N * 4 / (ts[3] * 1e-3) / 1e9;
-}
+/* GB/s of one launch (bytes read + written), 20 back-to-back launches a round, the median of 7 */
+template <class F> static double gbps(F launch) { return 2.0 * M * N * 4 / (probe_ms(launch, 20, 7) * 1e-3) / 1e9; }
 
 int main() {
   int sms;

@@ -4,12 +4,9 @@
  * Which of the generated kernel's traits cost bandwidth? The script writes variants.h:
  * VARIANTS(X), and LN_GELU (ln_gelu, 8192 x 4096: x, gamma, beta -> y; a block of 256 per row)
  * or SOFTMAX (softmax, 32768 x 1024: x -> y; a warp per row, 4 rows a block of 128). */
-#include <cuda_runtime.h>
+#include <cmath>
 
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
+#include "probe_cuda.h"
 
 typedef struct tc_cu_args {
   void *buf[32];
@@ -19,14 +16,6 @@ typedef struct tc_cu_args {
 #define DECL(n) extern "C" __global__ void n(const tc_cu_args a);
 VARIANTS(DECL)
 
-#define CK(x)                                                                                  \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
-      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));       \
-      exit(1);                                                                                 \
-    }                                                                                          \
-  } while (0)
 
 #ifdef LN_GELU
 enum { M = 8192, N = 4096, BLOCK = 256, ROWS_PER_BLOCK = 1 };
@@ -34,25 +23,8 @@ enum { M = 8192, N = 4096, BLOCK = 256, ROWS_PER_BLOCK = 1 };
 enum { M = 32768, N = 1024, BLOCK = 128, ROWS_PER_BLOCK = 4 };
 #endif
 
-template <class F> static double gbps(F launch) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  for (int i = 0; i < 5; i++) launch();
-  std::vector<float> ts;
-  for (int r = 0; r < 7; r++) {
-    CK(cudaEventRecord(a));
-    for (int i = 0; i < 20; i++) launch();
-    CK(cudaEventRecord(b));
-    CK(cudaEventSynchronize(b));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    ts.push_back(ms / 20);
-  }
-  CK(cudaGetLastError());
-  std::sort(ts.begin(), ts.end());
-  return 2.0 * M * N * 4 / (ts[3] * 1e-3) / 1e9;
-}
+/* GB/s of one launch (bytes read + written), 20 back-to-back launches a round, the median of 7 */
+template <class F> static double gbps(F launch) { return 2.0 * M * N * 4 / (probe_ms(launch, 20, 7) * 1e-3) / 1e9; }
 
 int main() {
   std::vector<float> hx((size_t)M * N), hg(N), hb(N);
