@@ -321,7 +321,9 @@ static void prim_expr_value(vk_gen *g, tck_str *t, const tc_kop *op, const char 
   case TC_PRIM_ERF: tck_str_printf(t, "tc_erf_%s(%s)", fsuf(d), a); return;
   case TC_PRIM_FLOOR: tck_str_printf(t, f ? "floor(%s)" : "(%s)", a); return;
   case TC_PRIM_CEIL: tck_str_printf(t, f ? "ceil(%s)" : "(%s)", a); return;
-  case TC_PRIM_ROUND: tck_str_printf(t, f ? "roundEven(%s)" : "(%s)", a); return;
+  case TC_PRIM_ROUND: /* f64 (and f32 emulated in it): glsl/round_f64.glsl, not roundEven */
+    tck_str_printf(t, d == TC_F64 ? "tc_round_f64(%s)" : f ? "roundEven(%s)" : "(%s)", a);
+    return;
   case TC_PRIM_SIGN:
     if (f) tck_str_printf(t, "(isnan(%s) ? %s : (%s > %s(0) ? %s(1) : (%s < %s(0) ? %s(-1) : %s)))", a, a, a, T, T, a, T, T, a);
     else tck_str_printf(t, "(%s > %s(0) ? %s(1) : (%s < %s(0) ? %s(-1) : %s(0)))", a, T, T, a, T, T, T);

@@ -453,7 +453,7 @@ bool vk_expr_is_const(const vk_gen *g, int32_t id, int64_t c);
   X(sizes) X(minmax_f32) X(minmax_64) X(rem_f32) X(rem_64) X(ftoi_f32) X(ftoi_64) X(exp_f32) X(div_f32) X(div_f64) \
   X(recip_f32) X(log_f32) X(trig_f32) X(tanh_f32) X(erf_f32) X(pow_f32) X(exp_f64) X(log_f64) X(trig_f64)       \
   X(tanh_f64) X(erf_f64) X(erf_f32_emulated) X(pow_f64) X(philox) X(atomic_add_f32) X(atomic_add_f64)     \
-  X(f32_bits) X(f32_ops) X(atomic_add_f32_emulated)
+  X(f32_bits) X(f32_ops) X(atomic_add_f32_emulated) X(round_f64)
 #define VK_GLSL_DECL(name) extern const char vk_glsl_##name[];
 VK_GLSL_FILES(VK_GLSL_DECL)
 #undef VK_GLSL_DECL

@@ -5,13 +5,20 @@
 // No double made here is ever subnormal (an f32 value is >= 2^-149, a product of two >= 2^-298),
 // so the emulation needs no f64 denormal support.
 
+// v (>= +0) with the sign bit s (0 or 0x80000000u), by integer operations: a driver need not
+// keep the sign of a zero in f64 (lavapipe on an AVX2 host lost it).
+double tc_f64_with_sign(double v, uint s) {
+  uvec2 w = unpackDouble2x32(v);
+  return packDouble2x32(uvec2(w.x, w.y | s));
+}
+
 // The double equal to the f32 with bits u (subnormals included: m * 2^-149, exact).
 double tc_f32_widen(uint u) {
   uint e = (u >> 23) & 0xffu, m = u & 0x7fffffu, s = u & 0x80000000u;
   if (e == 255u) return packDouble2x32(uvec2(m << 29, s | 0x7ff00000u | (m >> 3))); // inf, NaN (payload kept)
   if (e != 0u) return packDouble2x32(uvec2(m << 29, s | ((e + 896u) << 20) | (m >> 3)));
   double v = double(m) * packDouble2x32(uvec2(0u, 0x36a00000u)); // 2^-149
-  return s != 0u ? -v : v;
+  return tc_f64_with_sign(v, s);
 }
 
 // The bits of x rounded to f32, to nearest even: subnormal results, overflow to inf, -0 kept.
@@ -36,9 +43,9 @@ uint tc_f32_narrow(double x) {
 }
 
 // x rounded to f32 precision, as a double, in floating point. Below 2^-126 the f32 values are
-// the multiples of 2^-149, so x * 2^149 rounded to an integer (to even) and scaled back is the
-// rounded value (every step exact in double: |x| >= 2^-298 when not 0; -0 and the sign of an
-// underflow to zero kept). From 2^-126 up the f64->f32 conversion rounds to nearest even (to
+// the multiples of 2^-149, so |x| * 2^149 rounded to an integer (to even) and scaled back is the
+// rounded magnitude (every step exact in double: |x| >= 2^-298 when not 0), given x's sign
+// (-0 and the sign of an underflow to zero kept). From 2^-126 up the f64->f32 conversion rounds to nearest even (to
 // inf past the largest f32) and its result is normal, which no driver flushes; inf and NaN
 // stay as they are (the store's narrowing keeps a NaN's payload). The integer form,
 // widen(narrow(x)), is some 30 instructions and branches at every f32 result: a fused kernel's
@@ -46,8 +53,9 @@ uint tc_f32_narrow(double x) {
 // the H200) and lavapipe's LLVM 3 s for one layer_norm.
 double tc_f32r(double x) {
   double a = abs(x);
-  if (a < packDouble2x32(uvec2(0u, 0x38100000u))) // 2^-126
-    return roundEven(x * packDouble2x32(uvec2(0u, 0x49400000u))) * packDouble2x32(uvec2(0u, 0x36a00000u)); // 2^149, 2^-149
+  if (a < packDouble2x32(uvec2(0u, 0x38100000u))) // 2^-126: |x| rounded (round_f64.glsl), x's sign
+    return tc_f64_with_sign(tc_round_f64(a * packDouble2x32(uvec2(0u, 0x49400000u))) * packDouble2x32(uvec2(0u, 0x36a00000u)),
+                            unpackDouble2x32(x).y & 0x80000000u); // 2^149, 2^-149
   if (!(a <= packDouble2x32(uvec2(0xffffffffu, 0x7fefffffu)))) return x; // inf, NaN
   return double(float(x));
 }
