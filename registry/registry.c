@@ -103,9 +103,7 @@ static void saved_error_restore(const saved_error *se) {
 
 static tc_status registry_ensure_scanned_locked(void) {
   if (registry_scanned) return TC_OK;
-  /* TC_LOGS is read now, the first thing any use of tc does, so a misspelt category is reported
-   * even by a program that would log nothing under it */
-  (void)tc_logs_on("plugins");
+  tc_logs_init(); /* the first thing any use of tc does: a misspelt TC_LOGS category is reported here */
   saved_error se;
   saved_error_take(&se);
   tc_status s = registry_scan_locked();

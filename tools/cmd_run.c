@@ -179,7 +179,7 @@ int cmd_run(int argc, char **argv) {
   if (a.compile_async && run.compiled && tc_compiled_stats(run.compiled, &st) == TC_OK && st.n_async_eager_calls > 0) {
     /* the first call ran eagerly; later calls do too until the background compile is done */
     printf("first call %s (eager: the compile runs in the background)\n", cli_time_str(first, tbuf, sizeof tbuf));
-    while (st.compiling && tc_compiled_stats(run.compiled, &st) == TC_OK && st.compiling) {
+    while (tc_compiled_stats(run.compiled, &st) == TC_OK && st.compiling) {
       tc_tensor *again = bench_runner_call(&run, in);
       if (!again) {
         run_fail("an eager call while compiling");

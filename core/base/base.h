@@ -33,6 +33,9 @@ void *core_error_null(tc_status s, const char *fmt, ...) TC_PRINTF(2, 3);
 /* ---------------------------------------------------------------- logs (log.c)
  * TC_LOGS=graph,guards,recompiles,graph_breaks,fusion,output_code,schedule,cache,all */
 bool tc_logs_on(const char *category);
+/* Reads TC_LOGS now (once per process; tc_logs_on does it on first use), so a misspelt category
+ * is reported even by a program that logs nothing. */
+void tc_logs_init(void);
 void tc_logs(const char *category, const char *fmt, ...) TC_PRINTF(2, 3);
 /* Logs a long text (a graph, generated source) whole, under a one-line header. */
 void tc_logs_text(const char *category, const char *header, const char *text);

@@ -48,8 +48,10 @@ static void logs_init(void) {
   if (help) fprintf(stderr, "[tc] TC_LOGS categories (comma-separated): %s; a plugin may add its own\n", valid);
 }
 
+void tc_logs_init(void) { pthread_once(&logs_once, logs_init); }
+
 bool tc_logs_on(const char *category) {
-  pthread_once(&logs_once, logs_init);
+  tc_logs_init();
   if (!logs_spec[0]) return false;
   if (strstr(logs_spec, ",all,")) return true;
   char key[96];

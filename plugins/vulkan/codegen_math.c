@@ -48,7 +48,7 @@ void vk_gen_math_helpers(vk_gen *g, tck_str *t, const char *body) {
   /* f32 emulated in f64 (vulkan.f32_subnormals): its conversions and correctly rounded ops */
   bool emulated = g->f32_emulate && (used(body, "tc_f32_") || g->uses_atomic);
   if (used(body, "tc_div_f64") || emulated) tck_str_puts(t, vk_glsl_div_f64);
-  if (used(body, "tc_round_f64") || emulated) tck_str_puts(t, vk_glsl_round_f64); /* tc_f32r uses it */
+  if (used(body, "tc_round_f64") || emulated) tck_str_puts(t, vk_glsl_round_f64); /* f32_bits.glsl uses it */
   if (emulated) {
     tck_str_puts(t, vk_glsl_f32_bits);
     tck_str_puts(t, vk_glsl_f32_ops);

@@ -5,12 +5,7 @@
 // No double made here is ever subnormal (an f32 value is >= 2^-149, a product of two >= 2^-298),
 // so the emulation needs no f64 denormal support.
 
-// v (>= +0) with the sign bit s (0 or 0x80000000u), by integer operations: a driver need not
-// keep the sign of a zero in f64 (lavapipe on an AVX2 host lost it).
-double tc_f64_with_sign(double v, uint s) {
-  uvec2 w = unpackDouble2x32(v);
-  return packDouble2x32(uvec2(w.x, w.y | s));
-}
+// tc_f64_with_sign and tc_round_f64: round_f64.glsl, pasted before this file.
 
 // The double equal to the f32 with bits u (subnormals included: m * 2^-149, exact).
 double tc_f32_widen(uint u) {
