@@ -316,17 +316,25 @@ static inline tc_gv tc_gemm_bcast(float x) { return x - (tc_gv){0}; }
  * the vector width or the path that made its tile: runs are reproducible bit for bit.
  * The vectors and their FMA come from section vec. */
 #define TC_GEMM_VL TC_VL /* floats per vector (section vec) */
+/* The tile: MR rows of A (broadcast) by NV vectors of B. With AVX-512, 6 x 4: 24 sums, 4 of B
+ * and 1 of A in 29 of 32 registers, 10 loads per 24 FMAs (12 x 2 needs 14); on the GPU machine's
+ * Xeon it ran mlp at 0.846 of the peak FMA rate on quiet cores and 0.720 on busy ones, against
+ * 0.838 and 0.640 for 12 x 2 with the K loop rolled and blocks of 256 x 512
+ * (bench/probes/gemm_host.sh, bench/results/gpu-2026-12-02-s12-call4-host-gemm.txt). */
 #if TC_VL == 16
-#define TC_GEMM_MR 12 /* tile rows: 12 x 2 vectors of sums, 2 of B, 1 of A: 27 of 32 registers */
+#define TC_GEMM_MR 6
+#define TC_GEMM_NV 4
 #elif TC_VL == 8
 #define TC_GEMM_MR 6 /* 6 x 2 sums, 2 of B, 1 of A: 15 of 16 registers */
+#define TC_GEMM_NV 2
 #else
 #define TC_GEMM_MR 4 /* no vector FMA: fmaf per lane, correct and slow (cpu.blas=auto takes OpenBLAS) */
+#define TC_GEMM_NV 2
 #endif
-#define TC_GEMM_NR (2 * TC_GEMM_VL) /* tile columns: two vectors */
-#define TC_GEMM_KC 256              /* the longest block of K: a micro-panel of A of 12 KB */
-#define TC_GEMM_NC 512              /* the widest block of B: 512 KB with the longest K */
-#define TC_GEMM_MC 1536             /* the most rows of a block of A: 1.5 MB with the longest K */
+#define TC_GEMM_NR (TC_GEMM_NV * TC_GEMM_VL) /* tile columns */
+#define TC_GEMM_KC 512  /* the longest block of K: a micro-panel of A of 12 KB (6 rows) */
+#define TC_GEMM_NC 256  /* the widest block of B: 512 KB with the longest K, half a Xeon L2 */
+#define TC_GEMM_MC 1536 /* the most rows of a block of A: 3 MB with the longest K, streamed a panel at a time */
 #define TC_GEMM_DIRECT_ROWS 4
 /* One copy per unit of the larger pieces: inlined or cloned per call site they cost compile time
  * and save nothing (each call does a block's work). */
@@ -436,7 +444,7 @@ static TC_GEMM_ONCE void tc_gemm_block_b(tc_gemm_ws *g, const float *restrict b,
   const int64_t whole = sbn == 1 ? nc / TC_GEMM_NR * TC_GEMM_NR : 0; /* panels copied as vectors */
   for (int64_t k = 0; k < kc; k++) /* B's rows contiguous: each read once, front to back */
     for (int64_t j0 = 0; j0 < whole; j0 += TC_GEMM_NR)
-      for (int v = 0; v < 2; v++)
+      for (int v = 0; v < TC_GEMM_NV; v++)
         *(tc_gv *)(g->pb + j0 * kc + k * TC_GEMM_NR + v * TC_GEMM_VL) = *(const tc_gvu *)(b + k * sbk + j0 + v * TC_GEMM_VL);
   for (int64_t j0 = whole; j0 < nc; j0 += TC_GEMM_NR) { /* any strides; a transposed B's columns read side by side */
     float *restrict d = g->pb + j0 * kc;
@@ -451,22 +459,27 @@ static TC_GEMM_ONCE void tc_gemm_block_b(tc_gemm_ws *g, const float *restrict b,
 static inline __attribute__((always_inline)) void tc_gemm_ukr_f32(const int R, int64_t kc, const float *restrict pa,
                                                                    const float *restrict pb, int64_t ldb, const float *cin,
                                                                    int64_t ldin, float *cout, int64_t ldout) {
-  tc_gv acc[TC_GEMM_MR][2];
+  tc_gv acc[TC_GEMM_MR][TC_GEMM_NV];
 #pragma GCC unroll 16
   for (int i = 0; i < R; i++)
-    for (int v = 0; v < 2; v++) acc[i][v] = cin ? (tc_gv) * (const tc_gvu *)(cin + i * ldin + v * TC_GEMM_VL) : (tc_gv){0};
+#pragma GCC unroll 4
+    for (int v = 0; v < TC_GEMM_NV; v++) acc[i][v] = cin ? (tc_gv) * (const tc_gvu *)(cin + i * ldin + v * TC_GEMM_VL) : (tc_gv){0};
+#pragma GCC unroll 4 /* the loop's own counting, 1 in 4 steps: +2-5% on the Xeon */
   for (int64_t k = 0; k < kc; k++) {
-    const tc_gv b0 = *(const tc_gvu *)(pb + k * ldb), b1 = *(const tc_gvu *)(pb + k * ldb + TC_GEMM_VL);
+    tc_gv bv[TC_GEMM_NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < TC_GEMM_NV; v++) bv[v] = *(const tc_gvu *)(pb + k * ldb + v * TC_GEMM_VL);
 #pragma GCC unroll 16
     for (int i = 0; i < R; i++) {
       const tc_gv av = tc_gemm_bcast(pa[k * TC_GEMM_MR + i]);
-      acc[i][0] = tc_gemm_fma(av, b0, acc[i][0]);
-      acc[i][1] = tc_gemm_fma(av, b1, acc[i][1]);
+#pragma GCC unroll 4
+      for (int v = 0; v < TC_GEMM_NV; v++) acc[i][v] = tc_gemm_fma(av, bv[v], acc[i][v]);
     }
   }
 #pragma GCC unroll 16
   for (int i = 0; i < R; i++)
-    for (int v = 0; v < 2; v++) *(tc_gvu *)(cout + i * ldout + v * TC_GEMM_VL) = acc[i][v];
+#pragma GCC unroll 4
+    for (int v = 0; v < TC_GEMM_NV; v++) *(tc_gvu *)(cout + i * ldout + v * TC_GEMM_VL) = acc[i][v];
 }
 
 /* V vectors of one row's sums (V a constant): cout[0..V*VL) = cin (or 0) + a·B over kc, a at
@@ -542,10 +555,8 @@ static TC_GEMM_ONCE void tc_gemm_tile_f32(tc_gemm_ws *g, int64_t i, int64_t j, i
   }
   const int in_c = mr == R && nr == TC_GEMM_NR && scn == 1; /* C holds the whole tile, rows contiguous */
   if (scn == 1) /* the next tile of these rows: its partial sums (or the lines it will write) on their way */
-    for (int64_t r = 0; r < mr; r++) {
-      __builtin_prefetch(c + r * scm + TC_GEMM_NR, 1);
-      __builtin_prefetch(c + r * scm + TC_GEMM_NR + TC_GEMM_NR / 2, 1);
-    }
+    for (int64_t r = 0; r < mr; r++)
+      for (int q = 0; q < TC_GEMM_NR; q += 16) __builtin_prefetch(c + r * scm + TC_GEMM_NR + q, 1); /* a line each */
   if (!first && !in_c)
     for (int64_t r = 0; r < R; r++)
       for (int64_t q = 0; q < TC_GEMM_NR; q++) t[r * TC_GEMM_NR + q] = r < mr && q < nr ? c[r * scm + q * scn] : 0.0f;
