@@ -156,9 +156,18 @@ tc_status codegen_attention(tck_str *s, icpu_kgen *g, char *err, size_t err_cap)
 /* cpu.blas: who multiplies f32 matrices. */
 typedef enum icpu_blas { ICPU_BLAS_GENERATED = 0, ICPU_BLAS_OPENBLAS = 1 } icpu_blas;
 /* The choice for the option's value ("generated", "openblas", "auto" or NULL: auto). auto: the
- * generated GEMM where the CPU has vector FMA (AVX-512 or AVX2+FMA), else OpenBLAS. *why says
- * what decided, for the log. */
+ * generated GEMM where the CPU has AVX-512 and the plugin its runtime, else OpenBLAS
+ * (gemm_choice.c says why). *why says what decided, for the log. */
 icpu_blas gemm_choose(const char *value, const char **why);
+
+/* ---------------------------------------------------------------- gemm_runtimes.c */
+/* The generated GEMM's runtime for a unit of vector width vl (floats) and workspace size, or
+ * NULL: what a unit's tc_gemm_attach calls (launch.c). */
+const void *gemm_runtime_find(int vl, size_t ws_size);
+/* The vector width -march=native gives units on this CPU, as the prelude's section "vec" picks it
+ * (16: AVX-512, 8: AVX2 + FMA, 4: neither), and whether the plugin has a runtime for it. */
+int gemm_host_width(void);
+bool gemm_runtime_for_host(void);
 
 /* ---------------------------------------------------------------- codegen_serial.c */
 /* reduce-overhead's serial twins: a kernel below the parallel thresholds still entered an OpenMP

@@ -64,6 +64,14 @@ static tc_status part_load(icpu_part *p, const char *so_path, char *err, size_t 
     snprintf(err, cap, "%s has no tc_module_init", so_path);
     return TC_ERR_COMPILE;
   }
+  /* a part with a generated GEMM: its runtime, built into the plugin (gemm_runtimes.c) */
+  int (*gemm_attach)(const void *(*)(int, size_t));
+  *(void **)&gemm_attach = dlsym(p->dl, "tc_gemm_attach");
+  if (gemm_attach && !gemm_attach(gemm_runtime_find)) {
+    snprintf(err, cap, "%s: this build of the plugin has no GEMM runtime for the unit's vector width (%d floats)", so_path,
+             gemm_host_width());
+    return TC_ERR_COMPILE;
+  }
   return TC_OK;
 }
 

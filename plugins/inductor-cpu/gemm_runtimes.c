@@ -1,0 +1,43 @@
+/* gemm_runtimes.c — the generated GEMM's runtimes built into the plugin (runtime/gemm_runtime.c,
+ * one per vector width: CMakeLists.txt) and which one a unit gets. A unit compiled with
+ * -march=native says its width and workspace size (tc_gemm_attach, prelude section "gemm");
+ * the width is the host CPU's, so the runtime asked for is one this CPU can run. */
+#include "icpu.h"
+
+const void *icpu_gemm_runtime_generic(int vl, size_t ws_size);
+#ifdef ICPU_GEMM_V3
+const void *icpu_gemm_runtime_v3(int vl, size_t ws_size);
+#endif
+#ifdef ICPU_GEMM_V4
+const void *icpu_gemm_runtime_v4(int vl, size_t ws_size);
+#endif
+
+const void *gemm_runtime_find(int vl, size_t ws_size) {
+#ifdef ICPU_GEMM_V4
+  if (vl == 16) return icpu_gemm_runtime_v4(vl, ws_size);
+#endif
+#ifdef ICPU_GEMM_V3
+  if (vl == 8) return icpu_gemm_runtime_v3(vl, ws_size);
+#endif
+  return vl == 4 ? icpu_gemm_runtime_generic(vl, ws_size) : NULL;
+}
+
+int gemm_host_width(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return 16;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 8;
+#endif
+  return 4;
+}
+
+bool gemm_runtime_for_host(void) {
+  const int vl = gemm_host_width();
+#ifdef ICPU_GEMM_V4
+  if (vl == 16) return true;
+#endif
+#ifdef ICPU_GEMM_V3
+  if (vl == 8) return true;
+#endif
+  return vl == 4;
+}
