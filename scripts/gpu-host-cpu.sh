@@ -3,11 +3,11 @@
 # inductor-cpu GEMM issue's figures, tc and PyTorch in the same call, 2 threads, CPU shapes:
 #   - tc bench on inductor-cpu (cpu.blas auto: OpenBLAS) for ln_gelu, softmax, mlp, attn_block,
 #     each against its ceiling (streaming copy; OpenBLAS sgemm and the cores' peak FMA rate),
-#   - tc bench with cpu.blas=generated for mlp and attn_block, and attn_block with the generated
-#     GEMM and cpu.attention=fused,
+#   - tc bench with cpu.blas=openblas for mlp and attn_block (auto takes the generated GEMM on
+#     that AVX-512 Xeon), and attn_block with cpu.attention=fused,
 #   - bench/torch_compare.py --size cpu --threads 2 (eager and torch.compile; 40-60 s of
 #     compile per model) for TC_HOST_TORCH_MODELS (default mlp,attn_block).
-# JSON under $OUT (cpu_tc.json, cpu_tc_generated.json, cpu_tc_fused.json, cpu_torch.json), a
+# JSON under $OUT (cpu_tc.json, cpu_tc_openblas.json, cpu_tc_fused.json, cpu_torch.json), a
 # short table last.
 set -u
 OUT=${OUT:-/tmp/tc-out}
@@ -20,27 +20,27 @@ models=${TC_HOST_MODELS:-ln_gelu,softmax,mlp,attn_block}
 echo "=== tc bench inductor-cpu ($models, cpu.blas auto)"
 timeout 200 $B/bin/tc bench --backend inductor-cpu --size cpu --threads 2 --models "$models" --no-eager --json \
   >"$OUT/cpu_tc.json" 2>/tmp/cpu_tc.log
-echo "=== tc bench inductor-cpu mlp and attn_block, cpu.blas=generated"
-TC_OPTIONS=cpu.blas=generated timeout 150 $B/bin/tc bench --backend inductor-cpu --size cpu --threads 2 \
-  --models mlp,attn_block --no-eager --json >"$OUT/cpu_tc_generated.json" 2>/tmp/cpu_tc_gen.log
-echo "=== tc bench inductor-cpu attn_block, cpu.blas=generated,cpu.attention=fused"
-TC_OPTIONS=cpu.blas=generated,cpu.attention=fused timeout 120 $B/bin/tc bench --backend inductor-cpu --size cpu \
+echo "=== tc bench inductor-cpu mlp and attn_block, cpu.blas=openblas"
+TC_OPTIONS=cpu.blas=openblas timeout 150 $B/bin/tc bench --backend inductor-cpu --size cpu --threads 2 \
+  --models mlp,attn_block --no-eager --json >"$OUT/cpu_tc_openblas.json" 2>/tmp/cpu_tc_openblas.log
+echo "=== tc bench inductor-cpu attn_block, cpu.attention=fused"
+TC_OPTIONS=cpu.attention=fused timeout 120 $B/bin/tc bench --backend inductor-cpu --size cpu \
   --threads 2 --models attn_block --no-eager --json >"$OUT/cpu_tc_fused.json" 2>/tmp/cpu_tc_fused.log
 echo "=== torch (cpu, 2 threads)"
 PYTHONUNBUFFERED=1 timeout 260 python3 bench/torch_compare.py --size cpu --threads 2 --no-warm \
   --models "${TC_HOST_TORCH_MODELS:-mlp,attn_block}" --json >"$OUT/cpu_torch.json" 2>/tmp/cpu_torch.log
 tail -4 /tmp/cpu_torch.log
-cat /tmp/cpu_tc.log /tmp/cpu_tc_gen.log /tmp/cpu_tc_fused.log /tmp/cpu_torch.log >"$OUT/cpu_log.txt"
+cat /tmp/cpu_tc.log /tmp/cpu_tc_openblas.log /tmp/cpu_tc_fused.log /tmp/cpu_torch.log >"$OUT/cpu_log.txt"
 python3 - "$OUT" <<'PY'
 import json, sys
 d = sys.argv[1]
 def load(f):
     try: return json.load(open(f"{d}/{f}"))
     except Exception as e: print(f, "unreadable:", e); return {}
-tc, gen, fus, pt = load("cpu_tc.json"), load("cpu_tc_generated.json"), load("cpu_tc_fused.json"), load("cpu_torch.json")
+tc, obl, fus, pt = load("cpu_tc.json"), load("cpu_tc_openblas.json"), load("cpu_tc_fused.json"), load("cpu_torch.json")
 torch = {m.get("name"): m for m in pt.get("models", [])} if isinstance(pt, dict) else {}
 print(f"{'workload':12} {'setting':10} {'tc ms':>8} {'ratio':>6} {'to':12} {'peak':>6} {'torch eager ms':>15} {'torch.compile ms':>17} {'tc/compile':>10}")
-for label, run in (("default", tc), ("generated", gen), ("gen+fused", fus)):
+for label, run in (("default", tc), ("openblas", obl), ("fused", fus)):
     for m in run.get("models", []):
         c, p = m.get("ceiling") or {}, m.get("peak") or {}
         t = torch.get(m["name"], {})

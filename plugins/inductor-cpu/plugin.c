@@ -24,7 +24,8 @@ static const tc_option_decl icpu_options[] = {
     {.struct_size = sizeof(tc_option_decl), .name = "cpu.blas", .type = TC_OPTION_ENUM, .scope = TC_OPTION_COMPILE,
      .default_value = "auto", .values = "auto|generated|openblas",
      .meaning = "f32 matmuls: the generated GEMM (its epilogue fused on each tile; needs AVX2+FMA or AVX-512 to be "
-                "fast, and 0.4 s more of cc per unit) or OpenBLAS; auto: OpenBLAS for now (f64 always OpenBLAS)"},
+                "fast, and 0.3 s more of cc per unit) or OpenBLAS; auto: the generated GEMM with AVX-512, else OpenBLAS "
+                "(f64 always OpenBLAS)"},
     {.struct_size = sizeof(tc_option_decl), .name = "cpu.tier", .type = TC_OPTION_ENUM, .scope = TC_OPTION_COMPILE,
      .default_value = "tiered", .values = "tiered|full|fast",
      .meaning = "a compile that misses the disk cache: tiered runs the first calls on a fast build (-O3 without the "
