@@ -742,6 +742,27 @@ Test(inductor_cpu, generated_gemm_odd_shapes_match_the_reference) {
   gemm_check(&(gemm_case){.b = 2, .m = 37, .n = 65, .k = 40, .epilogue = true}, true, true);
 }
 
+/* The GEMM's runtime is built into the plugin once per vector width (runtime/gemm_runtime.c); a
+ * unit gets the one for the width it was compiled for, not the host's: here a compiler that
+ * turns vector FMA off makes units of width 4 on any x86 host, and they run on the generic
+ * runtime with the same bits as the reference. */
+Test(inductor_cpu, generated_gemm_unit_of_another_width_gets_that_widths_runtime) {
+#if defined(__x86_64__)
+  char script[400];
+  snprintf(script, sizeof script, "%s/narrow-cc.sh", cache_dir);
+  FILE *f = fopen(script, "w");
+  cr_assert(f);
+  fprintf(f, "#!/bin/sh\nexec cc \"$@\" -mno-avx512f -mno-avx2 -mno-fma\n");
+  fclose(f);
+  cr_assert_eq(chmod(script, 0755), 0);
+  reinit("2", script);
+  gemm_check(&(gemm_case){.b = 2, .m = 29, .n = 70, .k = 300, .epilogue = true}, false, true);
+  gemm_check(&(gemm_case){.b = 1, .m = 1, .n = 37, .k = 19, .epilogue = true}, false, false);
+#else
+  cr_skip_test("x86-64 only: the narrow build is made with -mno-avx2");
+#endif
+}
+
 /* ---------------------------------------------------------------- the tiers
  * A compile that misses the disk cache runs its first launches on the fast build (in parts
  * compiled at once) and swaps in the -O3 build made on a background thread (tiered.c). The

@@ -12,7 +12,17 @@ const void *icpu_gemm_runtime_v3(int vl, size_t ws_size);
 const void *icpu_gemm_runtime_v4(int vl, size_t ws_size);
 #endif
 
+/* what the last unit loaded on this thread asked for, for the error message */
+static _Thread_local int asked_vl;
+static _Thread_local size_t asked_ws;
+
+int gemm_runtime_asked(size_t *ws_size) {
+  *ws_size = asked_ws;
+  return asked_vl;
+}
+
 const void *gemm_runtime_find(int vl, size_t ws_size) {
+  asked_vl = vl, asked_ws = ws_size;
 #ifdef ICPU_GEMM_V4
   if (vl == 16) return icpu_gemm_runtime_v4(vl, ws_size);
 #endif

@@ -164,6 +164,8 @@ icpu_blas gemm_choose(const char *value, const char **why);
 /* The generated GEMM's runtime for a unit of vector width vl (floats) and workspace size, or
  * NULL: what a unit's tc_gemm_attach calls (launch.c). */
 const void *gemm_runtime_find(int vl, size_t ws_size);
+/* The width and workspace size the last gemm_runtime_find on this thread was asked for. */
+int gemm_runtime_asked(size_t *ws_size);
 /* The vector width -march=native gives units on this CPU, as the prelude's section "vec" picks it
  * (16: AVX-512, 8: AVX2 + FMA, 4: neither), and whether the plugin has a runtime for it. */
 int gemm_host_width(void);

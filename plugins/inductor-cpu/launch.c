@@ -68,8 +68,12 @@ static tc_status part_load(icpu_part *p, const char *so_path, char *err, size_t 
   int (*gemm_attach)(const void *(*)(int, size_t));
   *(void **)&gemm_attach = dlsym(p->dl, "tc_gemm_attach");
   if (gemm_attach && !gemm_attach(gemm_runtime_find)) {
-    snprintf(err, cap, "%s: this build of the plugin has no GEMM runtime for the unit's vector width (%d floats)", so_path,
-             gemm_host_width());
+    size_t ws;
+    const int vl = gemm_runtime_asked(&ws);
+    snprintf(err, cap,
+             "%s: this build of the plugin has no GEMM runtime for the unit's vector width of %d floats and workspace "
+             "of %zu bytes (the plugin and the unit's prelude disagree)",
+             so_path, vl, ws);
     return TC_ERR_COMPILE;
   }
   return TC_OK;
