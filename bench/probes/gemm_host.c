@@ -88,7 +88,7 @@ typedef struct variant {
   void (*init)(int);
   double *t_up, *t_down, *ratio;
   double checksum;
-  double (*ukr)(int64_t kc, int64_t panels, int64_t reps); /* gemm_host_ukr.c */
+  double (*ukr)(int64_t kc, int64_t panels, int64_t reps); /* gemm_host_runtime.c */
 } variant;
 
 static double median(double *v, int n, double *q1, double *q3) {
@@ -113,7 +113,9 @@ int main(int argc, char **argv) {
     v[i].up = (launch_fn)dlsym(h, "k_matmul_add_gelu_launch");
     v[i].down = (launch_fn)dlsym(h, "k_matmul_add_launch");
     v[i].init = (void (*)(int))dlsym(h, "tc_module_init");
-    if (!v[i].up || !v[i].down || !v[i].init) return fprintf(stderr, "%s: not mlp's unit\n", eq + 1), 1;
+    int (*attach)(void) = (int (*)(void))dlsym(h, "probe_attach");
+    if (!v[i].up || !v[i].down || !v[i].init || !attach) return fprintf(stderr, "%s: not mlp's unit\n", eq + 1), 1;
+    if (!attach()) return fprintf(stderr, "%s: its runtime is for another width or workspace\n", eq + 1), 1;
     v[i].init(threads);
     v[i].ukr = (double (*)(int64_t, int64_t, int64_t))dlsym(h, "probe_ukr");
     v[i].t_up = calloc((size_t)rounds, sizeof(double));

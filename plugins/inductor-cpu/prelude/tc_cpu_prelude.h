@@ -367,7 +367,9 @@ static inline void tc_gemm_part(int64_t extent, int64_t step, int64_t parts, int
 
 /* A thread's workspace: the packed blocks of A and B in one heap block sized for the shape (when
  * the heap says no, blocks of one micro-panel and one panel on the stack), the epilogue's tile.
- * The current block of B is packed in pb, or read in place (direct: b, row stride sbk). */
+ * The current block of B is packed in pb, or read in place (direct: b, row stride sbk); the
+ * current block of A likewise (its rows contiguous: a, row stride sam, only partial micro-panels
+ * packed). */
 typedef struct tc_gemm_ws {
   float *pa, *pb, *heap;
   int64_t mc_max, kc_max, nc_max; /* block sizes */
@@ -375,6 +377,9 @@ typedef struct tc_gemm_ws {
   const float *b;
   int64_t sbk;
   int direct;
+  const float *a; /* the current block of A, read in place for whole micro-panels when a_direct */
+  int64_t sam;
+  int a_direct;
   float t[TC_GEMM_MR * TC_GEMM_NR] __attribute__((aligned(64))); /* the last tile, rows of NR */
   float spare_a[TC_GEMM_KC * TC_GEMM_MR] __attribute__((aligned(64)));
   float spare_b[TC_GEMM_KC * TC_GEMM_NR] __attribute__((aligned(64)));

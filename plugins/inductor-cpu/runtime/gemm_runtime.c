@@ -46,9 +46,14 @@ static void tc_gemm_ws_free(tc_gemm_ws *g) { free(g->heap); }
 static void tc_gemm_block_a(tc_gemm_ws *g, const float *restrict a, int64_t sam, int64_t sak, int64_t mc,
                                          int64_t kc) {
   g->kc = kc;
+  /* Rows of A contiguous: whole micro-panels are read in place (the micro-kernel broadcasts from
+   * MR rows side by side, each read front to back), which saves a pass over A; partial ones are
+   * packed, zero-padded, so the kernel never reads past A's rows. */
+  g->a = a, g->sam = sam, g->a_direct = sak == 1;
   for (int64_t i0 = 0; i0 < mc; i0 += TC_GEMM_MR) {
     float *restrict d = g->pa + i0 * kc;
     const int64_t mr = mc - i0 < TC_GEMM_MR ? mc - i0 : TC_GEMM_MR;
+    if (mr == TC_GEMM_MR && g->a_direct) continue;
     if (mr == TC_GEMM_MR) { /* the rows read side by side: MR streams in flight, not one (2-3x faster) */
       for (int64_t k = 0; k < kc; k++)
 #pragma GCC unroll 16
@@ -84,8 +89,10 @@ static void tc_gemm_block_b(tc_gemm_ws *g, const float *restrict b, int64_t sbk,
 }
 
 /* R rows of sums (R a constant at each call: the loops unroll, the sums live in registers):
- * cout = cin (or 0) + pa·pb over kc, pb holding NR floats per k at row stride ldb. */
-static inline __attribute__((always_inline)) void tc_gemm_ukr_f32(const int R, int64_t kc, const float *restrict pa,
+ * cout = cin (or 0) + pa·pb over kc, pb holding NR floats per k at row stride ldb; pa a packed
+ * micro-panel (MR floats per k), or with DA (a constant) MR rows of A in place at row stride lda. */
+static inline __attribute__((always_inline)) void tc_gemm_ukr_f32(const int R, const int DA, int64_t kc,
+                                                                   const float *restrict pa, int64_t lda,
                                                                    const float *restrict pb, int64_t ldb, const float *cin,
                                                                    int64_t ldin, float *cout, int64_t ldout) {
   tc_gv acc[TC_GEMM_MR][TC_GEMM_NV];
@@ -100,7 +107,7 @@ static inline __attribute__((always_inline)) void tc_gemm_ukr_f32(const int R, i
     for (int v = 0; v < TC_GEMM_NV; v++) bv[v] = *(const tc_gvu *)(pb + k * ldb + v * TC_GEMM_VL);
 #pragma GCC unroll 16
     for (int i = 0; i < R; i++) {
-      const tc_gv av = tc_gemm_bcast(pa[k * TC_GEMM_MR + i]);
+      const tc_gv av = tc_gemm_bcast(DA ? pa[i * lda + k] : pa[k * TC_GEMM_MR + i]);
 #pragma GCC unroll 4
       for (int v = 0; v < TC_GEMM_NV; v++) acc[i][v] = tc_gemm_fma(av, bv[v], acc[i][v]);
     }
@@ -186,9 +193,11 @@ static void tc_gemm_tile_f32(tc_gemm_ws *g, int64_t i, int64_t j, int64_t mr, in
   const float *cin = first ? NULL : in_c ? c : t;
   float *cout = to_t || !in_c ? t : c;
   const int64_t ldin = in_c ? scm : TC_GEMM_NR, ldout = cout == c ? scm : TC_GEMM_NR;
-  if (R == TC_GEMM_MR) tc_gemm_ukr_f32(TC_GEMM_MR, kc, pa, pb, ldb, cin, ldin, cout, ldout);
-  else if (R == 4) tc_gemm_ukr_f32(4, kc, pa, pb, ldb, cin, ldin, cout, ldout);
-  else tc_gemm_ukr_f32(1, kc, pa, pb, ldb, cin, ldin, cout, ldout);
+  if (mr == TC_GEMM_MR && g->a_direct) /* a whole micro-panel: A's rows in place (tc_gemm_block_a) */
+    tc_gemm_ukr_f32(TC_GEMM_MR, 1, kc, g->a + i * g->sam, g->sam, pb, ldb, cin, ldin, cout, ldout);
+  else if (R == TC_GEMM_MR) tc_gemm_ukr_f32(TC_GEMM_MR, 0, kc, pa, 0, pb, ldb, cin, ldin, cout, ldout);
+  else if (R == 4) tc_gemm_ukr_f32(4, 0, kc, pa, 0, pb, ldb, cin, ldin, cout, ldout);
+  else tc_gemm_ukr_f32(1, 0, kc, pa, 0, pb, ldb, cin, ldin, cout, ldout);
   if (!to_t && !in_c)
     for (int64_t r = 0; r < mr; r++)
       for (int64_t q = 0; q < nr; q++) c[r * scm + q * scn] = t[r * TC_GEMM_NR + q];
