@@ -9,7 +9,6 @@
  * Usage: gemm_host THREADS ROUNDS NAME=unit.so ... */
 #define _GNU_SOURCE /* sched_getcpu */
 #include <dlfcn.h>
-#include <immintrin.h>
 #include <omp.h>
 #include <sched.h>
 #include <stdint.h>
@@ -18,58 +17,25 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
+#include "probe_host.h"
+
 void k_matmul_add_gelu_launch(void **bufs, const int64_t *syms);
 void k_matmul_add_launch(void **bufs, const int64_t *syms);
 void tc_module_init(int threads);
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + 1e-9 * t.tv_nsec;
-}
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-enum { ACCS = 12 };
-__attribute__((target("avx512f"), noinline)) static float peak_loop(long iters) {
-  __m512 acc[ACCS];
-  const __m512 m = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-6f);
-  for (int i = 0; i < ACCS; i++) acc[i] = _mm512_set1_ps((float)i);
-  for (long it = 0; it < iters; it++)
-#pragma GCC unroll 12
-    for (int i = 0; i < ACCS; i++) acc[i] = _mm512_fmadd_ps(acc[i], m, c);
-  __m512 s = acc[0];
-  for (int i = 1; i < ACCS; i++) s = _mm512_add_ps(s, acc[i]);
-  return _mm512_reduce_add_ps(s);
-}
-__attribute__((target("avx2,fma"), noinline)) static float peak_loop_avx2(long iters) {
-  __m256 acc[ACCS];
-  const __m256 m = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-6f);
-  for (int i = 0; i < ACCS; i++) acc[i] = _mm256_set1_ps((float)i);
-  for (long it = 0; it < iters; it++)
-#pragma GCC unroll 12
-    for (int i = 0; i < ACCS; i++) acc[i] = _mm256_fmadd_ps(acc[i], m, c);
-  float out[8], s = 0;
-  for (int i = 1; i < ACCS; i++) acc[0] = _mm256_add_ps(acc[0], acc[i]);
-  _mm256_storeu_ps(out, acc[0]);
-  for (int i = 0; i < 8; i++) s += out[i];
-  return s;
-}
-/* flop/s of the FMA loop on `threads` threads (AVX-512, else AVX2: the probe runs here too) */
+/* The cores' peak FMA rate on `threads` threads, flop/s: one sample of the bench's own sampler
+ * (bench/bench_peak.c, linked in), whose loop uses the widest vectors the CPU has. */
+double bench_now(void) { return now(); }
+int bench_default_threads(void) { return 1; }
 static double peak(int threads) {
-  const long iters = 1000000;
-  const int wide = __builtin_cpu_supports("avx512f");
-  volatile float sink = 0;
-  double t0 = now();
-#pragma omp parallel num_threads(threads)
-  {
-    float s = wide ? peak_loop(iters) : peak_loop_avx2(iters);
-#pragma omp atomic
-    sink += s;
-  }
-  return 2.0 * ACCS * (wide ? 16 : 8) * (double)iters * threads / (now() - t0);
+  static bench_peak p[64];
+  static int open[64];
+  const int t = threads < 64 ? threads : 63;
+  if (!open[t]) bench_peak_open(&p[t], t), open[t] = 1;
+  double s;
+  bench_peak_sample(&p[t], &s);
+  return p[t].flops / s;
 }
 
 static float *randn(int64_t n, float scale, unsigned seed) {

@@ -10,18 +10,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "probe_host.h"
+
 void KERNEL_LAUNCH(void **bufs, const int64_t *syms);
 void tc_module_init(int threads);
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + 1e-9 * t.tv_nsec;
-}
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 #define SETS 4
 #define RUNS 41
 int main(int argc, char **argv) {
