@@ -21,15 +21,21 @@ int gemm_runtime_asked(size_t *ws_size) {
   return asked_vl;
 }
 
-const void *gemm_runtime_find(int vl, size_t ws_size) {
-  asked_vl = vl, asked_ws = ws_size;
+/* The runtime built for width vl (16, 8, 4 floats), or NULL. */
+static const void *(*runtime_of(int vl))(int, size_t) {
 #ifdef ICPU_GEMM_V4
-  if (vl == 16) return icpu_gemm_runtime_v4(vl, ws_size);
+  if (vl == 16) return icpu_gemm_runtime_v4;
 #endif
 #ifdef ICPU_GEMM_V3
-  if (vl == 8) return icpu_gemm_runtime_v3(vl, ws_size);
+  if (vl == 8) return icpu_gemm_runtime_v3;
 #endif
-  return vl == 4 ? icpu_gemm_runtime_generic(vl, ws_size) : NULL;
+  return vl == 4 ? icpu_gemm_runtime_generic : NULL;
+}
+
+const void *gemm_runtime_find(int vl, size_t ws_size) {
+  asked_vl = vl, asked_ws = ws_size;
+  const void *(*runtime)(int, size_t) = runtime_of(vl);
+  return runtime ? runtime(vl, ws_size) : NULL; /* NULL too where the workspace differs */
 }
 
 int gemm_host_width(void) {
@@ -41,13 +47,4 @@ int gemm_host_width(void) {
   return 4;
 }
 
-bool gemm_runtime_for_host(void) {
-  const int vl = gemm_host_width();
-#ifdef ICPU_GEMM_V4
-  if (vl == 16) return true;
-#endif
-#ifdef ICPU_GEMM_V3
-  if (vl == 8) return true;
-#endif
-  return vl == 4;
-}
+bool gemm_runtime_for_host(void) { return runtime_of(gemm_host_width()) != NULL; }
