@@ -123,6 +123,15 @@ if [ -x build/bin/tc ]; then
   [[ " $backends " == *" vulkan "* ]] && conformance vulkan -o vulkan.f32_subnormals=emulate
   # inductor-cpu's fused attention kernel (cpu.attention=fused; unfused is the default)
   [[ " $backends " == *" inductor-cpu "* ]] && conformance inductor-cpu -o cpu.attention=fused
+  # inductor-cpu's f32 matmuls the other way than auto takes them here (auto: the generated GEMM
+  # on AVX-512 hosts, OpenBLAS elsewhere; TC_LOGS=init says which)
+  if [[ " $backends " == *" inductor-cpu "* ]]; then
+    if TC_LOGS=init build/bin/tc run mlp --backend inductor-cpu --size test --iters 1 2>&1 | grep -q 'as the generated GEMM'; then
+      conformance inductor-cpu -o cpu.blas=openblas
+    else
+      conformance inductor-cpu -o cpu.blas=generated
+    fi
+  fi
 fi
 
 if [ -x build/bin/tc ]; then
