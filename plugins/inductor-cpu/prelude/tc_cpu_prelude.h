@@ -299,10 +299,13 @@ static inline tc_gv tc_gemm_fma(tc_gv a, tc_gv b, tc_gv c) {
 static inline tc_gv tc_gemm_bcast(float x) { return x - (tc_gv){0}; }
 //@section gemm
 
-/* The generated GEMM of f32 matmuls (codegen_gemm.c writes the loops around these pieces, with
- * the kernel's epilogue inside them): C = A·B blocked as BLIS blocks it, vectors along N.
+/* The generated GEMM of f32 matmuls: codegen_gemm.c writes each kernel's loops, with its
+ * epilogue inside them, into the unit; the pieces they call (packing, micro-kernel, tiles) are
+ * the plugin's runtime/gemm_runtime.c, compiled against this section and "vec", reached through
+ * the table at the end of this section. C = A·B blocked as BLIS blocks it, vectors along N.
  *  - A in blocks of mc x kc (at most TC_GEMM_MC x TC_GEMM_KC), packed once each into micro-panels
- *    of TC_GEMM_MR rows, column after column, zero past the edge (tc_gemm_block_a);
+ *    of TC_GEMM_MR rows, column after column, zero past the edge (tc_gemm_block_a), or, its rows
+ *    contiguous, whole micro-panels read in place;
  *  - B in blocks of kc x nc (nc at most TC_GEMM_NC: the block lives in L2), packed into panels
  *    of TC_GEMM_NR columns, row after row, zero past the edge (tc_gemm_block_b);
  *  - the micro-kernel (tc_gemm_tile_f32) keeps an MR x NR tile of sums in vector registers over
