@@ -1,5 +1,6 @@
 /* codegen_gemm.c — f32 TC_KERNEL_MATMUL kernels as the generated GEMM: the loops of a blocked
- * matrix product around the prelude's packing and micro-kernel (section "gemm" of
+ * matrix product around the packing and micro-kernel of the plugin's GEMM runtime
+ * (runtime/gemm_runtime.c, called through the prelude's section "gemm" of
  * prelude/tc_cpu_prelude.h), with the kernel's epilogue inside the innermost loop, run on each
  * tile as it leaves the micro-kernel: the product never makes a round trip through memory
  * between the GEMM and its bias, GELU or residual add. Work items (a batch entry, a block of
