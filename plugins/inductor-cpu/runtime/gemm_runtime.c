@@ -1,7 +1,7 @@
 /* gemm_runtime.c — the generated GEMM's packing, micro-kernel and tiles (the loops around them
  * and the epilogue are generated into each unit by codegen_gemm.c; the types, block sizes and
- * the table of these calls are the prelude's section "gemm", pasted above this by the build as
- * tc_cpu_gemm_sections.h with section "vec").
+ * the table of these calls are the prelude's section "gemm", which the build extracts with
+ * section "vec" into tc_cpu_gemm_sections.h, included below).
  *
  * Built into the plugin once per vector width (CMakeLists.txt: -march=x86-64-v4 for AVX-512,
  * x86-64-v3 for AVX2 + FMA, and the compiler's default for the rest), with the flags units get,
@@ -17,7 +17,6 @@
 
 #define TC_GEMM_RUNTIME_BUILD 1
 #include "tc_cpu_gemm_sections.h"
-
 
 /* n split in equal blocks of whole steps, at most max each: the block size. */
 static inline int64_t tc_gemm_block_size(int64_t n, int64_t step, int64_t max) {
@@ -43,8 +42,7 @@ static void tc_gemm_ws_free(tc_gemm_ws *g) { free(g->heap); }
 
 /* Rows 0..mc-1 of the kc columns of A at a (strides sam, sak) as micro-panels: kc columns of MR
  * floats each, zero past mc. Sets the current block's kc. */
-static void tc_gemm_block_a(tc_gemm_ws *g, const float *restrict a, int64_t sam, int64_t sak, int64_t mc,
-                                         int64_t kc) {
+static void tc_gemm_block_a(tc_gemm_ws *g, const float *restrict a, int64_t sam, int64_t sak, int64_t mc, int64_t kc) {
   g->kc = kc;
   /* Rows of A contiguous: whole micro-panels are read in place (the micro-kernel broadcasts from
    * MR rows side by side, each read front to back), which saves a pass over A; partial ones are
@@ -70,8 +68,7 @@ static void tc_gemm_block_a(tc_gemm_ws *g, const float *restrict a, int64_t sam,
 
 /* The kc x nc block of B at b (strides sbk, sbn; kc as the block of A's): packed into panels of NR
  * columns, kc rows of NR floats each, zero past nc; or, direct, noted to be read in place. */
-static void tc_gemm_block_b(tc_gemm_ws *g, const float *restrict b, int64_t sbk, int64_t sbn, int64_t nc,
-                                         int direct) {
+static void tc_gemm_block_b(tc_gemm_ws *g, const float *restrict b, int64_t sbk, int64_t sbn, int64_t nc, int direct) {
   const int64_t kc = g->kc;
   g->b = b, g->sbk = sbk, g->direct = direct;
   if (direct) return;
@@ -165,8 +162,8 @@ static void tc_gemm_row_f32(tc_gemm_ws *g, int64_t j, int64_t nr, float *c, int6
  * first row and column) at c (C's strides scm, scn): from zero at the first block of K, else from
  * the partial sums in C; to g->t (rows of NR) at the last block when to_t (the epilogue reads it
  * there), else to C. */
-static void tc_gemm_tile_f32(tc_gemm_ws *g, int64_t i, int64_t j, int64_t mr, int64_t nr, float *c,
-                                          int64_t scm, int64_t scn, int first, int to_t) {
+static void tc_gemm_tile_f32(tc_gemm_ws *g, int64_t i, int64_t j, int64_t mr, int64_t nr, float *c, int64_t scm,
+                             int64_t scn, int first, int to_t) {
   if (g->direct && mr == 1) { /* a single row, up to MR*NR wide (tc_gemm_tile_cols) */
     tc_gemm_row_f32(g, j, nr, c, scn, first, to_t);
     return;
