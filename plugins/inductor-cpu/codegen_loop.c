@@ -256,7 +256,8 @@ static int open_inner_loop(tck_str *s, const icpu_kgen *g, int32_t loop, int32_t
   return depth + 1;
 }
 
-static void emit_row_store(tck_str *s, const icpu_kgen *g, const char *const *vars, int depth, int32_t b, bool block);
+static void emit_row_store(tck_str *s, const icpu_kgen *g, const char *const *vars, int depth, int32_t b, bool block,
+                           int32_t scale);
 
 /* streamed: the buffers whose scratch rows go out per block (NULL: not blocked). */
 static void close_inner_loop(tck_str *s, const icpu_kgen *g, int32_t loop, int depth, const bool *streamed,
@@ -265,7 +266,7 @@ static void close_inner_loop(tck_str *s, const icpu_kgen *g, int32_t loop, int d
     tck_str_indent(s, depth + 1);
     tck_str_puts(s, "}\n");
     for (int32_t b = 0; b < g->k->n_buffers; b++)
-      if (streamed[b]) emit_row_store(s, g, vars, depth + 1, b, true);
+      if (streamed[b]) emit_row_store(s, g, vars, depth + 1, b, true, -1);
   }
   tck_str_indent(s, depth);
   tck_str_puts(s, "}\n");
@@ -340,8 +341,10 @@ static void emit_row_prefetch(tck_str *s, const icpu_kgen *g, const char *const 
 }
 
 /* Scratch row b goes out to its buffer: all of it from the row's start, or (block) the block
- * tc_rb .. tc_re just computed. */
-static void emit_row_store(tck_str *s, const icpu_kgen *g, const char *const *vars, int depth, int32_t b, bool block) {
+ * tc_rb .. tc_re just computed. scale >= 0: the division op folded into the store
+ * (scaled_store_loop), which multiplies by its reciprocals on the way out. */
+static void emit_row_store(tck_str *s, const icpu_kgen *g, const char *const *vars, int depth, int32_t b, bool block,
+                           int32_t scale) {
   const tc_kernel_desc *k = g->k;
   const char *names[TC_MAX_RANK + 1];
   for (int32_t v = 0; v < k->n_outer; v++) names[v] = vars[v];
@@ -352,7 +355,7 @@ static void emit_row_store(tck_str *s, const icpu_kgen *g, const char *const *va
   char bname[80];
   kgen_buf_name(k, b, bname, sizeof bname);
   tck_str_indent(s, depth);
-  tck_str_printf(s, "tc_row_store_f32(&%s[", bname);
+  tck_str_printf(s, "tc_row_store%s_f32(&%s[", scale >= 0 ? "_scaled" : "", bname);
   tck_index_emit(s, &g->exprs, store->index, names);
   if (block) {
     tck_str_printf(s, " + tc_rb], row_%s + tc_rb, tc_re - tc_rb, stream_%s);\n", bname, bname);
@@ -360,14 +363,39 @@ static void emit_row_store(tck_str *s, const icpu_kgen *g, const char *const *va
   }
   tck_str_printf(s, "], row_%s, ", bname);
   tck_exprs_ref(s, &g->exprs, k->inner);
-  tck_str_printf(s, ", stream_%s);\n", bname);
+  tck_str_printf(s, ", stream_%s", bname);
+  if (scale >= 0) {
+    const tc_kop *div = op_at(k, scale);
+    int32_t d = tck_op_arg(div, 1), l = div->loop;
+    tck_str_printf(s, ", v%d_recip_l%d, v%d_recip_scale_l%d", d, (int)l, d, (int)l);
+  }
+  tck_str_puts(s, ");\n");
 }
 
-/* At the end of a row: each scratch row not streamed per block goes out to its buffer. */
-static void emit_row_stores(tck_str *s, const icpu_kgen *g, const char *const *vars, int depth, const bool *streamed) {
+/* At the end of a row: each scratch row not streamed per block goes out to its buffer, row
+ * scaled_b through the division op scale (-1: none). */
+static void emit_row_stores(tck_str *s, const icpu_kgen *g, const char *const *vars, int depth, const bool *streamed,
+                            int32_t scaled_b, int32_t scale) {
   if (!g->row_buf) return;
   for (int32_t b = 0; b < g->k->n_buffers; b++)
-    if (g->row_buf[b] && !(streamed && streamed[b])) emit_row_store(s, g, vars, depth, b, false);
+    if (g->row_buf[b] && !(streamed && streamed[b])) emit_row_store(s, g, vars, depth, b, false, b == scaled_b ? scale : -1);
+}
+
+/* The row's last inner loop, ops from .. to, only divides scratch row b by a value fixed over
+ * the row, in place (load, divide, store: softmax's normalization). It folds into the row's
+ * store (tc_row_store_scaled_f32), which multiplies on the way out instead of a pass that reads
+ * and writes the scratch row once more. Returns the division op (-1: not such a loop), sets *b. */
+static int32_t scaled_store_loop(const icpu_kgen *g, int32_t from, int32_t to, int32_t *b) {
+  const tc_kernel_desc *k = g->k;
+  if (!g->row_buf || to != k->n_ops || to - from != 3) return -1;
+  const tc_kop *load = op_at(k, from), *div = op_at(k, from + 1), *store = op_at(k, from + 2);
+  bool ok = load->kind == TC_KOP_LOAD && load->dtype == TC_F32 && load->buffer >= 0 && load->buffer < k->n_buffers &&
+            g->row_buf[load->buffer] && indirect_of(load) < 0 && div_by_invariant(k, div, from) &&
+            div->dtype == TC_F32 && tck_op_arg(div, 0) == from && store->kind == TC_KOP_STORE &&
+            store->buffer == load->buffer && tck_op_arg(store, 0) == from + 1;
+  if (!ok) return -1;
+  *b = load->buffer;
+  return from + 1;
 }
 
 /* The last inner loop runs in blocks when it writes scratch rows that no later op writes: each
@@ -529,6 +557,7 @@ tc_status kgen_body(tck_str *s, const icpu_kgen *g, const char *const *vars, int
     if (op_at(k, i)->loop + 1 > n_loops) n_loops = op_at(k, i)->loop + 1;
   bool streamed[64];
   int32_t blocked = par_inner || acc_expr ? -1 : blocked_loop(g, streamed);
+  int32_t scaled_b = -1, scale = -1;
   for (int32_t i = 0; i < k->n_ops;) {
     int32_t cur = op_at(k, i)->loop;
     if (cur < 0) { /* per row (or per point) */
@@ -541,7 +570,13 @@ tc_status kgen_body(tck_str *s, const icpu_kgen *g, const char *const *vars, int
     while (to < k->n_ops && op_at(k, to)->loop == cur) to++;
     if (!par_inner && !acc_expr) emit_row_prefetch(s, g, vars, depth, cur, n_loops);
     bool split = !par_inner && !acc_expr && cur != blocked && split_loop(k, cur, from, to);
-    if (split) {
+    int32_t b = -1, div = !par_inner && !acc_expr && cur != blocked ? scaled_store_loop(g, from, to, &b) : -1;
+    if (div >= 0) { /* no loop: the row's store divides (emit_row_stores) */
+      tck_str unused = {0};
+      declare_loop_values(s, g, cur, from, depth, &unused);
+      tck_str_free(&unused);
+      scaled_b = b, scale = div;
+    } else if (split) {
       tck_str unused = {0};
       declare_loop_values(s, g, cur, from, depth, &unused);
       tck_str_free(&unused);
@@ -557,7 +592,7 @@ tc_status kgen_body(tck_str *s, const icpu_kgen *g, const char *const *vars, int
     }
     i = to;
   }
-  emit_row_stores(s, g, vars, depth, blocked >= 0 ? streamed : NULL);
+  emit_row_stores(s, g, vars, depth, blocked >= 0 ? streamed : NULL, scaled_b, scale);
   return s->oom ? TC_ERR_OUT_OF_MEMORY : TC_OK;
 }
 
