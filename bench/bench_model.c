@@ -54,10 +54,25 @@ static tc_status model_sample(void *ctx, double *seconds) { return bench_calls_s
 
 /* Compiles m, makes the first call (checksum), then times calls interleaved with the ceiling
  * workload (bench_rounds.c): the figure and the ceiling come from the same window. */
+/* The options of the timed run. inductor-cpu's default tier runs the first calls on a fast build
+ * while the -O3 build compiles in the background and is swapped in: the timed calls would
+ * measure some of each, and share the cores with the compiler (all of them, under taskset on
+ * two cores). A process that runs for long runs the -O3 build, so that is what is timed
+ * (cpu.tier=full), unless TC_OPTIONS names a tier; the first-call columns come from child
+ * processes with the default options. */
+static const char *timed_options(const bench_config *cfg, char *buf, size_t cap) {
+  const char *env = getenv("TC_OPTIONS");
+  if (strcmp(cfg->backend, "inductor-cpu") || (env && strstr(env, "cpu.tier"))) return cfg->options;
+  snprintf(buf, cap, "%s%scpu.tier=full", cfg->options ? cfg->options : "", cfg->options ? "," : "");
+  return buf;
+}
+
 static void model_compiled(const bench_config *cfg, const tc_model *m, tc_tensor ***sets, bool on_device,
                            bench_result *r) {
   bench_runner run;
-  if (bench_runner_init(&run, m, cfg->backend, cfg->options) != TC_OK) {
+  char opt_buf[128];
+  const char *options = timed_options(cfg, opt_buf, sizeof opt_buf);
+  if (bench_runner_init(&run, m, cfg->backend, options) != TC_OK) {
     model_fail(r, "tc_compile");
     return;
   }
@@ -75,7 +90,7 @@ static void model_compiled(const bench_config *cfg, const tc_model *m, tc_tensor
   }
   tc_release(out);
   bench_ceiling_run *ceiling = NULL;
-  if (!r->error[0] && bench_ceiling_open(m, cfg->size, sets[0], cfg->backend, on_device, r->n_sets, cfg->options,
+  if (!r->error[0] && bench_ceiling_open(m, cfg->size, sets[0], cfg->backend, on_device, r->n_sets, options,
                                          &r->ceiling, &ceiling) != TC_OK)
     fprintf(stderr, "tc bench: %s: %s (%s)\n", m->name, r->ceiling.note, tc_last_error());
   /* GEMM-heavy models on the host: against the cores' peak FMA rate too (the BLAS is a figure) */

@@ -76,9 +76,11 @@ static void report_table(const bench_config *cfg, const bench_result *rs, int n)
          "figures the ceiling is their GEMMs alone (sgemm: OpenBLAS, the bare-BLAS figure). peak: the cores' fp32\n"
          "FMA rate (register-only FMA loops on the bench's threads) sampled after each ceiling sample, and the\n"
          "median over rounds of the GEMMs' time at that rate / the model's time (for mlp: the figure / the peak).\n"
-         "rnds: rounds. grp: calls per sample: 1 on the host (each call\n"
-         "timed alone); on a device, a group of back-to-back calls (about %.0f ms of work, at most %d) with one\n"
-         "wait at the end, divided by its calls, the device ceilings likewise. eager: median eager call.\n"
+         "inductor-cpu's timed calls run its -O3 build (cpu.tier=full, unless TC_OPTIONS names a tier), not the\n"
+         "fast build a cold start runs while the -O3 one compiles. rnds: rounds. grp: calls per sample: 1 on the\n"
+         "host (each call timed alone); on a device, a group of back-to-back calls (about %.0f ms of work, at\n"
+         "most %d) with one wait at the end, divided by its calls, the device ceilings likewise. eager: median\n"
+         "eager call.\n"
          "cold/warm 1st: first call (capture + compile + run) in a new process with an empty / warm cache\n"
          "(warm: the median of %d processes).\n",
          cfg->timing.group_s * 1e3, BENCH_MAX_GROUP, BENCH_WARM_STARTS);
