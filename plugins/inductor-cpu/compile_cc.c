@@ -43,7 +43,12 @@ static const char *const link_flags[] = {"-lmvec", "-lm"};
  * time on attn_block (-pipe and no unwind tables: a little more). -O1 costs half, but vectorizes
  * some `omp simd` loops differently (Philox's rounds not unrolled first; a 7-wide row at another
  * vector size): two conformance cases differed in their last bits. */
-static const char *const full_flags[] = {"-O3", NULL};
+/* FULL adds -funroll-loops, an RTL pass too (the optimized GIMPLE of ln_gelu, softmax, mlp and
+ * attn_block, the last two with the generated GEMM and fused attention as well, compares equal
+ * with and without it): more vectors in flight in loops that are chains of dependent FMAs,
+ * erf's rational and exp's polynomial. ln_gelu's unit 11% faster, softmax's 4-8% (AVX2 Zen 3,
+ * bench/probes/row_kernel_host.c); 7-14% more compile time, paid in the background build. */
+static const char *const full_flags[] = {"-O3", "-funroll-loops", NULL};
 static const char *const fast_flags[] = {"-O3",
                                          "-fno-schedule-insns2",
                                          "-fira-region=one",
