@@ -52,8 +52,6 @@ static void model_fail(bench_result *r, const char *what) {
 
 static tc_status model_sample(void *ctx, double *seconds) { return bench_calls_sample(ctx, seconds); }
 
-/* Compiles m, makes the first call (checksum), then times calls interleaved with the ceiling
- * workload (bench_rounds.c): the figure and the ceiling come from the same window. */
 /* The options of the timed run. inductor-cpu's default tier runs the first calls on a fast build
  * while the -O3 build compiles in the background and is swapped in: the timed calls would
  * measure some of each, and share the cores with the compiler (all of them, under taskset on
@@ -67,6 +65,8 @@ static const char *timed_options(const bench_config *cfg, char *buf, size_t cap)
   return buf;
 }
 
+/* Compiles m, makes the first call (checksum), then times calls interleaved with the ceiling
+ * workload (bench_rounds.c): the figure and the ceiling come from the same window. */
 static void model_compiled(const bench_config *cfg, const tc_model *m, tc_tensor ***sets, bool on_device,
                            bench_result *r) {
   bench_runner run;
