@@ -569,17 +569,17 @@ tc_status kgen_body(tck_str *s, const icpu_kgen *g, const char *const *vars, int
     int32_t from = i, to = i;
     while (to < k->n_ops && op_at(k, to)->loop == cur) to++;
     if (!par_inner && !acc_expr) emit_row_prefetch(s, g, vars, depth, cur, n_loops);
-    bool split = !par_inner && !acc_expr && cur != blocked && split_loop(k, cur, from, to);
-    int32_t b = -1, div = !par_inner && !acc_expr && cur != blocked ? scaled_store_loop(g, from, to, &b) : -1;
-    if (div >= 0) { /* no loop: the row's store divides (emit_row_stores) */
+    const bool plain = !par_inner && !acc_expr && cur != blocked; /* a serial loop, not per block */
+    int32_t b = -1, div = plain ? scaled_store_loop(g, from, to, &b) : -1;
+    bool split = plain && div < 0 && split_loop(k, cur, from, to);
+    if (div >= 0 || split) { /* their values here: neither opens a loop through open_inner_loop */
       tck_str unused = {0};
       declare_loop_values(s, g, cur, from, depth, &unused);
       tck_str_free(&unused);
+    }
+    if (div >= 0) { /* no loop: the row's store divides (emit_row_stores) */
       scaled_b = b, scale = div;
     } else if (split) {
-      tck_str unused = {0};
-      declare_loop_values(s, g, cur, from, depth, &unused);
-      tck_str_free(&unused);
       tc_status st = emit_split_loop(s, g, vars, depth, cur, from, to, err, cap);
       if (st != TC_OK) return st;
     } else {
