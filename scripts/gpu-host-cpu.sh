@@ -26,7 +26,7 @@ cores=${TC_HOST_CORES:-}
 if [ -z "$cores" ]; then
   cc -O2 -fopenmp -Ibench -Ibench/probes -Icore/include -Iplugin-api -Iexamples/include bench/probes/core_speed.c \
     bench/bench_peak.c -o /tmp/core_speed -lm && /tmp/core_speed 2 >/tmp/core_speed.txt
-  cat /tmp/core_speed.txt | tr '\n' ';' | sed 's/;/; /g'; echo
+  tr '\n' ';' </tmp/core_speed.txt | sed 's/;/; /g'; echo
   cores=$(sed -n 's/^fastest: //p' /tmp/core_speed.txt)
 fi
 pin=()
@@ -54,13 +54,12 @@ if [ -n "${TC_HOST_VARIANTS:-}" ]; then
 fi
 cp /tmp/cpu_all.log "$OUT/cpu_log.txt"
 python3 - "$OUT" <<'PY'
-import json, sys
+import json, os, sys
 d = sys.argv[1]
 def load(f):
     try: return json.load(open(f"{d}/{f}"))
     except Exception as e: print(f, "unreadable:", e); return {}
 runs = [("1", load("cpu_tc.json"), load("cpu_torch.json")), ("2", load("cpu_tc2.json"), load("cpu_torch2.json"))]
-import os
 for label, f in (("openblas", "cpu_tc_openblas.json"), ("fused", "cpu_tc_fused.json")):
     if os.path.exists(f"{d}/{f}"): runs.append((label, load(f), runs[0][2]))
 print(f"{'workload':12} {'round':8} {'tc ms':>8} {'ratio':>6} {'to':12} {'peak':>6} {'torch eager ms':>15} {'torch.compile ms':>17} {'tc/compile':>10}")
