@@ -317,6 +317,44 @@ Test(inductor_cpu, last_loop_streams_its_row_per_block) {
   exe_free(exe);
 }
 
+static void erf_tail_row(const float *x, double *want) {
+  double m = 0;
+  for (int c = 0; c < 1000; c++) m += x[c];
+  m /= 1000;
+  for (int c = 0; c < 1000; c++) want[c] = erf((x[c] - m) * 0.5) * 2 + (x[c] - m);
+}
+
+/* y = erf(d * 0.5) * 2 + d, d = x - mean(x), as ln_gelu's last pass: the blocked last loop
+ * splits before its erf where one value crosses (d: the product d * 0.5 and d itself both need
+ * it, so the cut is before the product), parked in the output's scratch row; each block touches
+ * its share of the row after next instead of slices before every pass. A split that loses or
+ * misplaces the value fails the comparison. */
+Test(inductor_cpu, last_loop_splits_before_its_erf) {
+  kl l = {0};
+  int32_t s0 = S(&l, 0), n = C(&l, 1000), one = C(&l, 1), numel = MUL(&l, s0, n);
+  int32_t outer[1] = {s0};
+  K(&l, "erf_tail", TC_KERNEL_LOOP, 1, outer, n);
+  int32_t bx = BUF(&l, "in_x", TC_F32, TC_BUF_INPUT, numel), by = BUF(&l, "out_y", TC_F32, TC_BUF_OUTPUT, numel);
+  ixspec row = IX(-1, n, one, -1);
+  int32_t sum = RED(&l, 0, TC_PRIM_REDUCE_SUM, LOAD(&l, 0, bx, row));
+  int32_t mean = PRIM(&l, -1, TC_PRIM_DIV, sum, CONSTF(&l, -1, 1000.0));
+  int32_t half = CONSTF(&l, -1, 0.5), two = CONSTF(&l, -1, 2.0);
+  int32_t d = PRIM(&l, 1, TC_PRIM_SUB, LOAD(&l, 1, bx, row), mean);
+  int32_t e = PRIM(&l, 1, TC_PRIM_ERF, PRIM(&l, 1, TC_PRIM_MUL, d, half), -1);
+  STORE(&l, 1, by, row, PRIM(&l, 1, TC_PRIM_ADD, PRIM(&l, 1, TC_PRIM_MUL, e, two), d));
+  tc_kernel_list list = LIST(&l, "erf_tail_test", 1);
+  tc_executable *exe = compile_ok(&list);
+  const char *src = source_of(exe);
+  char park[64], take[64];
+  snprintf(park, sizeof park, "row_out_y[r] = v%d; /* the second loop", (int)d);
+  snprintf(take, sizeof take, "const float v%d = row_out_y[r];", (int)d);
+  cr_assert(strstr(src, park) && strstr(src, take), "no split at v%d:\n%s", (int)d, src);
+  cr_assert(strstr(src, "prefetch this block of a later row of in_x"), "%s", src);
+  cr_assert(!strstr(src, "prefetch a later row"), "slices before the passes as well:\n%s", src);
+  check_rows_1000(exe, 7, erf_tail_row, 1e-5, 1e-5);
+  exe_free(exe);
+}
+
 /* y = gelu(a @ b + bias) with b given transposed (strides k: 1, n: K), c = y in place. */
 /* compile_ok with cpu.blas set (a COMPILE option). */
 static tc_executable *compile_blas(const tc_kernel_list *list, const char *blas) {
