@@ -46,7 +46,7 @@ fi
 # TC_GPU_T_CONF=S: the conformance time limit per backend and mode; TC_GPU_NO_BENCH=1 and
 # TC_GPU_NO_TORCH=1 skip the bench and PyTorch (a correctness-only call); TC_GPU_EARLY_AB=1 benches
 # ln_gelu and softmax again with ordinary launches (cuda.early_launch=0); TC_GPU_NO_RO_CONF,
-# TC_GPU_NO_GEMM_CONF, TC_GPU_NO_GEMM_CMP, TC_GPU_NO_DYN and TC_GPU_NO_AB skip parts of the
+# TC_GPU_NO_GEMM_CONF, TC_GPU_NO_GEMM_CMP, TC_GPU_NO_DYN, TC_GPU_NO_AUTOTUNE and TC_GPU_NO_AB skip parts of the
 # inductor-cuda section below (to fit a call in the device time left).
 t_conf=${TC_GPU_T_CONF:-$t_conf}
 for b in $gpu_backends; do
@@ -146,6 +146,18 @@ for f in ("bench_cuda_ro.json", "bench_cuda_dyn.json"):
               f"error {m.get('error') or '-'}")
 PY
   cat /tmp/bench_ro.log /tmp/bench_dyn.log >>"$LOG"
+  # max-autotune (TC_GPU_NO_AUTOTUNE=1 skips it): attn_block and mlp with each cuBLASLt matmul's
+  # configuration timed at the first call (the heuristic's candidates, then every configuration
+  # cuBLASLt accepts), then replayed as CUDA graphs; the choices as TC_LOGS=autotune logs them
+  if [ -z "${TC_GPU_NO_AUTOTUNE:-}" ]; then
+    echo "=== [${SECONDS}s] bench inductor-cuda attn_block,mlp --mode max-autotune"
+    rm -rf /tmp/tc-cache-autotune
+    TC_CACHE_DIR=/tmp/tc-cache-autotune TC_LOGS=autotune timeout 240 $B/bin/tc bench --backend inductor-cuda --size gpu \
+      --models attn_block,mlp --no-eager --mode max-autotune --json >"$OUT/bench_cuda_at.json" 2>/tmp/bench_at.log
+    grep -E "autotune: .* chosen" /tmp/bench_at.log | sed 's/^.*autotune: matmul/matmul/' | sort -u | head -12
+    grep -E "^(attn_block|mlp) " /tmp/bench_at.log
+    cat /tmp/bench_at.log >>"$LOG"
+  fi
   echo "=== [${SECONDS}s] attn_block first call, new processes: cold cache, then warm"
   rm -rf /tmp/tc-cache-first
   # TC_LOGS=init: where a warm first call's time goes (libraries, cuBLASLt's handle and heuristic

@@ -56,6 +56,19 @@ typedef struct blaslt_fns {
   cublasStatus_t (*Matmul)(cublasLtHandle_t, cublasLtMatmulDesc_t, const void *, const void *, cublasLtMatrixLayout_t,
                            const void *, cublasLtMatrixLayout_t, const void *, const void *, cublasLtMatrixLayout_t, void *,
                            cublasLtMatrixLayout_t, const cublasLtMatmulAlgo_t *, void *, size_t, cudaStream_t);
+  /* max-autotune's search past the heuristic (algo_configs); optional: without them it times
+   * the heuristic's candidates alone */
+  cublasStatus_t (*MatmulAlgoGetIds)(cublasLtHandle_t, cublasComputeType_t, cudaDataType_t, cudaDataType_t, cudaDataType_t,
+                                     cudaDataType_t, cudaDataType_t, int, int[], int *);
+  cublasStatus_t (*MatmulAlgoInit)(cublasLtHandle_t, cublasComputeType_t, cudaDataType_t, cudaDataType_t, cudaDataType_t,
+                                   cudaDataType_t, cudaDataType_t, int, cublasLtMatmulAlgo_t *);
+  cublasStatus_t (*MatmulAlgoCapGetAttribute)(const cublasLtMatmulAlgo_t *, cublasLtMatmulAlgoCapAttributes_t, void *, size_t,
+                                              size_t *);
+  cublasStatus_t (*MatmulAlgoConfigSetAttribute)(cublasLtMatmulAlgo_t *, cublasLtMatmulAlgoConfigAttributes_t, const void *,
+                                                 size_t);
+  cublasStatus_t (*MatmulAlgoCheck)(cublasLtHandle_t, cublasLtMatmulDesc_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
+                                    cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, const cublasLtMatmulAlgo_t *,
+                                    cublasLtMatmulHeuristicResult_t *);
 } blaslt_fns;
 
 struct icuda_blaslt {
@@ -111,12 +124,21 @@ static void blaslt_load_timed(void) {
   SYM(MatmulPreferenceSetAttribute, "cublasLtMatmulPreferenceSetAttribute");
   SYM(MatmulAlgoGetHeuristic, "cublasLtMatmulAlgoGetHeuristic");
   SYM(Matmul, "cublasLtMatmul");
-#undef SYM
   if (missing) {
     snprintf(g_lt_why, sizeof g_lt_why, "cuBLASLt lacks %s", missing);
     dlclose(lib);
     return;
   }
+  const char *optional_missing = NULL;
+#undef SYM
+#define SYM(field, symbol) icuda_dlsym(lib, symbol, &f.field, sizeof f.field, &optional_missing)
+  SYM(MatmulAlgoGetIds, "cublasLtMatmulAlgoGetIds");
+  SYM(MatmulAlgoInit, "cublasLtMatmulAlgoInit");
+  SYM(MatmulAlgoCapGetAttribute, "cublasLtMatmulAlgoCapGetAttribute");
+  SYM(MatmulAlgoConfigSetAttribute, "cublasLtMatmulAlgoConfigSetAttribute");
+  SYM(MatmulAlgoCheck, "cublasLtMatmulAlgoCheck");
+#undef SYM
+  if (optional_missing) f.MatmulAlgoGetIds = NULL; /* the search needs all five */
   f.version = f.GetVersion();
   g_lt = f;
   g_lt_ok = true;
@@ -291,12 +313,68 @@ static cublasStatus_t layout(cublasLtMatrixLayout_t *l, cudaDataType dt, const m
 
 /* ---------------------------------------------------------------- max-autotune
  * cuBLASLt's heuristic gives its candidates best first; max-autotune times up to
- * ICUDA_TUNE_ALGOS of them on scratch operands of the same layouts (zeros: the call's own
- * buffers may hold another kernel's live data, and in-place residuals would be overwritten)
- * and keeps the fastest, by its place in the heuristic's list, in the disk cache (the kit's
- * tck_tune_choose: the key is the device, cuBLASLt's version and everything the list depends
- * on), so a later process times nothing. */
+ * ICUDA_TUNE_ALGOS of them, then every other configuration cuBLASLt accepts for the call
+ * (algo_configs), on scratch operands of the same layouts (zeros: the call's own buffers may
+ * hold another kernel's live data, and in-place residuals would be overwritten) and keeps the
+ * fastest, by its place in that list, in the disk cache (the kit's tck_tune_choose: the key is
+ * the device, cuBLASLt's version and everything the list depends on), so a later process times
+ * nothing. */
 #define ICUDA_TUNE_ALGOS 8
+#define ICUDA_TUNE_CONFIGS 192
+
+/* The configurations past the heuristic's list: every algorithm id x tile x stages x CTA
+ * swizzle that cublasLtMatmulAlgoCheck accepts for the call within the workspace, in a fixed
+ * order (the disk cache keeps a place in the list), at most cap. The heuristic's 8 can all miss
+ * the fastest: at attn_block's MLP up-projection (4096 x 3072 x 768, bias) algorithm 55 with
+ * 256 x 128 tiles ran 381 us against its first's 413 (bench/probes/cublaslt_configs.cu, H200).
+ * Split-K stays 1: the heuristic's own split-K choices carry their reduction scheme, an
+ * enumerated split would need one chosen here. Returns how many it wrote to out. */
+static int algo_configs(tc_plugin_ctx *ctx, const mm_call *c, cublasComputeType_t ct, cudaDataType dt, bool res_layout,
+                        cublasLtMatmulHeuristicResult_t *out, int cap) {
+  if (!g_lt.MatmulAlgoGetIds || cap <= 0) return 0;
+  cudaDataType scale = ct == CUBLAS_COMPUTE_64F ? CUDA_R_64F : CUDA_R_32F;
+  cublasLtHandle_t h = ctx->blaslt->handle;
+  int ids[64], n_ids = 0, n = 0;
+  if (g_lt.MatmulAlgoGetIds(h, ct, scale, dt, dt, dt, dt, 64, ids, &n_ids) != CUBLAS_STATUS_SUCCESS) return 0;
+  const size_t ws = ctx->workspace ? ctx->workspace_bytes : 0;
+  for (int a = 0; a < n_ids && n < cap; a++) {
+    cublasLtMatmulAlgo_t algo;
+    if (g_lt.MatmulAlgoInit(h, ct, scale, dt, dt, dt, dt, ids[a], &algo) != CUBLAS_STATUS_SUCCESS) continue;
+    uint32_t tiles[64] = {0}, stages[64] = {0}, swizzle = 0;
+    size_t tiles_b = 0, stages_b = 0, got = 0;
+    g_lt.MatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_TILE_IDS, tiles, sizeof tiles, &tiles_b);
+    g_lt.MatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_STAGES_IDS, stages, sizeof stages, &stages_b);
+    if (g_lt.MatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_CTA_SWIZZLING_SUPPORT, &swizzle, sizeof swizzle, &got) !=
+        CUBLAS_STATUS_SUCCESS)
+      swizzle = 0;
+    int n_tiles = tiles_b ? (int)(tiles_b / sizeof tiles[0]) : 1, n_stages = stages_b ? (int)(stages_b / sizeof stages[0]) : 1;
+    if (n_tiles > 64) n_tiles = 64;
+    if (n_stages > 64) n_stages = 64;
+    for (int t = 0; t < n_tiles && n < cap; t++)
+      for (int st = 0; st < n_stages && n < cap; st++)
+        for (uint32_t sw = 0; sw <= (swizzle ? 1u : 0u) && n < cap; sw++) {
+          const int32_t one = 1;
+          bool set = g_lt.MatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tiles[t], sizeof tiles[t]) ==
+                         CUBLAS_STATUS_SUCCESS &&
+                     g_lt.MatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages[st],
+                                                       sizeof stages[st]) == CUBLAS_STATUS_SUCCESS &&
+                     g_lt.MatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &one, sizeof one) ==
+                         CUBLAS_STATUS_SUCCESS &&
+                     g_lt.MatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &sw, sizeof sw) ==
+                         CUBLAS_STATUS_SUCCESS;
+          cublasLtMatmulHeuristicResult_t r;
+          memset(&r, 0, sizeof r);
+          if (!set || g_lt.MatmulAlgoCheck(h, c->desc, c->la, c->lb, res_layout ? c->lr : c->lc, c->lc, &algo, &r) !=
+                          CUBLAS_STATUS_SUCCESS ||
+              r.workspaceSize > ws)
+            continue;
+          r.algo = algo;
+          r.state = CUBLAS_STATUS_SUCCESS;
+          out[n++] = r;
+        }
+  }
+  return n;
+}
 
 typedef struct algo_tuning {
   tc_plugin_ctx *ctx;
@@ -340,10 +418,11 @@ static int64_t mat_span(const mm_mat *m, int64_t batch, int64_t stride) {
   return m->ld * (m->cols - 1) + m->rows + (batch > 1 ? (batch - 1) * stride : 0);
 }
 
-/* The place in res[0 .. n) to run: the disk cache's, else the fastest as timed. Any failure of
- * the timing machinery keeps the heuristic's first. */
+/* The place in res[0 .. n) to run (the heuristic's n_heuristic candidates, then algo_configs'):
+ * the disk cache's, else the fastest as timed. Any failure of the timing machinery keeps the
+ * heuristic's first. */
 static int algo_choose(tc_plugin_ctx *ctx, const icuda_kernel *k, mm_call *call, const cublasLtMatmulHeuristicResult_t *res,
-                       int n, const int64_t *key, int64_t es, const mm_mat *m1, const mm_mat *m2, const mm_mat *mc,
+                       int n, int n_heuristic, const int64_t *key, int64_t es, const mm_mat *m1, const mm_mat *m2, const mm_mat *mc,
                        const mm_mat *mr, int64_t B1, int64_t s1, int64_t s2, int64_t sc, int64_t sr, bool has_res,
                        const void *real_bias, const void *alpha, const void *beta) {
   const bool has_bias = real_bias != NULL;
@@ -375,15 +454,15 @@ static int algo_choose(tc_plugin_ctx *ctx, const icuda_kernel *k, mm_call *call,
          CUBLAS_STATUS_SUCCESS;
   int chosen = 0;
   if (ok) {
-    int32_t variants[ICUDA_TUNE_ALGOS];
+    int32_t variants[ICUDA_TUNE_ALGOS + ICUDA_TUNE_CONFIGS];
     for (int i = 0; i < n; i++) variants[i] = i;
     tck_str kt = {0}, what = {0};
-    tck_str_printf(&kt, "inductor-cuda cuBLASLt algorithm\n%s sm_%d\ncuBLASLt %zu\n", ctx->facts.name, (int)ctx->facts.sm,
-                   g_lt.version);
+    tck_str_printf(&kt, "inductor-cuda cuBLASLt algorithm\n%s sm_%d\ncuBLASLt %zu\nheuristic %d, configurations %d\n",
+                   ctx->facts.name, (int)ctx->facts.sm, g_lt.version, n_heuristic, n - n_heuristic);
     for (int i = 0; i < MM_KEY_LEN; i++) tck_str_printf(&kt, "%lld ", (long long)key[i]);
-    tck_str_printf(&what, "matmul '%s' (%lld x %lld, %s%s; the heuristic's first %d algorithms)", k->name,
-                   (long long)mc->cols, (long long)mc->rows, has_bias ? "bias, " : "", has_res ? "residual" : "no residual",
-                   n);
+    tck_str_printf(&what, "matmul '%s' (%lld x %lld, %s%s; the heuristic's first %d algorithms, then %d configurations)",
+                   k->name, (long long)mc->cols, (long long)mc->rows, has_bias ? "bias, " : "",
+                   has_res ? "residual" : "no residual", n_heuristic, n - n_heuristic);
     bool from_cache = false;
     tck_tune_request req = {.who = "inductor-cuda", .what = what.data ? what.data : "matmul", .key = kt.data ? kt.data : "",
                             .key_len = kt.len, .variants = variants, .n = n, .measure = algo_measure, .arg = &t};
@@ -551,7 +630,7 @@ tc_error *icuda_blaslt_matmul(tc_plugin_ctx *ctx, tc_executable *exe, icuda_kern
     uint32_t a4 = (uint32_t)alr;
     if (s == CUBLAS_STATUS_SUCCESS) s = g_lt.MatmulPreferenceSetAttribute(c.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &a4, sizeof a4);
     if (s == CUBLAS_STATUS_SUCCESS) s = g_lt.MatmulPreferenceSetAttribute(c.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &a3, sizeof a3);
-    cublasLtMatmulHeuristicResult_t res[ICUDA_TUNE_ALGOS];
+    cublasLtMatmulHeuristicResult_t res[ICUDA_TUNE_ALGOS + ICUDA_TUNE_CONFIGS];
     memset(res, 0, sizeof res);
     int got = 0;
     if (s == CUBLAS_STATUS_SUCCESS) {
@@ -562,15 +641,18 @@ tc_error *icuda_blaslt_matmul(tc_plugin_ctx *ctx, tc_executable *exe, icuda_kern
         s = got < 1 ? CUBLAS_STATUS_NOT_SUPPORTED : res[0].state;
     }
     int chosen = 0;
-    if (s == CUBLAS_STATUS_SUCCESS && got > 1) {
-      /* only the usable answers, in the heuristic's order */
+    if (s == CUBLAS_STATUS_SUCCESS && exe->autotune) {
+      /* only the usable answers, in the heuristic's order, then every other configuration */
       int n = 0;
       for (int i = 0; i < got; i++)
         if (res[i].state == CUBLAS_STATUS_SUCCESS) res[n++] = res[i];
+      const int n_heuristic = n;
+      n += algo_configs(ctx, &c, ct, dt, pres != NULL, res + n, ICUDA_TUNE_CONFIGS);
       float f_one = 1.0f, f_zero = 0.0f;
       double d_one = 1.0, d_zero = 0.0;
       const bool f64 = dtype == TC_F64;
-      chosen = algo_choose(ctx, k, &c, res, n, key, es, &mx1, &mx2, &mc, &mr, B1, s1, s2, c_sb, pres ? lt.res_stride_batch : 0,
+      if (n > 1)
+        chosen = algo_choose(ctx, k, &c, res, n, n_heuristic, key, es, &mx1, &mx2, &mc, &mr, B1, s1, s2, c_sb, pres ? lt.res_stride_batch : 0,
                            pres != NULL, pbias, f64 ? (const void *)&d_one : &f_one,
                            f64 ? (const void *)&d_zero : pres ? &f_one : &f_zero);
     }
