@@ -288,9 +288,40 @@ Test(inductor_cpu, softmax_scratch_row_streaming_stores) {
   cr_assert(strstr(src, "row_out_y[r] = "), "%s", src);
   cr_assert(strstr(src, "tc_row_store_scaled_f32(&out_y[") && !strstr(src, "row_out_y[r];"), "%s", src);
   cr_assert(strstr(src, "tc_stream_fence();"), "%s", src);
+  /* exp(x - max(x)) takes the exp without its overflow select */
+  cr_assert(strstr(src, "tc_exp_nonpos_f32(v") && !strstr(src, "tc_exp_f32(v"), "%s", src);
   /* 1200 rows (4.8 MB: streamed) and 5 (memcpy); the output 4 bytes past a 64-byte boundary, so
    * every row has a plain head and tail around its streamed middle. */
   check_rows_1000(exe, 3, softmax_row, 1e-5, 1e-8);
+  exe_free(exe);
+}
+
+/* exp(x - m) with m the max of another row (w): x - m may be positive, so the exp keeps its
+ * overflow select (tc_exp_f32), and x = 1e10 and +inf over a row of w = 0 give +inf as PyTorch
+ * does (without the select: -inf and NaN). */
+Test(inductor_cpu, exp_minus_another_rows_max_keeps_the_overflow_select) {
+  kl l = {0};
+  int32_t s0 = S(&l, 0), n = C(&l, 8), one = C(&l, 1), numel = MUL(&l, s0, n);
+  int32_t outer[1] = {s0};
+  K(&l, "exp_other_max", TC_KERNEL_LOOP, 1, outer, n);
+  int32_t bx = BUF(&l, "in_x", TC_F32, TC_BUF_INPUT, numel), bw = BUF(&l, "in_w", TC_F32, TC_BUF_INPUT, numel),
+          by = BUF(&l, "out_y", TC_F32, TC_BUF_OUTPUT, numel);
+  ixspec row = IX(-1, n, one, -1);
+  int32_t m = RED(&l, 0, TC_PRIM_REDUCE_MAX, LOAD(&l, 0, bw, row));
+  STORE(&l, 1, by, row, PRIM(&l, 1, TC_PRIM_EXP, PRIM(&l, 1, TC_PRIM_SUB, LOAD(&l, 1, bx, row), m), -1));
+  tc_kernel_list list = LIST(&l, "exp_other_max_test", 1);
+  tc_executable *exe = compile_ok(&list);
+  const char *src = source_of(exe);
+  cr_assert(strstr(src, "tc_exp_f32(v") && !strstr(src, "tc_exp_nonpos_f32(v"), "%s", src);
+  float x[16], w[16] = {0}, y[16];
+  for (int i = 0; i < 16; i++) x[i] = i == 3 ? 1e10f : i == 12 ? INFINITY : (float)i * 0.5f - 4.0f;
+  int64_t syms[2] = {2, 0};
+  launch2(exe, 0, x, w, y, NULL, syms);
+  for (int i = 0; i < 16; i++) {
+    bool big = i == 3 || i == 12;
+    float want = big ? INFINITY : expf(x[i]);
+    cr_assert(big ? isinf(y[i]) && y[i] > 0 : fabsf(y[i] - want) <= 1e-6f * want, "%d: %g vs %g", i, y[i], want);
+  }
   exe_free(exe);
 }
 

@@ -506,6 +506,31 @@ static int32_t fission_cut(const icpu_kgen *g, int32_t from, int32_t to, const b
   return -1;
 }
 
+/* Op i is exp(x - m), x an element of a row and m the max over that row (softmax): its argument
+ * is <= 0 or NaN, so tc_exp_nonpos_f32 (no overflow select) gives tc_exp_f32's results. The row
+ * is the same buffer at the same index in both loads, and nothing in the kernel stores to it. */
+static bool exp_of_row_minus_max(const tc_kernel_desc *k, int32_t i) {
+  const tc_kop *op = op_at(k, i);
+  if (op->kind != TC_KOP_PRIM || op->prim != TC_PRIM_EXP || op->dtype != TC_F32) return false;
+  int32_t a = tck_op_arg(op, 0);
+  if (a < 0 || a >= i) return false;
+  const tc_kop *sub = op_at(k, a);
+  if (sub->kind != TC_KOP_PRIM || sub->prim != TC_PRIM_SUB || sub->dtype != TC_F32) return false;
+  int32_t x = tck_op_arg(sub, 0), m = tck_op_arg(sub, 1);
+  if (x < 0 || m < 0) return false;
+  const tc_kop *xo = op_at(k, x), *mo = op_at(k, m);
+  if (mo->kind != TC_KOP_REDUCE || mo->prim != TC_PRIM_REDUCE_MAX || mo->dtype != TC_F32 || tck_op_arg(mo, 0) < 0) return false;
+  const tc_kop *yo = op_at(k, tck_op_arg(mo, 0));
+  if (xo->kind != TC_KOP_LOAD || yo->kind != TC_KOP_LOAD || xo->buffer != yo->buffer || xo->buffer < 0 ||
+      indirect_of(xo) >= 0 || !index_same(xo->index, yo->index, k->n_outer + 1))
+    return false;
+  for (int32_t j = 0; j < k->n_ops; j++) {
+    const tc_kop *w = op_at(k, j);
+    if ((w->kind == TC_KOP_STORE || w->kind == TC_KOP_STORE_ADD) && w->buffer == xo->buffer) return false;
+  }
+  return true;
+}
+
 /* Emits op i at depth d: scratch rows, keyed max/min and divisions by loop invariants here, the
  * rest through the kit. cur/from: the inner loop open (-1: none) and the op that opened it;
  * vars[n_outer]: that loop's variable (an expression for a split copy); sfx: the copy's suffix. */
@@ -519,7 +544,8 @@ static tc_status emit_op(tck_str *s, const icpu_kgen *g, int32_t i, const char *
   bool row = op->buffer >= 0 && op->buffer < k->n_buffers && g->row_buf && g->row_buf[op->buffer];
   bool row_access = row && (op->kind == TC_KOP_LOAD || op->kind == TC_KOP_STORE);
   bool div = cur >= 0 && tck_op_arg(op, 0) >= 0 && div_by_invariant(k, op, from);
-  if (!row_access && !div && !reduce_keyed(op)) return tck_c_op(&e, s, i, vars, d, sfx, acc_expr, err, cap);
+  bool exp_nonpos = exp_of_row_minus_max(k, i);
+  if (!row_access && !div && !exp_nonpos && !reduce_keyed(op)) return tck_c_op(&e, s, i, vars, d, sfx, acc_expr, err, cap);
   char bname[80] = "", V[48], A[48], B[48];
   if (row) kgen_buf_name(k, op->buffer, bname, sizeof bname);
   body_value_name(&e, i, sfx, V, sizeof V);
@@ -530,7 +556,9 @@ static tc_status emit_op(tck_str *s, const icpu_kgen *g, int32_t i, const char *
     return TC_OK;
   }
   tck_str_indent(s, d);
-  if (op->kind == TC_KOP_LOAD)
+  if (exp_nonpos)
+    tck_str_printf(s, "const float %s = tc_exp_nonpos_f32(%s); /* x - max(x): <= 0 or NaN */\n", V, A);
+  else if (op->kind == TC_KOP_LOAD)
     tck_str_printf(s, "const %s %s = row_%s[%s];\n", tck_c_dtype(op->dtype), V, bname, rvar);
   else if (op->kind == TC_KOP_STORE)
     tck_str_printf(s, "row_%s[%s] = (float)%s;\n", bname, rvar, A);

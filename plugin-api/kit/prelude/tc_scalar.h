@@ -20,12 +20,9 @@
 /* exp for f32, inline so it vectorizes in any loop. Cephes' polynomial on r = x - n*ln2
  * (n = x/ln2 rounded, read from the bits of x/ln2 + 1.5*2^23), scaled by 2^n in two steps so
  * subnormal results round once: < 1 ulp (2 without FMA). No clamp at the start: out-of-range
- * lanes compute garbage that the final selects replace, and NaN flows through the arithmetic
- * (compares with NaN are false). The two selects are two statements, not one nested ?:, because
- * GCC vectorizes the nested form as four compares, two ands and three blends (both conditions
- * for each lane), the flat one as two compares and two blends: softmax's unit 13% faster on an
- * AVX2 Zen 3 (bench/probes/row_kernel_host.sh), the same results (no lane meets both). */
-TC_FN float tc_exp_f32(float x) {
+ * lanes compute garbage that the callers' selects replace, and NaN flows through the arithmetic
+ * (compares with NaN are false). This is the arithmetic alone, right for x in [-103.97, 88.72]. */
+TC_FN float tc_exp_core_f32(float x) {
   const float big = TC_FMAF(x, 1.44269504088896341f, 12582912.0f);
   const float n = big - 12582912.0f;
   const int32_t ni = TC_F32_BITS(big) - 0x4B400000; /* n as an integer */
@@ -38,9 +35,26 @@ TC_FN float tc_exp_f32(float x) {
   y = TC_FMAF(y, r, 5.0000001201e-1f);
   y = TC_FMAF(y, r * r, r) + 1.0f;
   const int32_t n1 = ni >> 1, n2 = ni - n1;
-  const float e = y * TC_BITS_F32((n1 + 127) << 23) * TC_BITS_F32((n2 + 127) << 23);
+  return y * TC_BITS_F32((n1 + 127) << 23) * TC_BITS_F32((n2 + 127) << 23);
+}
+
+/* exp for f32 over all of its range: 0 below -103.97, +inf above 88.72. The two selects are two
+ * statements, not one nested ?:, because GCC vectorizes the nested form as four compares, two
+ * ands and three blends (both conditions for each lane), the flat one as two compares and two
+ * blends: softmax's unit 13% faster on an AVX2 Zen 3 (bench/probes/row_kernel_host.sh), the same
+ * results (no lane meets both). */
+TC_FN float tc_exp_f32(float x) {
+  const float e = tc_exp_core_f32(x);
   const float e_low = x < -103.972084f ? 0.0f : e;
   return x > 88.7228394f ? INFINITY : e_low;
+}
+
+/* exp of an x that is <= 0 or NaN (softmax's x - max of its row): tc_exp_f32's results there,
+ * without the overflow select, which such an x never takes (6-8% of softmax's unit on the AVX2
+ * Zen 3, where the row is bound by its exp's arithmetic). */
+TC_FN float tc_exp_nonpos_f32(float x) {
+  const float e = tc_exp_core_f32(x);
+  return x < -103.972084f ? 0.0f : e;
 }
 
 /* erf for f32: the rational form x*P(x^2)/Q(x^2) of Eigen and XLA for |x| < 4, +-1 beyond;

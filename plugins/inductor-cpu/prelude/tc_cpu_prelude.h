@@ -608,10 +608,10 @@ TC_ATTN_ONCE void tc_attn_block(const float *q, int64_t qst, int64_t qsd, float 
         for (int j = 0; j < BK; j++) p[r][j] = 0.0f;
         continue;
       }
-      alpha[r] = tc_exp_f32(m[r] - mn);
+      alpha[r] = tc_exp_nonpos_f32(m[r] - mn); /* mn >= m[r], mn >= p[r][j]: arguments <= 0 */
       m[r] = mn;
 #pragma omp simd
-      for (int j = 0; j < BK; j++) p[r][j] = tc_exp_f32(p[r][j] - mn);
+      for (int j = 0; j < BK; j++) p[r][j] = tc_exp_nonpos_f32(p[r][j] - mn);
       l[r] = l[r] * tc_gemm_bcast(alpha[r]) + (*(const tc_gv *)&p[r][0] + *(const tc_gv *)&p[r][VL]);
     }
     /* acc = acc * alpha + p·v over the tile's keys below kend, two vectors of dvp at a time */
