@@ -357,9 +357,10 @@ static void erf_tail_row(const float *x, double *want) {
 
 /* y = erf(d * 0.5) * 2 + d, d = x - mean(x), as ln_gelu's last pass: the blocked last loop
  * splits before its erf where one value crosses (d: the product d * 0.5 and d itself both need
- * it, so the cut is before the product), parked in the output's scratch row; each block touches
- * its share of the row after next instead of slices before every pass. A split that loses or
- * misplaces the value fails the comparison. */
+ * it, so the cut is before the product), parked in the output's scratch row, then the erf (with
+ * the product it needs) gets a loop of its own; each block touches its share of the row after
+ * next instead of slices before every pass. A split that loses or misplaces a value fails the
+ * comparison. */
 Test(inductor_cpu, last_loop_splits_before_its_erf) {
   kl l = {0};
   int32_t s0 = S(&l, 0), n = C(&l, 1000), one = C(&l, 1), numel = MUL(&l, s0, n);
@@ -377,9 +378,13 @@ Test(inductor_cpu, last_loop_splits_before_its_erf) {
   tc_executable *exe = compile_ok(&list);
   const char *src = source_of(exe);
   char park[64], take[64];
-  snprintf(park, sizeof park, "row_out_y[r] = v%d; /* the second loop", (int)d);
+  snprintf(park, sizeof park, "row_out_y[r] = v%d; /* the next loops", (int)d);
   snprintf(take, sizeof take, "const float v%d = row_out_y[r];", (int)d);
   cr_assert(strstr(src, park) && strstr(src, take), "no split at v%d:\n%s", (int)d, src);
+  /* and the erf alone in a loop of its own, its values handed over in a block-sized array */
+  char part[64];
+  snprintf(part, sizeof part, "tc_part[r - tc_rb] = v%d;", (int)e);
+  cr_assert(strstr(src, part) && strstr(src, "= tc_part[r - tc_rb];"), "%s", src);
   cr_assert(strstr(src, "prefetch this block of a later row of in_x"), "%s", src);
   cr_assert(!strstr(src, "prefetch a later row"), "slices before the passes as well:\n%s", src);
   check_rows_1000(exe, 7, erf_tail_row, 1e-5, 1e-5);
