@@ -25,7 +25,7 @@ lscpu | grep -E "Model name|^CPU\(s\)|Flags" | sed 's/Flags:.*\(avx512f\).*/Flag
 cores=${TC_HOST_CORES:-}
 if [ -z "$cores" ]; then
   cc -O2 -fopenmp -Ibench -Ibench/probes -Icore/include -Iplugin-api -Iexamples/include bench/probes/core_speed.c \
-    bench/bench_peak.c -o /tmp/core_speed -lm && /tmp/core_speed 2 >/tmp/core_speed.txt
+    bench/probes/probe_bench_stubs.c bench/bench_peak.c -o /tmp/core_speed -lm && /tmp/core_speed 2 >/tmp/core_speed.txt
   tr '\n' ';' </tmp/core_speed.txt | sed 's/;/; /g'; echo
   cores=$(sed -n 's/^fastest: //p' /tmp/core_speed.txt)
 fi

@@ -5,7 +5,7 @@
  * those should be quiet ones. Prints "core C: median GF/s (min-max)" per core, then "fastest: a,b"
  * (the N fastest by median, N = argv[1], default 2) for taskset -c.
  * Build: cc -O2 -fopenmp -Ibench -Icore/include -Iplugin-api -Iexamples/include bench/probes/core_speed.c
- *        bench/bench_peak.c -o core_speed */
+ *        bench/probes/probe_bench_stubs.c bench/bench_peak.c -o core_speed */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdio.h>
@@ -13,9 +13,6 @@
 
 #include "bench.h"
 #include "probe_host.h"
-
-double bench_now(void) { return now(); }
-int bench_default_threads(void) { return 1; }
 
 enum { PASSES = 5, SAMPLES = 3, MAX_CPUS = 1024 };
 

@@ -26,8 +26,6 @@ void tc_module_init(int threads);
 
 /* The cores' peak FMA rate on `threads` threads, flop/s: one sample of the bench's own sampler
  * (bench/bench_peak.c, linked in), whose loop uses the widest vectors the CPU has. */
-double bench_now(void) { return now(); }
-int bench_default_threads(void) { return 1; }
 static double peak(int threads) {
   static bench_peak p[64];
   static int open[64];

@@ -50,7 +50,7 @@ for v in "${variants[@]}"; do
     { echo "$name: build failed"; head -5 $d/err; continue; }
   args+=("$name=$d/v.so")
 done
-cc $base -Ibench -Icore/include -Iplugin-api -Iexamples/include bench/probes/gemm_host.c bench/bench_peak.c -o $W/gemm_host -ldl -lm || exit 1
+cc $base -Ibench -Icore/include -Iplugin-api -Iexamples/include bench/probes/gemm_host.c bench/probes/probe_bench_stubs.c bench/bench_peak.c -o $W/gemm_host -ldl -lm || exit 1
 $W/gemm_host $T $R "${args[@]}"
 echo "bound to cores (OMP_PROC_BIND=spread OMP_PLACES=cores):"
 OMP_PROC_BIND=spread OMP_PLACES=cores $W/gemm_host $T $R "${args[@]}"
