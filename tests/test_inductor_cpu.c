@@ -328,15 +328,24 @@ Test(inductor_cpu, exp_minus_another_rows_max_keeps_the_overflow_select) {
 /* y = x - mean(x) over rows of 1000, as layer_norm's last pass: the output is written only by
  * the last inner loop, which then runs in blocks of ICPU_ROW_BLOCK, each block streamed out
  * right after it is computed (the last block short: 1000 = 3 * 256 + 232). */
+/* A kernel `name` over rows of 1000 of in_x (s0 of them) writing out_y, whose loop 0 sums each row:
+ * returns the mean (a per-row value) and sets the buffers and the row's index. */
+static int32_t row_mean_kernel(kl *l, const char *name, int32_t *bx, int32_t *by, ixspec *row) {
+  int32_t s0 = S(l, 0), n = C(l, 1000), one = C(l, 1), numel = MUL(l, s0, n);
+  int32_t outer[1] = {s0};
+  K(l, name, TC_KERNEL_LOOP, 1, outer, n);
+  *bx = BUF(l, "in_x", TC_F32, TC_BUF_INPUT, numel);
+  *by = BUF(l, "out_y", TC_F32, TC_BUF_OUTPUT, numel);
+  *row = IX(-1, n, one, -1);
+  int32_t sum = RED(l, 0, TC_PRIM_REDUCE_SUM, LOAD(l, 0, *bx, *row));
+  return PRIM(l, -1, TC_PRIM_DIV, sum, CONSTF(l, -1, 1000.0));
+}
+
 Test(inductor_cpu, last_loop_streams_its_row_per_block) {
   kl l = {0};
-  int32_t s0 = S(&l, 0), n = C(&l, 1000), one = C(&l, 1), numel = MUL(&l, s0, n);
-  int32_t outer[1] = {s0};
-  K(&l, "center", TC_KERNEL_LOOP, 1, outer, n);
-  int32_t bx = BUF(&l, "in_x", TC_F32, TC_BUF_INPUT, numel), by = BUF(&l, "out_y", TC_F32, TC_BUF_OUTPUT, numel);
-  ixspec row = IX(-1, n, one, -1);
-  int32_t sum = RED(&l, 0, TC_PRIM_REDUCE_SUM, LOAD(&l, 0, bx, row));
-  int32_t mean = PRIM(&l, -1, TC_PRIM_DIV, sum, CONSTF(&l, -1, 1000.0));
+  int32_t bx, by;
+  ixspec row;
+  int32_t mean = row_mean_kernel(&l, "center", &bx, &by, &row);
   STORE(&l, 1, by, row, PRIM(&l, 1, TC_PRIM_SUB, LOAD(&l, 1, bx, row), mean));
   tc_kernel_list list = LIST(&l, "center_test", 1);
   tc_executable *exe = compile_ok(&list);
@@ -363,13 +372,9 @@ static void erf_tail_row(const float *x, double *want) {
  * comparison. */
 Test(inductor_cpu, last_loop_splits_before_its_erf) {
   kl l = {0};
-  int32_t s0 = S(&l, 0), n = C(&l, 1000), one = C(&l, 1), numel = MUL(&l, s0, n);
-  int32_t outer[1] = {s0};
-  K(&l, "erf_tail", TC_KERNEL_LOOP, 1, outer, n);
-  int32_t bx = BUF(&l, "in_x", TC_F32, TC_BUF_INPUT, numel), by = BUF(&l, "out_y", TC_F32, TC_BUF_OUTPUT, numel);
-  ixspec row = IX(-1, n, one, -1);
-  int32_t sum = RED(&l, 0, TC_PRIM_REDUCE_SUM, LOAD(&l, 0, bx, row));
-  int32_t mean = PRIM(&l, -1, TC_PRIM_DIV, sum, CONSTF(&l, -1, 1000.0));
+  int32_t bx, by;
+  ixspec row;
+  int32_t mean = row_mean_kernel(&l, "erf_tail", &bx, &by, &row);
   int32_t half = CONSTF(&l, -1, 0.5), two = CONSTF(&l, -1, 2.0);
   int32_t d = PRIM(&l, 1, TC_PRIM_SUB, LOAD(&l, 1, bx, row), mean);
   int32_t e = PRIM(&l, 1, TC_PRIM_ERF, PRIM(&l, 1, TC_PRIM_MUL, d, half), -1);
