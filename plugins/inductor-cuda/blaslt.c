@@ -422,8 +422,8 @@ static int64_t mat_span(const mm_mat *m, int64_t batch, int64_t stride) {
  * the disk cache's, else the fastest as timed. Any failure of the timing machinery keeps the
  * heuristic's first. */
 static int algo_choose(tc_plugin_ctx *ctx, const icuda_kernel *k, mm_call *call, const cublasLtMatmulHeuristicResult_t *res,
-                       int n, int n_heuristic, const int64_t *key, int64_t es, const mm_mat *m1, const mm_mat *m2, const mm_mat *mc,
-                       const mm_mat *mr, int64_t B1, int64_t s1, int64_t s2, int64_t sc, int64_t sr, bool has_res,
+                       int n, int n_heuristic, const int64_t *key, int64_t es, const mm_mat *m1, const mm_mat *m2,
+                       const mm_mat *mc, const mm_mat *mr, int64_t B1, int64_t s1, int64_t s2, int64_t sc, int64_t sr, bool has_res,
                        const void *real_bias, const void *alpha, const void *beta) {
   const bool has_bias = real_bias != NULL;
   const icuda_driver *cu = ctx->cu;
@@ -652,9 +652,9 @@ tc_error *icuda_blaslt_matmul(tc_plugin_ctx *ctx, tc_executable *exe, icuda_kern
       double d_one = 1.0, d_zero = 0.0;
       const bool f64 = dtype == TC_F64;
       if (n > 1)
-        chosen = algo_choose(ctx, k, &c, res, n, n_heuristic, key, es, &mx1, &mx2, &mc, &mr, B1, s1, s2, c_sb, pres ? lt.res_stride_batch : 0,
-                           pres != NULL, pbias, f64 ? (const void *)&d_one : &f_one,
-                           f64 ? (const void *)&d_zero : pres ? &f_one : &f_zero);
+        chosen = algo_choose(ctx, k, &c, res, n, n_heuristic, key, es, &mx1, &mx2, &mc, &mr, B1, s1, s2, c_sb,
+                             pres ? lt.res_stride_batch : 0, pres != NULL, pbias, f64 ? (const void *)&d_one : &f_one,
+                             f64 ? (const void *)&d_zero : pres ? &f_one : &f_zero);
     }
     if (s == CUBLAS_STATUS_SUCCESS) {
       slot = &k->algos[k->next_algo];
