@@ -451,6 +451,10 @@ static int32_t blocked_loop(const icpu_kgen *g, bool *streamed) {
   return any ? last : -1;
 }
 
+/* The values op reads: operand a for a = 0 .. n_args - 1, and (a = -1) the value indexing its
+ * memory access; -1 where there is none. */
+static int32_t op_reads(const tc_kop *op, int32_t a) { return a < 0 ? indirect_of(op) : tck_op_arg(op, a); }
+
 /* A prim costly enough that the compiler cannot keep the whole loop body in registers with it. */
 static bool costly_prim(const tc_kop *op) {
   if (op->kind != TC_KOP_PRIM) return false;
@@ -490,7 +494,7 @@ static int32_t fission_cut(const icpu_kgen *g, int32_t from, int32_t to, const b
     for (int32_t j = cut; j < to && one; j++) {
       const tc_kop *op = op_at(k, j);
       for (int32_t a = -1; a < op->n_args && one; a++) {
-        int32_t v = a < 0 ? indirect_of(op) : tck_op_arg(op, a);
+        int32_t v = op_reads(op, a);
         if (v < from || v >= cut || v == live) continue;
         if (live >= 0) one = false;
         else live = v;
@@ -525,7 +529,7 @@ static int32_t costly_alone(const tc_kernel_desc *k, int32_t cut, int32_t to, bo
     const tc_kop *op = op_at(k, j);
     if (op->kind != TC_KOP_PRIM && op->kind != TC_KOP_CONST) return -1;
     for (int32_t a = -1; a < op->n_args; a++) {
-      int32_t v = a < 0 ? indirect_of(op) : tck_op_arg(op, a);
+      int32_t v = op_reads(op, a);
       if (v >= cut && v < to) cone[v - cut] = true;
     }
   }
@@ -533,7 +537,7 @@ static int32_t costly_alone(const tc_kernel_desc *k, int32_t cut, int32_t to, bo
     if (cone[j - cut]) continue;
     const tc_kop *op = op_at(k, j);
     for (int32_t a = -1; a < op->n_args; a++) {
-      int32_t v = a < 0 ? indirect_of(op) : tck_op_arg(op, a);
+      int32_t v = op_reads(op, a);
       if (v >= cut && v < to && cone[v - cut] && v != costly) return -1;
     }
   }
@@ -689,6 +693,47 @@ static tc_status emit_split_loop(tck_str *s, const icpu_kgen *g, const char *con
   return TC_OK;
 }
 
+/* Where the blocked loop (ops from .. to, body at depth d) reaches `cut` (fission_cut): parks
+ * `value` in scratch row `row` and closes the loop; when the costly prim `alone` runs alone
+ * (costly_alone), a loop of its cone that leaves the prim's values in tc_part; then opens the
+ * last loop, which loads them back, for the ops of [cut, to) outside the cone. */
+static tc_status emit_loop_splits(tck_str *s, const icpu_kgen *g, const char *const *vars, int d, int32_t cur,
+                                  int32_t from, int32_t cut, int32_t to, int32_t value, int32_t row, int32_t alone,
+                                  const bool *cone, char *err, size_t cap) {
+  const char *rvar = vars[g->k->n_outer];
+  char bname[80];
+  kgen_buf_name(g->k, row, bname, sizeof bname);
+  tck_str_indent(s, d);
+  tck_str_printf(s, "row_%s[%s] = v%d; /* the next loops take it from here */\n", bname, rvar, (int)value);
+  tck_str_indent(s, d - 1);
+  tck_str_puts(s, "}\n");
+  if (alone >= 0) {
+    tck_str_indent(s, d - 1);
+    tck_str_printf(s, "float tc_part[%d] __attribute__((aligned(64))); /* v%d of the block */\n", ICPU_ROW_BLOCK,
+                   (int)alone);
+    open_loop_header(s, g, cur, rvar, d - 1, false, true, NULL);
+    tck_str_indent(s, d);
+    tck_str_printf(s, "const float v%d = row_%s[%s];\n", (int)value, bname, rvar);
+    for (int32_t c = cut; c < to; c++) {
+      if (!cone[c - cut]) continue;
+      tc_status st = emit_op(s, g, c, vars, d, cur, from, "", NULL, err, cap);
+      if (st != TC_OK) return st;
+    }
+    tck_str_indent(s, d);
+    tck_str_printf(s, "tc_part[%s - tc_rb] = v%d;\n", rvar, (int)alone);
+    tck_str_indent(s, d - 1);
+    tck_str_puts(s, "}\n");
+  }
+  open_loop_header(s, g, cur, rvar, d - 1, false, true, NULL);
+  tck_str_indent(s, d);
+  tck_str_printf(s, "const float v%d = row_%s[%s];\n", (int)value, bname, rvar);
+  if (alone >= 0) {
+    tck_str_indent(s, d);
+    tck_str_printf(s, "const float v%d = tc_part[%s - tc_rb];\n", (int)alone, rvar);
+  }
+  return TC_OK;
+}
+
 tc_status kgen_body(tck_str *s, const icpu_kgen *g, const char *const *vars, int depth, bool par_inner,
                     const char *acc_expr, char *err, size_t cap) {
   const tc_kernel_desc *k = g->k;
@@ -730,36 +775,8 @@ tc_status kgen_body(tck_str *s, const icpu_kgen *g, const char *const *vars, int
       int32_t alone = cut >= 0 ? costly_alone(k, cut, to, cone) : -1;
       for (int32_t j = from; j < to; j++) {
         if (j == cut) { /* the loop's second half (fission_cut), and the costly prim's own loop */
-          char bname[80];
-          kgen_buf_name(k, row, bname, sizeof bname);
-          tck_str_indent(s, d);
-          tck_str_printf(s, "row_%s[%s] = v%d; /* the next loops take it from here */\n", bname, rvar, (int)value);
-          tck_str_indent(s, d - 1);
-          tck_str_puts(s, "}\n");
-          if (alone >= 0) {
-            tck_str_indent(s, d - 1);
-            tck_str_printf(s, "float tc_part[%d] __attribute__((aligned(64))); /* v%d of the block */\n", ICPU_ROW_BLOCK,
-                           (int)alone);
-            open_loop_header(s, g, cur, rvar, d - 1, false, true, NULL);
-            tck_str_indent(s, d);
-            tck_str_printf(s, "const float v%d = row_%s[%s];\n", (int)value, bname, rvar);
-            for (int32_t c = cut; c < to; c++) {
-              if (!cone[c - cut]) continue;
-              tc_status st = emit_op(s, g, c, vars, d, cur, from, "", acc_expr, err, cap);
-              if (st != TC_OK) return st;
-            }
-            tck_str_indent(s, d);
-            tck_str_printf(s, "tc_part[%s - tc_rb] = v%d;\n", rvar, (int)alone);
-            tck_str_indent(s, d - 1);
-            tck_str_puts(s, "}\n");
-          }
-          open_loop_header(s, g, cur, rvar, d - 1, false, true, NULL);
-          tck_str_indent(s, d);
-          tck_str_printf(s, "const float v%d = row_%s[%s];\n", (int)value, bname, rvar);
-          if (alone >= 0) {
-            tck_str_indent(s, d);
-            tck_str_printf(s, "const float v%d = tc_part[%s - tc_rb];\n", (int)alone, rvar);
-          }
+          tc_status st = emit_loop_splits(s, g, vars, d, cur, from, cut, to, value, row, alone, cone, err, cap);
+          if (st != TC_OK) return st;
         }
         if (alone >= 0 && j >= cut && cone[j - cut]) continue; /* in the costly prim's loop */
         tc_status st = emit_op(s, g, j, vars, d, cur, from, "", acc_expr, err, cap);
