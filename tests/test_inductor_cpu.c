@@ -296,6 +296,59 @@ Test(inductor_cpu, softmax_scratch_row_streaming_stores) {
   exe_free(exe);
 }
 
+/* Softmax rows of 64 whose exps take either copy of the sum loop: rows spanning less than 86.5
+ * (min - max >= -86.5: every exp(x - max) a normal number) run tc_exp_normal_f32, the rest
+ * tc_exp_nonpos_f32. Row 1 (x - max = -86.4 somewhere: the fast copy's smallest results, near
+ * FLT_MIN) and row 0 (small spans) must match exp; rows 2-5 must not take the fast copy: a
+ * subnormal result (e^-100), -inf (0), +inf and NaN (rows of NaN, as in PyTorch). Taking the fast
+ * copy for any of them wraps the exponent field: garbage, caught here. */
+Test(inductor_cpu, softmax_exp_fast_copy_only_where_every_exp_is_normal) {
+  kl l = {0};
+  int32_t s0 = S(&l, 0), n = C(&l, 64), one = C(&l, 1), numel = MUL(&l, s0, n);
+  int32_t outer[1] = {s0};
+  K(&l, "softmax64", TC_KERNEL_LOOP, 1, outer, n);
+  int32_t bx = BUF(&l, "in_x", TC_F32, TC_BUF_INPUT, numel), by = BUF(&l, "out_y", TC_F32, TC_BUF_OUTPUT, numel);
+  ixspec row = IX(-1, n, one, -1);
+  int32_t m = RED(&l, 0, TC_PRIM_REDUCE_MAX, LOAD(&l, 0, bx, row));
+  int32_t e = PRIM(&l, 1, TC_PRIM_EXP, PRIM(&l, 1, TC_PRIM_SUB, LOAD(&l, 1, bx, row), m), -1);
+  int32_t sum = RED(&l, 1, TC_PRIM_REDUCE_SUM, e);
+  STORE(&l, 1, by, row, e);
+  STORE(&l, 2, by, row, PRIM(&l, 2, TC_PRIM_DIV, LOAD(&l, 2, by, row), sum));
+  tc_kernel_list list = LIST(&l, "softmax_exp_fast_test", 1);
+  tc_executable *exe = compile_ok(&list);
+  const char *src = source_of(exe);
+  char check[96];
+  snprintf(check, sizeof check, "if (v%d_lo - v%d >= -86.5f)", (int)m, (int)m);
+  cr_assert(strstr(src, check) && strstr(src, "tc_exp_normal_f32(v") && strstr(src, "tc_exp_nonpos_f32(v"), "%s", src);
+  enum { ROWS = 6 };
+  float x[ROWS * 64], y[ROWS * 64];
+  unsigned seed = 11;
+  for (int i = 0; i < ROWS * 64; i++) x[i] = frand(&seed);
+  x[64 + 5] = 2.5f, x[64 + 9] = 2.5f - 86.4f;                  /* row 1: span 86.4 */
+  x[128 + 3] = 2.5f, x[128 + 40] = 2.5f - 100.0f;              /* row 2: e^-100, subnormal */
+  x[192 + 17] = -INFINITY;                                     /* row 3 */
+  x[256 + 30] = INFINITY;                                      /* row 4 */
+  x[320 + 63] = NAN;                                           /* row 5 */
+  int64_t syms[2] = {ROWS, 0};
+  launch2(exe, 0, x, y, NULL, NULL, syms);
+  for (int r = 0; r < ROWS; r++) {
+    double mx = -INFINITY, s = 0;
+    for (int c = 0; c < 64; c++) mx = fmax(mx, x[r * 64 + c]);
+    for (int c = 0; c < 64; c++) s += exp((double)x[r * 64 + c] - mx);
+    for (int c = 0; c < 64; c++) {
+      float got = y[r * 64 + c];
+      if (r >= 4) { /* +inf or NaN in the row: the sum is NaN (inf - inf), so is every result */
+        cr_assert(isnan(got), "row %d col %d: %g", r, c, got);
+        continue;
+      }
+      double want = exp((double)x[r * 64 + c] - mx) / s;
+      cr_assert(fabs(got - want) <= 1e-5 * want + 3e-45, "row %d col %d: %g vs %g", r, c, got, want);
+    }
+  }
+  cr_assert(y[128 + 40] > 0 && y[128 + 40] < 1.2e-38f, "e^-100 / sum: %g", y[128 + 40]);
+  exe_free(exe);
+}
+
 /* exp(x - m) with m the max of another row (w): x - m may be positive, so the exp keeps its
  * overflow select (tc_exp_f32), and x = 1e10 and +inf over a row of w = 0 give +inf as PyTorch
  * does (without the select: -inf and NaN). */

