@@ -270,18 +270,24 @@ static void center_row(const float *x, double *want) {
  * loop 1, read back and scaled by loop 2. The output row lives in a scratch row and leaves once,
  * with streaming stores when the output is big (s0 dynamic: decided at run time); loop 2, a
  * division by the row's sum alone, is folded into that store (no third loop over the row). */
+/* Softmax over rows of `cols` (s0 rows) as the scheduler emits it; returns the max's op. */
+static int32_t softmax_kernel(kl *l, const char *name, int64_t cols) {
+  int32_t s0 = S(l, 0), n = C(l, cols), one = C(l, 1), numel = MUL(l, s0, n);
+  int32_t outer[1] = {s0};
+  K(l, name, TC_KERNEL_LOOP, 1, outer, n);
+  int32_t bx = BUF(l, "in_x", TC_F32, TC_BUF_INPUT, numel), by = BUF(l, "out_y", TC_F32, TC_BUF_OUTPUT, numel);
+  ixspec row = IX(-1, n, one, -1);
+  int32_t m = RED(l, 0, TC_PRIM_REDUCE_MAX, LOAD(l, 0, bx, row));
+  int32_t e = PRIM(l, 1, TC_PRIM_EXP, PRIM(l, 1, TC_PRIM_SUB, LOAD(l, 1, bx, row), m), -1);
+  int32_t sum = RED(l, 1, TC_PRIM_REDUCE_SUM, e);
+  STORE(l, 1, by, row, e);
+  STORE(l, 2, by, row, PRIM(l, 2, TC_PRIM_DIV, LOAD(l, 2, by, row), sum));
+  return m;
+}
+
 Test(inductor_cpu, softmax_scratch_row_streaming_stores) {
   kl l = {0};
-  int32_t s0 = S(&l, 0), n = C(&l, 1000), one = C(&l, 1), numel = MUL(&l, s0, n);
-  int32_t outer[1] = {s0};
-  K(&l, "softmax", TC_KERNEL_LOOP, 1, outer, n);
-  int32_t bx = BUF(&l, "in_x", TC_F32, TC_BUF_INPUT, numel), by = BUF(&l, "out_y", TC_F32, TC_BUF_OUTPUT, numel);
-  ixspec row = IX(-1, n, one, -1);
-  int32_t m = RED(&l, 0, TC_PRIM_REDUCE_MAX, LOAD(&l, 0, bx, row));
-  int32_t e = PRIM(&l, 1, TC_PRIM_EXP, PRIM(&l, 1, TC_PRIM_SUB, LOAD(&l, 1, bx, row), m), -1);
-  int32_t sum = RED(&l, 1, TC_PRIM_REDUCE_SUM, e);
-  STORE(&l, 1, by, row, e);
-  STORE(&l, 2, by, row, PRIM(&l, 2, TC_PRIM_DIV, LOAD(&l, 2, by, row), sum));
+  softmax_kernel(&l, "softmax", 1000);
   tc_kernel_list list = LIST(&l, "softmax_stream_test", 1);
   tc_executable *exe = compile_ok(&list);
   const char *src = source_of(exe);
@@ -304,16 +310,7 @@ Test(inductor_cpu, softmax_scratch_row_streaming_stores) {
  * copy for any of them wraps the exponent field: garbage, caught here. */
 Test(inductor_cpu, softmax_exp_fast_copy_only_where_every_exp_is_normal) {
   kl l = {0};
-  int32_t s0 = S(&l, 0), n = C(&l, 64), one = C(&l, 1), numel = MUL(&l, s0, n);
-  int32_t outer[1] = {s0};
-  K(&l, "softmax64", TC_KERNEL_LOOP, 1, outer, n);
-  int32_t bx = BUF(&l, "in_x", TC_F32, TC_BUF_INPUT, numel), by = BUF(&l, "out_y", TC_F32, TC_BUF_OUTPUT, numel);
-  ixspec row = IX(-1, n, one, -1);
-  int32_t m = RED(&l, 0, TC_PRIM_REDUCE_MAX, LOAD(&l, 0, bx, row));
-  int32_t e = PRIM(&l, 1, TC_PRIM_EXP, PRIM(&l, 1, TC_PRIM_SUB, LOAD(&l, 1, bx, row), m), -1);
-  int32_t sum = RED(&l, 1, TC_PRIM_REDUCE_SUM, e);
-  STORE(&l, 1, by, row, e);
-  STORE(&l, 2, by, row, PRIM(&l, 2, TC_PRIM_DIV, LOAD(&l, 2, by, row), sum));
+  int32_t m = softmax_kernel(&l, "softmax64", 64);
   tc_kernel_list list = LIST(&l, "softmax_exp_fast_test", 1);
   tc_executable *exe = compile_ok(&list);
   const char *src = source_of(exe);
