@@ -302,6 +302,43 @@ Test(inductor_cpu, softmax_scratch_row_streaming_stores) {
   exe_free(exe);
 }
 
+/* y = x / sum(x) shaped as softmax without its exp (x parked in the output's scratch row, the
+ * division folded into the row's store): rows whose sum is above 2^125 or below 2^-125 take the
+ * store's second multiply (tc_recip_scale's 2^-64 / 2^64), the others one multiply; every
+ * quotient must be right to 2 ulp, subnormal and huge ones included. */
+Test(inductor_cpu, scaled_store_divides_by_huge_and_tiny_sums) {
+  kl l = {0};
+  int32_t s0 = S(&l, 0), n = C(&l, 64), one = C(&l, 1), numel = MUL(&l, s0, n);
+  int32_t outer[1] = {s0};
+  K(&l, "normalize", TC_KERNEL_LOOP, 1, outer, n);
+  int32_t bx = BUF(&l, "in_x", TC_F32, TC_BUF_INPUT, numel), by = BUF(&l, "out_y", TC_F32, TC_BUF_OUTPUT, numel);
+  ixspec row = IX(-1, n, one, -1);
+  RED(&l, 0, TC_PRIM_REDUCE_MAX, LOAD(&l, 0, bx, row)); /* a first loop, as softmax's */
+  int32_t x = LOAD(&l, 1, bx, row), sum = RED(&l, 1, TC_PRIM_REDUCE_SUM, x);
+  STORE(&l, 1, by, row, x);
+  STORE(&l, 2, by, row, PRIM(&l, 2, TC_PRIM_DIV, LOAD(&l, 2, by, row), sum));
+  tc_kernel_list list = LIST(&l, "normalize_test", 1);
+  tc_executable *exe = compile_ok(&list);
+  cr_assert(strstr(source_of(exe), "tc_row_store_scaled_f32(&out_y["), "%s", source_of(exe));
+  enum { ROWS = 3 };
+  const float scale[ROWS] = {1.0f, 1e36f, 1e-40f}; /* sums about 64, 6e37, 6e-39 */
+  float xs[ROWS * 64], y[ROWS * 64];
+  unsigned seed = 5;
+  for (int r = 0; r < ROWS; r++)
+    for (int c = 0; c < 64; c++) xs[r * 64 + c] = (frand(&seed) + 2.5f) * scale[r];
+  int64_t syms[2] = {ROWS, 0};
+  launch2(exe, 0, xs, y, NULL, NULL, syms);
+  for (int r = 0; r < ROWS; r++) {
+    float s = 0;
+    for (int c = 0; c < 64; c++) s += xs[r * 64 + c];
+    for (int c = 0; c < 64; c++) {
+      double want = (double)xs[r * 64 + c] / s;
+      cr_assert(fabs(y[r * 64 + c] - want) <= 2.5e-7 * want, "row %d col %d: %g vs %g", r, c, y[r * 64 + c], want);
+    }
+  }
+  exe_free(exe);
+}
+
 /* Softmax rows of 64 whose exps take either copy of the sum loop: rows spanning less than 86.5
  * (min - max >= -86.5: every exp(x - max) a normal number) run tc_exp_normal_f32, the rest
  * tc_exp_nonpos_f32. Row 1 (x - max = -86.4 somewhere: the fast copy's smallest results, near
