@@ -7,20 +7,7 @@
  * heuristic's first, its best, and the best of all, with tile, split-K and waves.
  * Layout as tc calls it: row-major X (M x K) · W (K x N) + bias (+ a residual as C, beta 1),
  * i.e. column-major D (N x M) = W (N x K) · X (K x M). */
-#include <cublasLt.h>
-
-#include "probe_cuda.h"
-
-#define LK(x)                                                                                  \
-  do {                                                                                         \
-    cublasStatus_t s_ = (x);                                                                   \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                         \
-      fprintf(stderr, "%s:%d %s: status %d\n", __FILE__, __LINE__, #x, (int)s_);               \
-      exit(1);                                                                                 \
-    }                                                                                          \
-  } while (0)
-
-struct shape { const char *name; int m, n, k; bool residual; };
+#include "probe_cublaslt.h"
 
 static const char *tile_name(int t) {
   /* the CUBLASLT_MATMUL_TILE_* enum's order (cublasLt.h) */
@@ -35,26 +22,14 @@ static const char *tile_name(int t) {
 }
 
 int main() {
-  const shape shapes[] = {{"qkv", 4096, 2304, 768, false},
-                          {"proj", 4096, 768, 768, true},
-                          {"W1", 4096, 3072, 768, false},
-                          {"W2", 4096, 768, 3072, true}};
   cublasLtHandle_t lt;
   LK(cublasLtCreate(&lt));
   const size_t ws_bytes = 32u << 20;
   void *ws;
   CK(cudaMalloc(&ws, ws_bytes));
-  for (const shape &s : shapes) {
-    float *x, *w, *bias, *c, *d;
-    CK(cudaMalloc(&x, (size_t)s.m * s.k * 4));
-    CK(cudaMalloc(&w, (size_t)s.k * s.n * 4));
-    CK(cudaMalloc(&bias, (size_t)s.n * 4));
-    CK(cudaMalloc(&c, (size_t)s.m * s.n * 4));
-    CK(cudaMalloc(&d, (size_t)s.m * s.n * 4));
-    CK(cudaMemset(x, 0, (size_t)s.m * s.k * 4));
-    CK(cudaMemset(w, 0, (size_t)s.k * s.n * 4));
-    CK(cudaMemset(bias, 0, (size_t)s.n * 4));
-    CK(cudaMemset(c, 0, (size_t)s.m * s.n * 4));
+  for (const linear_shape &s : attn_block_linears) {
+    linear_buffers buf(s);
+    float *x = buf.x, *w = buf.w, *bias = buf.bias, *c = buf.c, *d = buf.d;
     cublasLtMatmulDesc_t op;
     LK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
@@ -157,11 +132,6 @@ int main() {
     cublasLtMatrixLayoutDestroy(lb);
     cublasLtMatrixLayoutDestroy(lc);
     cublasLtMatmulDescDestroy(op);
-    CK(cudaFree(x));
-    CK(cudaFree(w));
-    CK(cudaFree(bias));
-    CK(cudaFree(c));
-    CK(cudaFree(d));
   }
   cublasLtDestroy(lt);
   return 0;

@@ -9,18 +9,7 @@
  * Layout as tc calls it (cublaslt_configs.cu): column-major D (N x M) = W (N x K) · X (K x M) +
  * bias (+ a residual as C, beta 1); a column block offsets W, bias, C and D by N1 (ld N), a row
  * block offsets X by M1*K and C, D by M1*N. */
-#include <cublasLt.h>
-
-#include "probe_cuda.h"
-
-#define LK(x)                                                                                  \
-  do {                                                                                         \
-    cublasStatus_t s_ = (x);                                                                   \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                         \
-      fprintf(stderr, "%s:%d %s: status %d\n", __FILE__, __LINE__, #x, (int)s_);               \
-      exit(1);                                                                                 \
-    }                                                                                          \
-  } while (0)
+#include "probe_cublaslt.h"
 
 static cublasLtHandle_t lt;
 static void *ws[2];
@@ -62,11 +51,9 @@ struct part {
 };
 
 int main() {
-  struct shape { const char *name; int m, n, k; bool residual; int n1[4], m1[3]; };
-  const shape shapes[] = {{"qkv", 4096, 2304, 768, false, {2048, 1920, 1536, 1152}, {3584, 3072, 2048}},
-                          {"proj", 4096, 768, 768, true, {512, 384, 640, 0}, {3584, 3072, 2048}},
-                          {"W1", 4096, 3072, 768, false, {2560, 2048, 1536, 0}, {3584, 3072, 2048}},
-                          {"W2", 4096, 768, 3072, true, {512, 384, 640, 0}, {3584, 3072, 2048}}};
+  /* where each of attn_block_linears splits: columns N1 (0: no more), rows M1 */
+  const int n1s[4][4] = {{2048, 1920, 1536, 1152}, {512, 384, 640, 0}, {2560, 2048, 1536, 0}, {512, 384, 640, 0}};
+  const int m1s[3] = {3584, 3072, 2048};
   LK(cublasLtCreate(&lt));
   CK(cudaMalloc(&ws[0], ws_bytes));
   CK(cudaMalloc(&ws[1], ws_bytes));
@@ -75,17 +62,10 @@ int main() {
   cudaEvent_t fork, join;
   CK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
   CK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
-  for (const shape &s : shapes) {
-    float *x, *w, *bias, *c, *d;
-    CK(cudaMalloc(&x, (size_t)s.m * s.k * 4));
-    CK(cudaMalloc(&w, (size_t)s.k * s.n * 4));
-    CK(cudaMalloc(&bias, (size_t)s.n * 4));
-    CK(cudaMalloc(&c, (size_t)s.m * s.n * 4));
-    CK(cudaMalloc(&d, (size_t)s.m * s.n * 4));
-    CK(cudaMemset(x, 0, (size_t)s.m * s.k * 4));
-    CK(cudaMemset(w, 0, (size_t)s.k * s.n * 4));
-    CK(cudaMemset(bias, 0, (size_t)s.n * 4));
-    CK(cudaMemset(c, 0, (size_t)s.m * s.n * 4));
+  for (int si = 0; si < 4; si++) {
+    const linear_shape &s = attn_block_linears[si];
+    linear_buffers buf(s);
+    float *x = buf.x, *w = buf.w, *bias = buf.bias, *c = buf.c, *d = buf.d;
     const double flops = 2.0 * s.m * s.n * s.k;
     part whole;
     whole.plan(s.n, s.m, s.k, s.n, w, x, bias, c, d, s.residual);
@@ -107,15 +87,15 @@ int main() {
       printf("  %s at %4d: %7.1f us (%.3fx whole; parts alone %.1f + %.1f us, waves %.2f + %.2f)\n", what, at, t * 1e3,
              t / t_whole, ta * 1e3, tb * 1e3, a.waves, b.waves);
     };
-    for (int i = 0; i < 4 && s.n1[i]; i++) {
-      int n1 = s.n1[i];
+    for (int i = 0; i < 4 && n1s[si][i]; i++) {
+      int n1 = n1s[si][i];
       part a, b;
       a.plan(n1, s.m, s.k, s.n, w, x, bias, c, d, s.residual);
       b.plan(s.n - n1, s.m, s.k, s.n, w + n1, x, bias + n1, c + n1, d + n1, s.residual);
       pair("N split", n1, a, b);
     }
     for (int i = 0; i < 3; i++) {
-      int m1 = s.m1[i];
+      int m1 = m1s[i];
       part a, b;
       a.plan(s.n, m1, s.k, s.n, w, x, bias, c, d, s.residual);
       b.plan(s.n, s.m - m1, s.k, s.n, w, x + (size_t)m1 * s.k, bias, c + (size_t)m1 * s.n, d + (size_t)m1 * s.n,
@@ -123,11 +103,6 @@ int main() {
       pair("M split", m1, a, b);
     }
     fflush(stdout);
-    CK(cudaFree(x));
-    CK(cudaFree(w));
-    CK(cudaFree(bias));
-    CK(cudaFree(c));
-    CK(cudaFree(d));
   }
   return 0;
 }
