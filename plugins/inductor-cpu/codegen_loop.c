@@ -793,10 +793,30 @@ static int32_t exp_normal_max(const icpu_kgen *g, bool par_inner, const char *ac
     while (to < k->n_ops && op_at(k, to)->loop == cur) to++;
     int32_t b, div, m = exp_row_max(k, i, to);
     bool plain = !par_inner && !acc_expr && cur != blocked;
-    if (m >= 0 && reduce_keyed(op_at(k, m)) && form_of(g, cur, i, to, plain, &b, &div) == FORM_SPLIT) return m;
+    if (m >= 0 && form_of(g, cur, i, to, plain, &b, &div) == FORM_SPLIT) return m;
     i = to;
   }
   return -1;
+}
+
+/* The split loop of ops from .. to; where its exps are the ones exp_normal_max chose (g's
+ * row_min_of), twice, behind the row's check: tc_exp_normal_f32, else tc_exp_nonpos_f32. */
+static tc_status emit_split_loops(tck_str *s, icpu_kgen *g, const char *const *vars, int depth, int32_t cur,
+                                  int32_t from, int32_t to, char *err, size_t cap) {
+  int32_t m = g->row_min_of;
+  if (m < 0 || exp_row_max(g->k, from, to) != m) return emit_split_loop(s, g, vars, depth, cur, from, to, err, cap);
+  tck_str_indent(s, depth);
+  tck_str_printf(s, "if (v%d_lo - v%d >= -86.5f) { /* every x - max(x) of the row in [-86.5, 0] */\n", m, m);
+  g->exp_normal = true;
+  tc_status st = emit_split_loop(s, g, vars, depth + 1, cur, from, to, err, cap);
+  g->exp_normal = false;
+  if (st != TC_OK) return st;
+  tck_str_indent(s, depth);
+  tck_str_puts(s, "} else { /* a subnormal exp, an infinity or a NaN */\n");
+  st = emit_split_loop(s, g, vars, depth + 1, cur, from, to, err, cap);
+  tck_str_indent(s, depth);
+  tck_str_puts(s, "}\n");
+  return st;
 }
 
 tc_status kgen_body(tck_str *s, const icpu_kgen *g_in, const char *const *vars, int depth, bool par_inner,
@@ -834,22 +854,8 @@ tc_status kgen_body(tck_str *s, const icpu_kgen *g_in, const char *const *vars, 
     }
     if (form == FORM_SCALED_STORE) {
       scaled_b = b, scale = div;
-    } else if (form == FORM_SPLIT && gl.row_min_of >= 0 && exp_row_max(k, from, to) == gl.row_min_of) {
-      int32_t m = gl.row_min_of;
-      tck_str_indent(s, depth);
-      tck_str_printf(s, "if (v%d_lo - v%d >= -86.5f) { /* every x - max(x) of the row in [-86.5, 0] */\n", m, m);
-      gl.exp_normal = true;
-      tc_status st = emit_split_loop(s, g, vars, depth + 1, cur, from, to, err, cap);
-      gl.exp_normal = false;
-      if (st != TC_OK) return st;
-      tck_str_indent(s, depth);
-      tck_str_puts(s, "} else { /* a subnormal exp, an infinity or a NaN */\n");
-      st = emit_split_loop(s, g, vars, depth + 1, cur, from, to, err, cap);
-      if (st != TC_OK) return st;
-      tck_str_indent(s, depth);
-      tck_str_puts(s, "}\n");
     } else if (form == FORM_SPLIT) {
-      tc_status st = emit_split_loop(s, g, vars, depth, cur, from, to, err, cap);
+      tc_status st = emit_split_loops(s, &gl, vars, depth, cur, from, to, err, cap);
       if (st != TC_OK) return st;
     } else {
       int d = open_inner_loop(s, g, cur, from, rvar, depth, par_inner, cur == blocked, vars);
