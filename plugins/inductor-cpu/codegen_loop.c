@@ -623,7 +623,7 @@ static tc_status emit_op(tck_str *s, const icpu_kgen *g, int32_t i, const char *
   }
   tck_str_indent(s, d);
   if (exp_nonpos && g->exp_normal)
-    tck_str_printf(s, "const float %s = tc_exp_normal_f32(%s); /* x - max(x): in [-86.5, 0] */\n", V, A);
+    tck_str_printf(s, "const float %s = tc_exp_normal_f32(%s); /* x - max(x): in [TC_EXP_NORMAL_MIN, 0] */\n", V, A);
   else if (exp_nonpos)
     tck_str_printf(s, "const float %s = tc_exp_nonpos_f32(%s); /* x - max(x): <= 0 or NaN */\n", V, A);
   else if (op->kind == TC_KOP_LOAD)
@@ -779,7 +779,7 @@ static loop_form form_of(const icpu_kgen *g, int32_t cur, int32_t from, int32_t 
 
 /* A split loop whose exp(x - max) ops all take one max m (softmax's, log_softmax's sum of
  * exps): the max's loop keeps the row's min as well, and the split loop is written twice, once
- * with tc_exp_normal_f32 for rows where min - max >= -86.5 (every exp a normal number: 14
+ * with tc_exp_normal_f32 for rows where tc_exp_normal_row_f32(min, max) holds (every exp normal: 14
  * vector instructions per exp instead of 23) and once with tc_exp_nonpos_f32 for the rest (subnormal results,
  * -inf, NaN). Returns m for the first such loop, -1 if none. */
 static int32_t exp_normal_max(const icpu_kgen *g, bool par_inner, const char *acc_expr, int32_t blocked) {
@@ -806,7 +806,7 @@ static tc_status emit_split_loops(tck_str *s, icpu_kgen *g, const char *const *v
   int32_t m = g->row_min_of;
   if (m < 0 || exp_row_max(g->k, from, to) != m) return emit_split_loop(s, g, vars, depth, cur, from, to, err, cap);
   tck_str_indent(s, depth);
-  tck_str_printf(s, "if (v%d_lo - v%d >= -86.5f) { /* every x - max(x) of the row in [-86.5, 0] */\n", m, m);
+  tck_str_printf(s, "if (tc_exp_normal_row_f32(v%d_lo, v%d)) { /* every x - max(x) of the row: tc_exp_normal_f32 */\n", m, m);
   g->exp_normal = true;
   tc_status st = emit_split_loop(s, g, vars, depth + 1, cur, from, to, err, cap);
   g->exp_normal = false;

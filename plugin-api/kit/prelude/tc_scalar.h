@@ -45,17 +45,25 @@ TC_FN float tc_exp_core_f32(float x) {
   return y * TC_BITS_F32((n1 + 127) << 23) * TC_BITS_F32((n2 + 127) << 23);
 }
 
-/* exp of an x in [-86.5, 0], no NaN (softmax's x - max where the row spans less than 86.5,
- * which the caller checks once per row): tc_exp_f32's bits, faster. Every result there is a
- * normal number (>= 2^-125 * 0.70), so multiplying by 2^n is exact and is an integer add of n
- * to the exponent field; n << 23 is the bits of big shifted (the constant's bits shift out); no
- * select. 14 vector instructions where tc_exp_nonpos_f32 takes 23 (GCC 12, AVX2): softmax's
- * exp pass 11.1 -> 7.4 cycles per 8 floats on the AVX2 Zen 3. Outside that range the exponent
- * field wraps: garbage. */
+/* The smallest x whose exp tc_exp_normal_f32 takes (exp(-86.5) = 2^-124.8, a normal number). */
+#define TC_EXP_NORMAL_MIN (-86.5f)
+
+/* exp of an x in [TC_EXP_NORMAL_MIN, 0], no NaN (softmax's x - max where the row spans less
+ * than 86.5, which the caller checks once per row with tc_exp_normal_row_f32): tc_exp_f32's
+ * bits, faster. Every result there is a normal number (>= 2^-125 * 0.70), so multiplying by 2^n
+ * is exact and is an integer add of n to the exponent field; n << 23 is the bits of big shifted
+ * (the constant's bits shift out); no select. 14 vector instructions where tc_exp_nonpos_f32
+ * takes 23 (GCC 12, AVX2): softmax's exp pass 11.1 -> 7.4 cycles per 8 floats on the AVX2 Zen 3.
+ * Outside that range the exponent field wraps: garbage. */
 TC_FN float tc_exp_normal_f32(float x) {
   const float big = tc_exp_big_f32(x);
   return TC_BITS_F32(TC_F32_BITS(tc_exp_mantissa_f32(x, big)) + (int32_t)((uint32_t)TC_F32_BITS(big) << 23));
 }
+
+/* Whether every exp(x - max) of a row whose smallest element is lo and largest max is in
+ * tc_exp_normal_f32's range: false where lo or max is NaN or infinite (inf - inf), so such a row
+ * takes tc_exp_nonpos_f32. */
+TC_FN int tc_exp_normal_row_f32(float lo, float max) { return lo - max >= TC_EXP_NORMAL_MIN; }
 
 /* exp for f32 over all of its range: 0 below -103.97, +inf above 88.72. The two selects are two
  * statements, not one nested ?:, because GCC vectorizes the nested form as four compares, two
