@@ -271,7 +271,8 @@ static void center_row(const float *x, double *want) {
  * with streaming stores when the output is big (s0 dynamic: decided at run time); loop 2, a
  * division by the row's sum alone, is folded into that store (no third loop over the row). */
 /* Softmax over rows of `cols` (s0 rows) as the scheduler emits it; returns the max's op. */
-static int32_t softmax_kernel(kl *l, const char *name, int64_t cols) {
+/* Softmax over rows of cols; with_max: each row's max goes out too (a third buffer, out_m). */
+static int32_t softmax_kernel_with(kl *l, const char *name, int64_t cols, bool with_max) {
   int32_t s0 = S(l, 0), n = C(l, cols), one = C(l, 1), numel = MUL(l, s0, n);
   int32_t outer[1] = {s0};
   K(l, name, TC_KERNEL_LOOP, 1, outer, n);
@@ -282,8 +283,11 @@ static int32_t softmax_kernel(kl *l, const char *name, int64_t cols) {
   int32_t sum = RED(l, 1, TC_PRIM_REDUCE_SUM, e);
   STORE(l, 1, by, row, e);
   STORE(l, 2, by, row, PRIM(l, 2, TC_PRIM_DIV, LOAD(l, 2, by, row), sum));
+  if (with_max) STORE(l, -1, BUF(l, "out_m", TC_F32, TC_BUF_OUTPUT, s0), IX(-1, one, -1, -1), m);
   return m;
 }
+
+static int32_t softmax_kernel(kl *l, const char *name, int64_t cols) { return softmax_kernel_with(l, name, cols, false); }
 
 Test(inductor_cpu, softmax_scratch_row_streaming_stores) {
   kl l = {0};
@@ -347,15 +351,15 @@ Test(inductor_cpu, scaled_store_divides_by_huge_and_tiny_sums) {
  * copy for any of them wraps the exponent field: garbage, caught here. */
 Test(inductor_cpu, softmax_exp_fast_copy_only_where_every_exp_is_normal) {
   kl l = {0};
-  int32_t m = softmax_kernel(&l, "softmax64", 64);
+  int32_t m = softmax_kernel_with(&l, "softmax64", 64, true);
   tc_kernel_list list = LIST(&l, "softmax_exp_fast_test", 1);
   tc_executable *exe = compile_ok(&list);
   const char *src = source_of(exe);
   char check[96];
   snprintf(check, sizeof check, "if (tc_exp_normal_row_f32(v%d_lo, v%d))", (int)m, (int)m);
   cr_assert(strstr(src, check) && strstr(src, "tc_exp_normal_f32(v") && strstr(src, "tc_exp_nonpos_f32(v"), "%s", src);
-  enum { ROWS = 6 };
-  float x[ROWS * 64], y[ROWS * 64];
+  enum { ROWS = 7 };
+  float x[ROWS * 64], y[ROWS * 64], mx_out[ROWS];
   unsigned seed = 11;
   for (int i = 0; i < ROWS * 64; i++) x[i] = frand(&seed);
   x[64 + 5] = 2.5f, x[64 + 9] = 2.5f - 86.4f;                  /* row 1: span 86.4 */
@@ -363,11 +367,14 @@ Test(inductor_cpu, softmax_exp_fast_copy_only_where_every_exp_is_normal) {
   x[192 + 17] = -INFINITY;                                     /* row 3 */
   x[256 + 30] = INFINITY;                                      /* row 4 */
   x[320 + 63] = NAN;                                           /* row 5 */
+  x[384 + 20] = -NAN;                                          /* row 6: a NaN with its sign set */
   int64_t syms[2] = {ROWS, 0};
-  launch2(exe, 0, x, y, NULL, NULL, syms);
+  launch2(exe, 0, x, y, mx_out, NULL, syms);
   for (int r = 0; r < ROWS; r++) {
     double mx = -INFINITY, s = 0;
-    for (int c = 0; c < 64; c++) mx = fmax(mx, x[r * 64 + c]);
+    for (int c = 0; c < 64; c++) mx = isnan(mx) || isnan(x[r * 64 + c]) ? NAN : fmax(mx, x[r * 64 + c]);
+    /* the max itself: NaN for rows 5 and 6 (either sign: its key is above +inf's or below -inf's) */
+    cr_assert(isnan(mx) ? isnan(mx_out[r]) : mx_out[r] == (float)mx, "row %d: max %g, want %g", r, mx_out[r], mx);
     for (int c = 0; c < 64; c++) s += exp((double)x[r * 64 + c] - mx);
     for (int c = 0; c < 64; c++) {
       float got = y[r * 64 + c];

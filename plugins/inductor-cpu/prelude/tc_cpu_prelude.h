@@ -105,6 +105,12 @@ static inline float tc_unkey_f32(int32_t k) {
   const union { int32_t i; float f; } u = {.i = k ^ ((k >> 31) & INT32_MAX)};
   return k == INT32_MAX || k == INT32_MIN ? NAN : u.f;
 }
+/* The max of a row taken over plain keys (tc_key_f32) beside its min key: a positive NaN's key
+ * is above +inf's, so the max key is that NaN already; a negative NaN's key is below -inf's, so
+ * the min key tells (codegen_loop.c's emit_keyed_step). */
+static inline float tc_unkey_max_f32(int32_t max_key, int32_t min_key) {
+  return min_key < tc_key_f32(-INFINITY) ? NAN : tc_unkey_f32(max_key);
+}
 static inline int64_t tc_key_f64(double x) { const union { double f; int64_t i; } u = {.f = x}; return u.i ^ ((u.i >> 63) & INT64_MAX); }
 static inline int64_t tc_maxkey_f64(double x) { return x != x ? INT64_MAX : tc_key_f64(x); }
 static inline int64_t tc_minkey_f64(double x) { return x != x ? INT64_MIN : tc_key_f64(x); }
