@@ -643,8 +643,12 @@ static tc_status emit_op(tck_str *s, const icpu_kgen *g, int32_t i, const char *
 /* A row-reduction loop whose reductions are all float sums runs as ICPU_SPLIT interleaved
  * quarters of the row, each summed into its own accumulator: one accumulator is a chain of
  * dependent additions, and four streams through the row keep more loads in flight (3-5% of
- * ln_gelu on the development VM). The leftover elements (n not a multiple of 4) go through the
- * plain loop into the first accumulator; the four are added in a fixed order, so results are
+ * ln_gelu on the development VM). A loop with a costly prim (softmax's exp) runs as two halves:
+ * its body, not the chain of additions, sets its pace, and four copies of an exp's constants and
+ * temporaries do not fit AVX2's 16 registers (GCC spilled three of the four accumulators:
+ * softmax's unit 14.3-14.6 cycles per 8 floats in L2 with quarters, 13.7-13.9 with halves, on the
+ * AVX2 Zen 3). The leftover elements (n not a multiple of the copies) go through the plain loop
+ * into the first accumulator; the copies are added in a fixed order, so results are
  * deterministic for each n. */
 #define ICPU_SPLIT 4
 static bool split_loop(const tc_kernel_desc *k, int32_t loop, int32_t from, int32_t to) {
@@ -659,10 +663,18 @@ static bool split_loop(const tc_kernel_desc *k, int32_t loop, int32_t from, int3
   return sums > 0;
 }
 
+/* How many copies of the row the split loop of ops from .. to walks side by side. */
+static int split_ways(const tc_kernel_desc *k, int32_t from, int32_t to) {
+  for (int32_t i = from; i < to; i++)
+    if (costly_prim(op_at(k, i))) return 2;
+  return ICPU_SPLIT;
+}
+
 static tc_status emit_split_loop(tck_str *s, const icpu_kgen *g, const char *const *vars, int depth, int32_t loop,
                                  int32_t from, int32_t to, char *err, size_t cap) {
   const tc_kernel_desc *k = g->k;
   int32_t nv = k->n_outer + 1;
+  const int ways = split_ways(k, from, to);
   /* the accumulators v<i> and their recips, as for a plain loop; the copies' accumulators */
   tck_str_indent(s, depth);
   tck_str_puts(s, "{\n");
@@ -671,17 +683,17 @@ static tc_status emit_split_loop(tck_str *s, const icpu_kgen *g, const char *con
   for (int32_t i = from; i < to; i++) {
     const tc_kop *op = op_at(k, i);
     if (op->kind != TC_KOP_REDUCE) continue;
-    for (int c = 1; c < ICPU_SPLIT; c++) {
+    for (int c = 1; c < ways; c++) {
       tck_str_indent(s, d);
       tck_str_printf(s, "%s v%d_%d = 0;\n", tck_c_dtype(op->dtype), i, c);
     }
-    for (int c = 0; c < ICPU_SPLIT; c++) tck_str_printf(&red, c ? ",v%d_%d" : " reduction(+:v%d", i, c);
+    for (int c = 0; c < ways; c++) tck_str_printf(&red, c ? ",v%d_%d" : " reduction(+:v%d", i, c);
     tck_str_puts(&red, ")");
   }
   tck_str_indent(s, d);
   tck_str_puts(s, "const int64_t tc_q = ");
   tck_exprs_ref(s, &g->exprs, k->inner);
-  tck_str_printf(s, " / %d; /* a quarter row: the copies walk it side by side */\n", ICPU_SPLIT);
+  tck_str_printf(s, " / %d; /* a %s row: the copies walk it side by side */\n", ways, ways == 2 ? "half" : "quarter");
   tck_str_indent(s, d);
   tck_str_printf(s, "#pragma omp simd%s\n", red.data ? red.data : "");
   tck_str_free(&red);
@@ -689,11 +701,11 @@ static tc_status emit_split_loop(tck_str *s, const icpu_kgen *g, const char *con
   tck_str_puts(s, "for (int64_t r = 0; r < tc_q; r++) {\n");
   const char *cvars[TC_MAX_RANK + 1];
   for (int32_t v = 0; v < nv; v++) cvars[v] = vars[v];
-  static const char *const quarter[ICPU_SPLIT] = {"r", "(r + tc_q)", "(r + 2*tc_q)", "(r + 3*tc_q)"};
-  for (int c = 0; c < ICPU_SPLIT; c++) {
+  static const char *const copy_at[ICPU_SPLIT] = {"r", "(r + tc_q)", "(r + 2*tc_q)", "(r + 3*tc_q)"};
+  for (int c = 0; c < ways; c++) {
     char sfx[8] = "";
     if (c) snprintf(sfx, sizeof sfx, "_%d", c);
-    cvars[nv - 1] = quarter[c];
+    cvars[nv - 1] = copy_at[c];
     for (int32_t i = from; i < to; i++) {
       tc_status st = emit_op(s, g, i, cvars, d + 1, loop, from, sfx, NULL, err, cap);
       if (st != TC_OK) return st;
@@ -707,7 +719,7 @@ static tc_status emit_split_loop(tck_str *s, const icpu_kgen *g, const char *con
     if (op_at(k, i)->kind == TC_KOP_REDUCE) tck_str_printf(s, " reduction(+:v%d)", i);
   tck_str_puts(s, "\n");
   tck_str_indent(s, d);
-  tck_str_printf(s, "for (int64_t r = %d*tc_q; r < ", ICPU_SPLIT);
+  tck_str_printf(s, "for (int64_t r = %d*tc_q; r < ", ways);
   tck_exprs_ref(s, &g->exprs, k->inner);
   tck_str_puts(s, "; r++) { /* the leftovers */\n");
   cvars[nv - 1] = "r";
@@ -720,7 +732,8 @@ static tc_status emit_split_loop(tck_str *s, const icpu_kgen *g, const char *con
   for (int32_t i = from; i < to; i++) {
     if (op_at(k, i)->kind != TC_KOP_REDUCE) continue;
     tck_str_indent(s, d);
-    tck_str_printf(s, "v%d = (v%d + v%d_1) + (v%d_2 + v%d_3);\n", i, i, i, i, i);
+    if (ways == 2) tck_str_printf(s, "v%d = v%d + v%d_1;\n", i, i, i);
+    else tck_str_printf(s, "v%d = (v%d + v%d_1) + (v%d_2 + v%d_3);\n", i, i, i, i, i);
   }
   tck_str_indent(s, depth);
   tck_str_puts(s, "}\n");
