@@ -703,7 +703,7 @@ static tc_status emit_split_loop(tck_str *s, const icpu_kgen *g, const char *con
   for (int32_t v = 0; v < nv; v++) cvars[v] = vars[v];
   static const char *const copy_at[ICPU_SPLIT] = {"r", "(r + tc_q)", "(r + 2*tc_q)", "(r + 3*tc_q)"};
   for (int c = 0; c < ways; c++) {
-    char sfx[8] = "";
+    char sfx[16] = "";
     if (c) snprintf(sfx, sizeof sfx, "_%d", c);
     cvars[nv - 1] = copy_at[c];
     for (int32_t i = from; i < to; i++) {
