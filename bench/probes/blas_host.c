@@ -5,7 +5,15 @@
  * minute to minute, so libraries compare only side by side and each against the peak of its own
  * round. Prints per library and shape the median time, TF/s and fraction of the peak (q1-q3),
  * then the sum over mlp's two GEMMs and over attn_block's four linear layers.
- * Usage: blas_host THREADS ROUNDS NAME=KIND:PATH ...  (KIND cblas or dnnl) */
+ * KIND cblas-rows is tc's own way with OpenBLAS (codegen_matmul.c): the rows split over this
+ * process's OpenMP threads, the library single-threaded inside each.
+ * Usage: blas_host THREADS ROUNDS NAME=KIND:PATH ...  (KIND cblas, cblas-rows or dnnl)
+ * Session 17, the AVX2 Zen 3 VM, 2 threads, fractions of the peak over mlp's two GEMMs / attn_block's
+ * four (two runs an hour apart, the VM slower in the second): OpenBLAS 0.3.21 (core Zen) threaded
+ * by itself 0.66 / 0.87 and 0.59 / 0.74 (its own split of x.W1, 1024x512x2048, runs at 0.49-0.53),
+ * split by rows as tc calls it 0.73 / 0.74, BLIS 0.9.0 (config zen3) 0.76 / 0.80 and 0.63 / 0.75,
+ * oneDNN 2.6.3 0.84 / 0.88 and 0.80 / 0.79; the generated GEMM, mlp with its epilogues
+ * (gemm_host.sh, beside the first run), 0.86. */
 #include <dlfcn.h>
 #include <math.h>
 #include <omp.h>
@@ -37,6 +45,9 @@ typedef struct lib {
   const char *name;
   cblas_sgemm_fn cblas;
   dnnl_sgemm_fn dnnl;
+  int rows;                      /* cblas-rows */
+  void (*set_threads)(int);      /* OpenBLAS's, set before each call: two entries may share it */
+  int threads;
   double *t[NS], *frac[NS], *model_t[2], *model_frac[2];
   double checksum;
 } lib;
@@ -51,7 +62,16 @@ static float *randn(int64_t n, unsigned seed) {
 }
 
 static void run(const lib *l, const shape *s, const float *a, const float *b, float *c) {
-  if (l->cblas) l->cblas(101 /* row major */, 111, 111, s->m, s->n, s->k, 1.0f, a, s->k, b, s->n, 0.0f, c, s->n);
+  if (l->set_threads) l->set_threads(l->rows ? 1 : l->threads);
+  if (l->rows) {
+#pragma omp parallel num_threads(l->threads)
+    {
+      const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+      const int lo = s->m * t / nt, hi = s->m * (t + 1) / nt;
+      l->cblas(101, 111, 111, hi - lo, s->n, s->k, 1.0f, a + (int64_t)lo * s->k, s->k, b, s->n, 0.0f,
+               c + (int64_t)lo * s->n, s->n);
+    }
+  } else if (l->cblas) l->cblas(101 /* row major */, 111, 111, s->m, s->n, s->k, 1.0f, a, s->k, b, s->n, 0.0f, c, s->n);
   else l->dnnl('N', 'N', s->m, s->n, s->k, 1.0f, a, s->k, b, s->n, 0.0f, c, s->n);
 }
 
@@ -82,7 +102,7 @@ int main(int argc, char **argv) {
     const char *(*arch)(int) = (const char *(*)(int))dlsym(h, "bli_arch_string");
     int (*arch_id)(void) = (int (*)(void))dlsym(h, "bli_arch_query_id");
     char *(*core)(void) = (char *(*)(void))dlsym(h, "openblas_get_corename");
-    if (ob) ob(threads);
+    libs[i].rows = !strcmp(eq + 1, "cblas-rows"), libs[i].set_threads = ob, libs[i].threads = threads;
     if (bl) bl(threads);
     printf("%s: %s%s%s\n", libs[i].name, colon + 1, arch && arch_id ? ", BLIS config " : core ? ", OpenBLAS core " : "",
            arch && arch_id ? arch(arch_id()) : core ? core() : "");

@@ -22,4 +22,4 @@ pin=(); [ -n "$cores" ] && [ "$cores" != none ] && pin=(taskset -c "$cores")
 lscpu | grep -E "Model name"; echo "cores ${cores:-unpinned}"
 blis=$D/libblis.so.4; [ -f "$blis" ] || blis=/usr/lib/x86_64-linux-gnu/blis-openmp/libblis.so.4
 dnnl=$D/libdnnl.so.2; [ -f "$dnnl" ] || dnnl=libdnnl.so.2
-OMP_PROC_BIND=false "${pin[@]}" /tmp/blas_host "$T" "$R" openblas=cblas:libopenblas.so.0 blis=cblas:"$blis" onednn=dnnl:"$dnnl"
+OMP_PROC_BIND=false "${pin[@]}" /tmp/blas_host "$T" "$R" openblas=cblas:libopenblas.so.0 ob-rows=cblas-rows:libopenblas.so.0 blis=cblas:"$blis" onednn=dnnl:"$dnnl"
