@@ -5,9 +5,18 @@
 # oneDNN from Debian 12's libblis4-openmp 0.9.0 and libdnnl2 2.6.3 (with ocl-icd-libopencl1, which
 # libdnnl needs loaded): by default the .so files in BLAS_DIR (.dev/blas), extracted from the
 # .debs with `apt-get download` and `dpkg-deb -x`, so they travel to the GPU machine, which has
-# no apt; else the installed ones. Usage: bench/probes/blas_host.sh [threads [rounds]]
+# no apt; else the installed ones. `blas_host.sh --fetch` makes .dev/blas here (apt-get download,
+# no install; carry .dev/blas to the GPU machine). Usage: bench/probes/blas_host.sh [threads [rounds]]
 set -u
 cd "$(dirname "$0")/../.."
+if [ "${1:-}" = --fetch ]; then
+  set -e
+  w=$(mktemp -d); mkdir -p .dev/blas
+  (cd "$w" && apt-get download libblis4-openmp libdnnl2 ocl-icd-libopencl1 && for d in *.deb; do dpkg-deb -x "$d" x; done)
+  l=$w/x/usr/lib/x86_64-linux-gnu
+  cp -L "$l/blis-openmp/libblis.so.4" "$l/libdnnl.so.2" "$l/libOpenCL.so.1" .dev/blas/
+  rm -rf "$w"; du -sh .dev/blas; exit 0
+fi
 T=${1:-2}; R=${2:-15}
 D=${BLAS_DIR:-$PWD/.dev/blas}
 export LD_LIBRARY_PATH=$D:${LD_LIBRARY_PATH:-}
