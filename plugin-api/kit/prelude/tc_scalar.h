@@ -19,21 +19,27 @@
 
 /* exp for f32, inline so it vectorizes in any loop. Cephes' polynomial on r = x - n*ln2
  * (n = x/ln2 rounded, read from the bits of big = x/ln2 + 1.5*2^23), then scaled by 2^n. This
- * part is e^r, in [0.70, 1.42]; tc_exp_core_f32 and tc_exp_normal_f32 scale it. */
+ * part is e^r, in [0.70, 1.42]; tc_exp_core_f32 and tc_exp_normal_f32 scale it. The polynomial
+ * in Estrin's form: three pairs of coefficients side by side, joined by r^2 (the r*r the last
+ * step needs anyway), so three FMAs deep instead of Horner's five with no more operations.
+ * Where a row's exps are bound by the chain's latency rather than the FMA count (softmax on the
+ * AVX2 Zen 3: the scheduler holds about four rows' chains), its unit in L2 runs 4.5% faster
+ * (10.38 against 10.85 TSC cycles per 8 floats, three alternating runs each). */
 TC_FN float tc_exp_big_f32(float x) { return TC_FMAF(x, 1.44269504088896341f, 12582912.0f); }
 TC_FN float tc_exp_mantissa_f32(float x, float big) {
   const float n = big - 12582912.0f;
   float r = TC_FMAF(n, -0.693359375f, x);
   r = TC_FMAF(n, 2.12194440e-4f, r);
-  float y = TC_FMAF(1.9875691500e-4f, r, 1.3981999507e-3f);
-  y = TC_FMAF(y, r, 8.3334519073e-3f);
-  y = TC_FMAF(y, r, 4.1665795894e-2f);
-  y = TC_FMAF(y, r, 1.6666665459e-1f);
-  y = TC_FMAF(y, r, 5.0000001201e-1f);
-  return TC_FMAF(y, r * r, r) + 1.0f;
+  const float r2 = r * r;
+  const float hi = TC_FMAF(1.9875691500e-4f, r, 1.3981999507e-3f);
+  const float mid = TC_FMAF(8.3334519073e-3f, r, 4.1665795894e-2f);
+  const float lo = TC_FMAF(1.6666665459e-1f, r, 5.0000001201e-1f);
+  const float y = TC_FMAF(TC_FMAF(hi, r2, mid), r2, lo);
+  return TC_FMAF(y, r2, r) + 1.0f;
 }
 
-/* e^r scaled by 2^n in two steps, so subnormal results round once: < 1 ulp (2 without FMA). No
+/* e^r scaled by 2^n in two steps, so subnormal results round once: within 1.03 ulp of exp over
+ * every third float of [-103.9, 88.7] (1.01 with Horner's form; 2 without FMA). No
  * clamp at the start: out-of-range lanes compute garbage that the callers' selects replace, and
  * NaN flows through the arithmetic (compares with NaN are false). This is the arithmetic alone,
  * right for x in [-103.97, 88.72]. */
