@@ -52,15 +52,6 @@ typedef struct lib {
   double checksum;
 } lib;
 
-static float *randn(int64_t n, unsigned seed) {
-  float *p = aligned_alloc(64, (size_t)((n * 4 + 63) / 64 * 64));
-  for (int64_t i = 0; i < n; i++) {
-    seed = seed * 1664525u + 1013904223u;
-    p[i] = ((float)(seed >> 8) / 16777216.0f * 2.0f - 1.0f) * 0.1f;
-  }
-  return p;
-}
-
 static void run(const lib *l, const shape *s, const float *a, const float *b, float *c) {
   if (l->set_threads) l->set_threads(l->rows ? 1 : l->threads);
   if (l->rows) {
@@ -73,12 +64,6 @@ static void run(const lib *l, const shape *s, const float *a, const float *b, fl
     }
   } else if (l->cblas) l->cblas(101 /* row major */, 111, 111, s->m, s->n, s->k, 1.0f, a, s->k, b, s->n, 0.0f, c, s->n);
   else l->dnnl('N', 'N', s->m, s->n, s->k, 1.0f, a, s->k, b, s->n, 0.0f, c, s->n);
-}
-
-static double med(double *v, int n, double *q1, double *q3) {
-  qsort(v, (size_t)n, sizeof v[0], cmp);
-  *q1 = v[n / 4], *q3 = v[(3 * n) / 4];
-  return v[n / 2];
 }
 
 int main(int argc, char **argv) {
@@ -111,9 +96,9 @@ int main(int argc, char **argv) {
   }
   float *a[NS][SETS], *b[NS], *c[NS][SETS];
   for (int s = 0; s < NS; s++) {
-    b[s] = randn((int64_t)shapes[s].k * shapes[s].n, 7u + (unsigned)s);
+    b[s] = randn((int64_t)shapes[s].k * shapes[s].n, 0.1f, 7u + (unsigned)s);
     for (int q = 0; q < SETS; q++) {
-      a[s][q] = randn((int64_t)shapes[s].m * shapes[s].k, 100u * (unsigned)s + (unsigned)q);
+      a[s][q] = randn((int64_t)shapes[s].m * shapes[s].k, 0.1f, 100u * (unsigned)s + (unsigned)q);
       c[s][q] = aligned_alloc(64, (size_t)shapes[s].m * (size_t)shapes[s].n * 4);
     }
   }
@@ -150,7 +135,7 @@ int main(int argc, char **argv) {
       double fl = 0;
       for (int x = 0; x < NS; x++)
         if (s < NS ? x == s : shapes[x].model == s - NS) fl += 2.0 * shapes[x].m * shapes[x].k * shapes[x].n;
-      double q1, q3, fq1, fq3, t = med(tv, rounds, &q1, &q3), f = med(fv, rounds, &fq1, &fq3);
+      double q1, q3, fq1, fq3, t = median(tv, rounds, &q1, &q3), f = median(fv, rounds, &fq1, &fq3);
       printf("%-10s %-10s %9.3f %7.3f %7.3f %5.3f-%5.3f\n", libs[i].name, nm, 1e3 * t, fl / t * 1e-12, f, fq1, fq3);
     }
     printf("%-10s checksum %.6g\n", libs[i].name, libs[i].checksum);

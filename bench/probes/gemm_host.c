@@ -36,15 +36,6 @@ static double peak(int threads) {
   return p[t].flops / s;
 }
 
-static float *randn(int64_t n, float scale, unsigned seed) {
-  float *p = aligned_alloc(64, (size_t)((n * 4 + 63) / 64 * 64));
-  for (int64_t i = 0; i < n; i++) {
-    seed = seed * 1664525u + 1013904223u;
-    p[i] = scale * ((float)(seed >> 8) / 16777216.0f * 2.0f - 1.0f);
-  }
-  return p;
-}
-
 typedef void (*launch_fn)(void **bufs, const int64_t *syms);
 typedef struct variant {
   const char *name;
@@ -55,11 +46,6 @@ typedef struct variant {
   double (*ukr)(int64_t kc, int64_t panels, int64_t reps); /* gemm_host_runtime.c */
 } variant;
 
-static double median(double *v, int n, double *q1, double *q3) {
-  qsort(v, n, sizeof v[0], cmp);
-  if (q1) *q1 = v[n / 4], *q3 = v[(3 * n) / 4];
-  return v[n / 2];
-}
 
 #define SETS 4 /* input sets rotated, as the bench does */
 int main(int argc, char **argv) {
