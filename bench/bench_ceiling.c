@@ -214,8 +214,8 @@ static void ceiling_sgemm_threads(int how, int threads) { openblas_set_num_threa
 
 /* The fastest way of one GEMM, to choose it: a few runs, not a measurement. The ways take
  * turns, round after round, and each keeps its best run: a burst of another tenant's load hits
- * one run of every way rather than all of one way's runs (session 17: mlp read at 1.23 of its
- * ceiling after the probe, which had run each way's runs back to back, chose the slow way).
+ * one run of every way rather than all of one way's runs (session 17: one run read mlp at 1.23
+ * of its ceiling, as if the probe, which ran each way's runs back to back, had chosen a slow one).
  * t[way] is INFINITY for a way not tried (the split one on one thread). */
 static int ceiling_sgemm_choose(const ceiling_sgemm *s, int threads, double t[3]) {
   const int n_ways = 3;
