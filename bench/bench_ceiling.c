@@ -212,31 +212,19 @@ static void ceiling_sgemm_run(const bench_gemm *g, const float *a, const float *
 /* The BLAS thread count a way needs: its own threads for way 0, one otherwise. */
 static void ceiling_sgemm_threads(int how, int threads) { openblas_set_num_threads(how == 0 ? threads : 1); }
 
-/* The fastest way of one GEMM, to choose it: a few runs, not a measurement. The ways take
- * turns, round after round, and each keeps its best run: a burst of another tenant's load hits
- * one run of every way rather than all of one way's runs (session 17: one run read mlp at 1.23
- * of its ceiling, as if the probe, which ran each way's runs back to back, had chosen a slow one).
- * t[way] is INFINITY for a way not tried (the split one on one thread). */
-static int ceiling_sgemm_choose(const ceiling_sgemm *s, int threads, double t[3]) {
-  const int n_ways = 3;
-  double spent = 0;
-  t[0] = t[1] = t[2] = INFINITY;
-  for (int how = 0; how < n_ways; how++) {
-    if (how == 1 && threads < 2) continue;
-    ceiling_sgemm_threads(how, threads);
-    for (int w = 0; w < CEILING_WARMUP; w++) ceiling_sgemm_run(&s->g, s->a, s->b, s->c, how);
+/* A quick median of one way, to choose it: a few runs, not a measurement. */
+static double ceiling_sgemm_probe(const ceiling_sgemm *s, int how, int threads) {
+  double times[5], spent = 0;
+  int done = 0;
+  ceiling_sgemm_threads(how, threads);
+  for (int w = 0; w < CEILING_WARMUP; w++) ceiling_sgemm_run(&s->g, s->a, s->b, s->c, how);
+  while (done < 5 && (done < 3 || spent < 0.1)) {
+    double t0 = bench_now();
+    ceiling_sgemm_run(&s->g, s->a, s->b, s->c, how);
+    times[done] = bench_now() - t0;
+    spent += times[done++];
   }
-  for (int round = 0; round < 5 && (round < 3 || spent < 0.3); round++)
-    for (int how = 0; how < n_ways; how++) {
-      if (how == 1 && threads < 2) continue;
-      ceiling_sgemm_threads(how, threads);
-      double t0 = bench_now();
-      ceiling_sgemm_run(&s->g, s->a, s->b, s->c, how);
-      double dt = bench_now() - t0;
-      spent += dt;
-      if (dt < t[how]) t[how] = dt;
-    }
-  return t[1] < t[0] && t[1] <= t[2] ? 1 : t[2] < t[0] ? 2 : 0;
+  return bench_median(times, done);
 }
 #endif
 
@@ -258,11 +246,12 @@ static tc_status ceiling_host_gemms_open(bench_ceiling_run *run, const bench_gem
     /* Small nonzero values: denormals or NaNs would change the speed. */
     for (size_t j = 0; j < na; j++) s->a[j] = (float)((int)(j * 7 % 13) - 6) * 0.01f;
     for (size_t j = 0; j < nb; j++) s->b[j] = (float)((int)(j * 5 % 11) - 5) * 0.01f;
-    double t[3];
-    s->how = ceiling_sgemm_choose(s, run->threads, t);
+    double t[3] = {ceiling_sgemm_probe(s, 0, run->threads), INFINITY, ceiling_sgemm_probe(s, 2, run->threads)};
+    if (run->threads > 1) t[1] = ceiling_sgemm_probe(s, 1, run->threads);
+    s->how = t[1] < t[0] && t[1] <= t[2] ? 1 : t[2] < t[0] ? 2 : 0;
     if (getenv("TC_BENCH_DEBUG")) /* the three ways, for checking the BLAS */
       fprintf(stderr,
-              "tc bench: gemm %lldx%lldx%lldx%lld, best of turns: blas threads %.3f ms, split %.3f ms, one thread %.3f ms: way %d\n",
+              "tc bench: gemm %lldx%lldx%lldx%lld: blas threads %.3f ms, split %.3f ms, one thread %.3f ms: way %d\n",
               (long long)g[i].batch, (long long)g[i].m, (long long)g[i].n, (long long)g[i].k, t[0] * 1e3, t[1] * 1e3,
               t[2] * 1e3, s->how);
   }

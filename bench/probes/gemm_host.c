@@ -46,7 +46,6 @@ typedef struct variant {
   double (*ukr)(int64_t kc, int64_t panels, int64_t reps); /* gemm_host_runtime.c */
 } variant;
 
-
 #define SETS 4 /* input sets rotated, as the bench does */
 int main(int argc, char **argv) {
   if (argc < 4) return fprintf(stderr, "usage: gemm_host THREADS ROUNDS NAME=unit.so ...\n"), 2;
